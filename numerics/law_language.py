@@ -1,0 +1,176 @@
+"""The LAW language: a task law written as text, for the command line and reports.
+
+    LAW   := ITEM (';' ITEM)*
+    ITEM  := 's=' DIST | 'sv=' DIST | 'sr=' DIST | 'zeta=' ZETA | 'd1=' INT | 'd2=' INT
+    DIST  := point(c) | uniform(a,b) | twopoint(a,b,p) | beta(p,q,a,b)
+           | discrete(v1:p1,v2:p2,...) | mix(w1*DIST,w2*DIST,...) | exponential(rate)
+    ZETA  := normal | rademacher | const(c)
+
+``s`` is the law of the squared norm ``‖m‖²`` (direction uniform on the sphere of R^{d1+d2});
+``sv``/``sr`` are the laws of ``‖v‖²`` and ``‖r‖²`` (independent, isotropic in each modality).
+``twopoint(a,b,p)`` is a with probability p, b otherwise. Defaults: ``zeta=normal; d1=1; d2=1``.
+Examples: ``s=uniform(0.5,4)``, ``sv=point(1); sr=beta(2,2,0,3); zeta=rademacher; d1=3; d2=2``.
+"""
+from __future__ import annotations
+
+import re
+
+from .laws import (
+    Beta,
+    Discrete,
+    Exponential,
+    LawError,
+    Mixture,
+    Point,
+    ScalarLaw,
+    TaskLaw,
+    TwoPoint,
+    Uniform,
+    ZetaLaw,
+)
+
+__all__ = ["GRAMMAR", "LawSyntaxError", "parse_law", "parse_scalar_law", "parse_zeta"]
+
+GRAMMAR = __doc__.split("\n\n")[1]
+
+
+class LawSyntaxError(LawError):
+    """A LAW string that does not parse; the message shows the grammar."""
+
+    def __init__(self, text: str, why: str):
+        super().__init__(f"cannot read the law {text!r}: {why}\nThe LAW grammar:\n{GRAMMAR}")
+
+
+_CALL = re.compile(r"^\s*([a-z]+)\s*\((.*)\)\s*$", re.S)
+
+
+def _split_top(text: str, sep: str = ",") -> list[str]:
+    """Split at ``sep`` outside parentheses."""
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise ValueError("unbalanced ')'")
+        if ch == sep and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if depth != 0:
+        raise ValueError("unbalanced '('")
+    parts.append("".join(cur))
+    return [p.strip() for p in parts]
+
+
+def _numbers(args: list[str], k: int, name: str) -> list[float]:
+    if len(args) != k:
+        raise ValueError(f"{name} takes {k} number(s), got {len(args)}")
+    try:
+        return [float(a) for a in args]
+    except ValueError:
+        raise ValueError(f"{name}: arguments must be numbers, got {args}") from None
+
+
+def parse_scalar_law(text: str) -> ScalarLaw:
+    """Parse a ``DIST``; raise ``LawSyntaxError`` (with the grammar) or ``LawError``."""
+    try:
+        return _parse_dist(text)
+    except LawError:
+        raise
+    except ValueError as e:
+        raise LawSyntaxError(text, str(e)) from None
+
+
+def _parse_dist(text: str) -> ScalarLaw:
+    m = _CALL.match(text)
+    if not m:
+        raise ValueError(f"expected NAME(ARGS), got {text!r}")
+    name, inner = m.group(1), m.group(2)
+    args = _split_top(inner) if inner.strip() else []
+    if name == "point":
+        return Point(*_numbers(args, 1, name))
+    if name == "uniform":
+        return Uniform(*_numbers(args, 2, name))
+    if name == "twopoint":
+        return TwoPoint(*_numbers(args, 3, name))
+    if name == "beta":
+        return Beta(*_numbers(args, 4, name))
+    if name == "exponential":
+        return Exponential(*_numbers(args, 1, name))
+    if name == "discrete":
+        vals, probs = [], []
+        for a in args:
+            if ":" not in a:
+                raise ValueError(f"discrete atoms are VALUE:PROB, got {a!r}")
+            v, p = a.split(":", 1)
+            vals.append(float(v))
+            probs.append(float(p))
+        return Discrete(tuple(vals), tuple(probs))
+    if name == "mix":
+        comps, weights = [], []
+        for a in args:
+            if "*" not in a:
+                raise ValueError(f"mixture parts are WEIGHT*DIST, got {a!r}")
+            w, d = a.split("*", 1)
+            weights.append(float(w))
+            comps.append(_parse_dist(d))
+        return Mixture(tuple(comps), tuple(weights))
+    raise ValueError(f"unknown law {name!r}")
+
+
+def parse_zeta(text: str) -> ZetaLaw:
+    t = text.strip()
+    if t in ("normal", "rademacher"):
+        return ZetaLaw(t)
+    m = _CALL.match(t)
+    if m and m.group(1) == "const":
+        try:
+            c = float(m.group(2))
+        except ValueError:
+            raise LawSyntaxError(text, "const(c) needs a number c") from None
+        return ZetaLaw("const", c)
+    raise LawSyntaxError(text, "ζ is normal, rademacher or const(c)")
+
+
+def parse_law(text: str, *, zeta: str | None = None, d1: int | None = None, d2: int | None = None) -> TaskLaw:
+    """Parse a LAW string into a ``TaskLaw``; keyword arguments override items of the string."""
+    items: dict[str, str] = {}
+    for part in _split_semicolons(text):
+        if "=" not in part:
+            raise LawSyntaxError(text, f"each item is KEY=VALUE, got {part!r}")
+        key, val = (x.strip() for x in part.split("=", 1))
+        if key not in ("s", "sv", "sr", "zeta", "d1", "d2"):
+            raise LawSyntaxError(text, f"unknown key {key!r}")
+        if key in items:
+            raise LawSyntaxError(text, f"{key} is given twice")
+        items[key] = val
+    kw: dict = {}
+    for key in ("s", "sv", "sr"):
+        if key in items:
+            try:
+                kw[key] = _parse_dist(items[key])
+            except LawError:
+                raise
+            except ValueError as e:
+                raise LawSyntaxError(text, f"in {key}={items[key]}: {e}") from None
+    kw["zeta"] = parse_zeta(zeta if zeta is not None else items.get("zeta", "normal"))
+    for key, override in (("d1", d1), ("d2", d2)):
+        raw = override if override is not None else items.get(key, "1")
+        try:
+            kw[key] = int(raw)
+        except ValueError:
+            raise LawSyntaxError(text, f"{key} must be a positive integer, got {raw!r}") from None
+    if not any(k in kw for k in ("s", "sv", "sr")):
+        raise LawSyntaxError(text, "give s=DIST, or sv=DIST and sr=DIST")
+    return TaskLaw(**kw)
+
+
+def _split_semicolons(text: str) -> list[str]:
+    try:
+        parts = _split_top(text, ";")
+    except ValueError as e:
+        raise LawSyntaxError(text, str(e)) from None
+    return [p for p in parts if p]

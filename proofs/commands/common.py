@@ -1,0 +1,45 @@
+"""Options and helpers shared by the command modules."""
+from __future__ import annotations
+
+import functools
+import json
+
+import click
+
+from numerics.law_language import parse_law
+from numerics.laws import LawError, TaskLaw
+
+
+def law_options(f):
+    """Add ``--law LAW --zeta Z --d1 N --d2 N`` and pass a parsed ``law: TaskLaw`` instead."""
+
+    @click.option("--law", "law_text", required=True, metavar="LAW",
+                  help="Task law, e.g. 's=uniform(0.5,4)' (see 'mmicl laws').")
+    @click.option("--zeta", default=None, help="Law of ζ: normal | rademacher | const(c). Overrides LAW.")
+    @click.option("--d1", type=int, default=None, help="Dimension of modality 1. Overrides LAW.")
+    @click.option("--d2", type=int, default=None, help="Dimension of modality 2. Overrides LAW.")
+    @functools.wraps(f)
+    def wrapper(*args, law_text, zeta, d1, d2, **kwargs):
+        return f(*args, law=load_law(law_text, zeta=zeta, d1=d1, d2=d2), **kwargs)
+
+    return wrapper
+
+
+def load_law(text: str, **overrides) -> TaskLaw:
+    try:
+        return parse_law(text, **overrides)
+    except LawError as e:
+        raise click.BadParameter(str(e), param_hint="--law") from None
+
+
+def emit_json(obj) -> None:
+    """Print a JSON object on stdout (for ``--json`` options)."""
+    click.echo(json.dumps(obj, indent=2, default=_default))
+
+
+def _default(o):
+    if hasattr(o, "item"):
+        return o.item()
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    return str(o)

@@ -1,0 +1,140 @@
+"""The theorem registry: each claim of SPEC §4 (and TESTBED) as an object with its checks.
+
+A ``Claim`` has an id, a statement, its hypotheses and a ``run(config) -> ClaimResult``.  A run
+collects ``Check`` results (each with its method, its numbers and where its tolerance comes from)
+and turns them into a verdict:
+
+- ``hypothesis-not-met`` if a hypothesis of the theorem fails for the task law given;
+- ``fails`` if any check failed;
+- ``inconclusive`` if a check could not decide (e.g. Monte Carlo error larger than the effect);
+- ``holds`` otherwise.
+"""
+from __future__ import annotations
+
+import fnmatch
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+Verdict = Literal["holds", "fails", "hypothesis-not-met", "inconclusive"]
+VERDICTS: tuple[str, ...] = ("holds", "fails", "hypothesis-not-met", "inconclusive")
+
+
+@dataclass
+class Check:
+    """One piece of evidence: ``passed`` is True, False, or None (could not decide)."""
+
+    name: str
+    method: str  # "symbolic" | "quadrature" | "root-finding" | "ode" | "monte-carlo" | "empirical" | ...
+    passed: bool | None
+    numbers: dict[str, Any] = field(default_factory=dict)
+    tolerance: str = ""  # where the tolerance comes from
+    detail: str = ""
+
+
+@dataclass
+class Hypothesis:
+    text: str
+    met: bool
+    detail: str = ""
+
+
+@dataclass
+class RunConfig:
+    """What a claim run may use: the size (quick or full), where to write figures, the seed,
+    the torch device for Monte Carlo, and optionally a task law (LAW text) to check the claim on."""
+
+    quick: bool = True
+    out: Path = Path("results")
+    seed: int = 0
+    device: str = "cpu"
+    law: str | None = None
+
+    @property
+    def figures(self) -> Path:
+        p = Path(self.out) / "figures"
+        p.mkdir(parents=True, exist_ok=True)
+        return p
+
+
+@dataclass
+class ClaimResult:
+    id: str
+    verdict: Verdict
+    statement: str
+    hypotheses: list[Hypothesis]
+    checks: list[Check]
+    summary: dict[str, Any] = field(default_factory=dict)  # the key numbers for the table
+    figures: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id,
+            "verdict": self.verdict,
+            "evidence": {
+                "statement": self.statement,
+                "summary": self.summary,
+                "hypotheses": [asdict(h) for h in self.hypotheses],
+                "checks": [asdict(c) for c in self.checks],
+                "figures": self.figures,
+                "seconds": round(self.seconds, 3),
+            },
+        }
+
+
+def verdict_of(hypotheses: list[Hypothesis], checks: list[Check]) -> Verdict:
+    if any(not h.met for h in hypotheses):
+        return "hypothesis-not-met"
+    if any(c.passed is False for c in checks):
+        return "fails"
+    if not checks or any(c.passed is None for c in checks):
+        return "inconclusive"
+    return "holds"
+
+
+@dataclass
+class Claim:
+    id: str
+    title: str
+    statement: str
+    evaluate: Callable[[RunConfig], tuple[list[Hypothesis], list[Check], dict, list[str]]]
+    """Returns (hypotheses, checks, summary numbers, figure paths)."""
+
+    def run(self, config: RunConfig) -> ClaimResult:
+        t0 = time.perf_counter()
+        hyps, checks, summary, figs = self.evaluate(config)
+        return ClaimResult(
+            id=self.id,
+            verdict=verdict_of(hyps, checks),
+            statement=self.statement,
+            hypotheses=hyps,
+            checks=checks,
+            summary=summary,
+            figures=[str(f) for f in figs],
+            seconds=time.perf_counter() - t0,
+        )
+
+
+REGISTRY: dict[str, Claim] = {}
+
+
+def register(claim: Claim) -> Claim:
+    if claim.id in REGISTRY:
+        raise ValueError(f"claim {claim.id!r} is registered twice")
+    REGISTRY[claim.id] = claim
+    return claim
+
+
+def select(patterns: list[str] | tuple[str, ...]) -> list[Claim]:
+    """The claims whose ids match any of the glob patterns (all claims if none given)."""
+    from . import claims  # noqa: F401  (importing registers every claim)
+
+    if not patterns:
+        return list(REGISTRY.values())
+    chosen = [c for c in REGISTRY.values() if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+    unknown = [p for p in patterns if not any(fnmatch.fnmatchcase(c.id, p) for c in REGISTRY.values())]
+    if unknown:
+        raise KeyError(f"no claim matches {unknown}; known claims: {sorted(REGISTRY)}")
+    return chosen
