@@ -32,11 +32,12 @@ def main():
 @main.command()
 @click.option("--quick", is_flag=True, help="Small sizes: the whole registry in about a minute on 2 CPU cores.")
 @click.option("--claim", "claims", multiple=True, help="Claim id or glob (repeatable), e.g. thm6.2 or 'testbed.*'.")
+@click.option("--all", "everything", is_flag=True, help="Also the claims not run by default (the testbed).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice (recorded).")
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
 @click.option("--law", default=None, help="LAW to check the claims on (default: each claim's own laws).")
-def verify(quick, claims, out, seed, device, law):
+def verify(quick, claims, everything, out, seed, device, law):
     """Run the registry: print a verdict table, write OUT/verdicts.json and OUT/report.md.
 
     Exit status 1 if any claim fails."""
@@ -44,7 +45,7 @@ def verify(quick, claims, out, seed, device, law):
     from .report import render_report
 
     try:
-        chosen = select(list(claims))
+        chosen = select(list(claims), everything)
     except KeyError as e:
         raise click.UsageError(str(e.args[0]))
     config = RunConfig(quick=quick, out=out, seed=seed, device=_device(device), law=law)

@@ -101,6 +101,9 @@ class Claim:
     statement: str
     evaluate: Callable[[RunConfig], tuple[list[Hypothesis], list[Check], dict, list[str]]]
     """Returns (hypotheses, checks, summary numbers, figure paths)."""
+    default: bool = True
+    """Run by a plain ``mmicl verify``; heavy empirical claims (the testbed) set False and run on
+    request (``--claim 'testbed.*'`` or ``--all``)."""
 
     def run(self, config: RunConfig) -> ClaimResult:
         t0 = time.perf_counter()
@@ -127,12 +130,13 @@ def register(claim: Claim) -> Claim:
     return claim
 
 
-def select(patterns: list[str] | tuple[str, ...]) -> list[Claim]:
-    """The claims whose ids match any of the glob patterns (all claims if none given)."""
+def select(patterns: list[str] | tuple[str, ...], everything: bool = False) -> list[Claim]:
+    """The claims whose ids match any of the glob patterns; with no pattern, the default claims
+    (or all of them with ``everything``)."""
     from . import claims  # noqa: F401  (importing registers every claim)
 
     if not patterns:
-        return list(REGISTRY.values())
+        return [c for c in REGISTRY.values() if c.default or everything]
     chosen = [c for c in REGISTRY.values() if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
     unknown = [p for p in patterns if not any(fnmatch.fnmatchcase(c.id, p) for c in REGISTRY.values())]
     if unknown:
