@@ -216,7 +216,7 @@ class ReducedLCA(nn.Module):
         return -self.alpha if self.beta_param is None else self.beta_param
 
     def params(self) -> dict[str, float]:
-        out = {"alpha": float(self.alpha), "beta": float(self.beta)}
+        out = {"alpha": float(self.alpha.detach()), "beta": float(self.beta.detach())}
         return out if self.mode != "noskip" else {"beta": out["beta"]}
 
     def eigen_gain(self, lam: torch.Tensor) -> torch.Tensor:
@@ -247,6 +247,6 @@ class ReducedLCA(nn.Module):
         eye = torch.eye(d)
         with torch.no_grad():
             if self.mode != "noskip":
-                lca.w_s.copy_(float(self.alpha) * eye)
-            lca.w_v.copy_(float(self.beta) * eye)
+                lca.w_s.copy_(float(self.alpha.detach()) * eye)
+            lca.w_v.copy_(float(self.beta.detach()) * eye)
         return lca

@@ -202,7 +202,7 @@ def train(
                 result.message = f"diverged at step {step}: {bad}; parameters reset to step {step - 1}"
                 break
             if step % record_every == 0:
-                _record(history, step, float(loss), model, on_record)
+                _record(history, step, float(loss.detach()), model, on_record)
                 last_good = {k: v.detach().clone() for k, v in model.state_dict().items()}
             opt.zero_grad(set_to_none=True)
             loss.backward()

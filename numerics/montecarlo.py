@@ -1,0 +1,286 @@
+"""Monte Carlo evidence: trained models against the large-context theory of ``numerics.lca``.
+
+Where the error of a trained parameter comes from
+-------------------------------------------------
+A trained α differs from the theory's α_T for three reasons, each measured separately:
+
+1. **optimisation error**: training stopped near, not at, the minimiser of the finite-n loss;
+2. **finite-n bias**: the finite-n loss has its minimiser α_n ≠ α_∞ = α_T (C and h are noisy);
+3. **Monte Carlo error** of whatever estimates α_n and α_∞.
+
+``stationary_point`` estimates the minimiser of the population loss at context length n by
+*sample-average approximation* (SAA): Newton's method on the loss averaged over N fixed prompts,
+with the sandwich standard error ``se = √(H⁻¹ Σ_g H⁻¹ / N)`` (Σ_g the covariance of the per-prompt
+gradients, H the Hessian).  It uses ``E[(ŷ − E[y_q|x_q, task])²]``, whose gradient equals that of
+``E[(ŷ − y_q)²]`` (y_q's noise given x_q and the task is independent of everything ŷ reads) and has
+a smaller variance.  The same seed gives the same tasks and queries at every n (``sample_moments``
+draws them before the context), so α_n − α_∞ is estimated with common random numbers.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .laws import TaskLaw
+from .models import ReducedLCA, bayes_prediction
+from .sampling import sample_moments
+from .training import estimate_risk, train
+
+__all__ = ["StationaryPoint", "stationary_point", "TrainedCheck", "trained_reduced", "noskip_study",
+           "depth_study", "finite_n_study", "gd_versus_flow", "z_score"]
+
+
+@dataclass
+class StationaryPoint:
+    """SAA minimiser ``theta`` of the loss at context length ``n`` (α, or (α, β)), its standard
+    errors, and whether Newton converged."""
+
+    theta: list[float]
+    se: list[float]
+    n: int | None
+    samples: int
+    converged: bool
+    iterations: int
+
+
+def _flat_params(model: ReducedLCA) -> list[torch.nn.Parameter]:
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def stationary_point(model: ReducedLCA, law: TaskLaw, *, n: int | None, samples: int = 200_000,
+                     seed: int = 2024, device="cpu", max_iter: int = 30, chunks: int = 64) -> StationaryPoint:
+    """Newton's method from the model's current parameters on the SAA loss (float64), at most
+    ``max_iter`` steps, each step capped at 0.05 in every coordinate (the loss is far from quadratic
+    near the edge of the stable region); converged when the step is below 1e-12."""
+    if samples < 2 * chunks:
+        raise ValueError(f"need samples ≥ 2·chunks = {2 * chunks} for the standard error, got {samples}")
+    m = ReducedLCA(model.T, model.mode, float(model.alpha.detach()), float(model.beta.detach())).to(device, torch.float64)
+    params = _flat_params(m)
+    gen = torch.Generator(device=device).manual_seed(seed)
+    b = sample_moments(law, samples, n, gen, device, torch.float64)
+    target = bayes_prediction(b)
+
+    def loss_and_grad(create_graph=False):
+        loss = ((m(b) - target) ** 2).mean()
+        g = torch.autograd.grad(loss, params, create_graph=create_graph)
+        return loss, torch.stack([gi.reshape(()) for gi in g])
+
+    converged, it = False, 0
+    for it in range(1, max_iter + 1):
+        _, g = loss_and_grad(create_graph=True)
+        h = torch.stack([torch.stack([hh.reshape(()) for hh in torch.autograd.grad(gi, params, retain_graph=True)])
+                         for gi in g])
+        step = torch.linalg.solve(h, g.detach()).clamp(-0.05, 0.05)
+        with torch.no_grad():
+            for p, s in zip(params, step):
+                p -= s
+        if float(step.abs().max()) < 1e-12:
+            converged = True
+            break
+    # sandwich standard error from chunked gradients at the end point
+    _, g = loss_and_grad(create_graph=True)
+    h = torch.stack([torch.stack([hh.reshape(()) for hh in torch.autograd.grad(gi, params, retain_graph=True)])
+                     for gi in g]).detach()
+    per = []
+    idx = torch.arange(samples, device=device).chunk(chunks)
+    pred = m(b)
+    resid = 2 * (pred - target)
+    for ix in idx:
+        gi = torch.autograd.grad((resid[ix].detach() * pred[ix]).mean(), params, retain_graph=True)
+        per.append(torch.stack([x.reshape(()) for x in gi]))
+    per = torch.stack(per)  # (chunks, k)
+    cov_g = torch.atleast_2d(torch.cov(per.T)) / chunks
+    hinv = torch.linalg.inv(h)
+    cov = hinv @ cov_g @ hinv.T
+    theta = [float(p) for p in params]
+    return StationaryPoint(theta=theta, se=[float(v) ** 0.5 for v in torch.diagonal(cov)], n=n,
+                           samples=samples, converged=converged, iterations=it)
+
+
+def z_score(x: float, y: float, se: float) -> float:
+    return abs(x - y) / se if se > 0 else (0.0 if x == y else math.inf)
+
+
+# ---------------------------------------------------------------------------------------------
+# One trained reduced model against the theory
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class TrainedCheck:
+    """A reduced model trained at context length n, and the pieces of its error (see the module
+    docstring).  ``stated_error`` bounds |trained − α_T| by |optimisation error| + |finite-n bias|
+    + 3·se(α_∞); the theory is consistent with the run when α_T lies within it."""
+
+    mode: str
+    T: int
+    n: int | None
+    trained: dict[str, float]
+    at_n: StationaryPoint
+    at_infinity: StationaryPoint
+    risk: dict
+    diverged: bool
+    steps: int
+    seconds: float
+
+    @property
+    def optimisation_error(self) -> float:
+        return self.trained["alpha"] - self.at_n.theta[0]
+
+    @property
+    def finite_n_bias(self) -> float:
+        return self.at_n.theta[0] - self.at_infinity.theta[0]
+
+    @property
+    def stated_error(self) -> float:
+        return abs(self.optimisation_error) + abs(self.finite_n_bias) + 3 * self.at_infinity.se[0] + 3 * self.at_n.se[0]
+
+    def to_json(self) -> dict:
+        return {"mode": self.mode, "T": self.T, "n": self.n, "trained": self.trained,
+                "alpha_n": self.at_n.theta, "alpha_n_se": self.at_n.se,
+                "alpha_inf": self.at_infinity.theta, "alpha_inf_se": self.at_infinity.se,
+                "optimisation_error": self.optimisation_error, "finite_n_bias": self.finite_n_bias,
+                "stated_error": self.stated_error, "risk": self.risk, "diverged": self.diverged,
+                "steps": self.steps, "seconds": round(self.seconds, 2)}
+
+
+def trained_reduced(law: TaskLaw, T: int, *, mode: str = "one", n: int | None, steps: int, batch: int = 1024,
+                    lr: float = 0.01, alpha0: float = 0.1, beta0: float | None = None, seed: int = 0,
+                    saa_samples: int = 100_000, risk_samples: int = 100_000, device="cpu") -> TrainedCheck:
+    """Train the reduced LCA by Adam (cosine-annealed) on online prompts, then locate the SAA
+    minimisers at n and at n = ∞ from the trained point."""
+    model = ReducedLCA(T, mode, alpha0, beta0)
+    res = train(model, law, n=n, steps=steps, batch=batch, lr=lr, schedule="cosine", seed=seed, device=device)
+    at_n = stationary_point(model, law, n=n, samples=saa_samples, seed=seed + 1, device=device)
+    at_inf = stationary_point(model, law, n=None, samples=saa_samples, seed=seed + 1, device=device)
+    risk = estimate_risk(model, law, n=n, samples=risk_samples, seed=seed + 2, device=device).to_json()
+    return TrainedCheck(mode=mode, T=T, n=n, trained=model.params(), at_n=at_n, at_infinity=at_inf, risk=risk,
+                        diverged=res.diverged, steps=res.steps_done, seconds=res.seconds)
+
+
+# ---------------------------------------------------------------------------------------------
+# appF: the no-skip ablation
+# ---------------------------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def sample_mean_baselines(law: TaskLaw, *, n: int, samples: int, seed: int, device="cpu") -> dict:
+    """Risks of two "sample-mean" predictors on fresh prompts (tokens drawn), with standard errors:
+
+    ``label_mean``: ŷ = (1/n) Σ y_i (exact risk E[ζ²](1 + 1/n): E[y] = 0 and ȳ ⊥ y_q given ζ);
+    ``zero``:       ŷ = 0 (risk E[ζ²]), the large-context limit of ``label_mean``.
+    """
+    from .sampling import sample_prompts
+
+    gen = torch.Generator(device=device).manual_seed(seed)
+    lm, zero = [], []
+    for i in range(0, samples, 8192):
+        p = sample_prompts(law, min(8192, samples - i), n, gen, device, torch.float64)
+        lm.append((p.context_y.mean(1) - p.query_y) ** 2)
+        zero.append(p.query_y**2)
+    lm, zero = torch.cat(lm), torch.cat(zero)
+    k = lm.numel()
+    return {"label_mean": (float(lm.mean()), float(lm.std() / k**0.5)),
+            "zero": (float(zero.mean()), float(zero.std() / k**0.5)), "samples": k}
+
+
+def noskip_study(law: TaskLaw, Ts: list[int], *, n: int, steps: int, batch: int = 512, samples: int = 50_000,
+                 seed: int = 0, device="cpu") -> list[dict]:
+    """Train the general tied no-skip LCA (W^S ≡ 0, F⁰ = 0) at each depth and measure its risk on
+    the same tokens as the sample-mean predictor (paired, so the difference has its own se)."""
+    from .models import LCA
+    from .sampling import sample_prompts
+
+    rows = []
+    for T in Ts:
+        g = torch.Generator().manual_seed(seed + T)
+        model = LCA(law.d, T, tied=True, skip=False, init_scale=0.1, generator=g)
+        res = train(model, law, n=n, steps=steps, batch=batch, lr=0.01, seed=seed + T, device=device)
+        gen = torch.Generator(device=device).manual_seed(seed + 1000 + T)
+        diffs, risks = [], []
+        with torch.no_grad():
+            model.to(torch.float64)
+            for i in range(0, samples, 8192):
+                p = sample_prompts(law, min(8192, samples - i), n, gen, device, torch.float64)
+                r_model = (model(p) - p.query_y) ** 2
+                r_mean = (p.context_y.mean(1) - p.query_y) ** 2
+                risks.append(r_model)
+                diffs.append(r_model - r_mean)
+        risks, diffs = torch.cat(risks), torch.cat(diffs)
+        k = risks.numel()
+        rows.append({"T": T, "risk": float(risks.mean()), "risk_se": float(risks.std() / k**0.5),
+                     "minus_label_mean": float(diffs.mean()), "minus_label_mean_se": float(diffs.std() / k**0.5),
+                     "max_abs_prediction_weight": max(float(p.detach().abs().max()) for p in model.parameters()),
+                     "diverged": res.diverged})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# depth: excess risk of the trained LCA along T
+# ---------------------------------------------------------------------------------------------
+
+
+def depth_study(law: TaskLaw, Ts: list[int], *, n: int | None, steps: int, batch: int = 1024,
+                samples: int = 100_000, seed: int = 0, device="cpu") -> list[dict]:
+    """Train the one-parameter LCA at each T; its measured excess risk against the theory's
+    ``excess_risk(law, T, α_T)`` and the theory's excess at the trained α."""
+    from .lca import alpha_T, excess_risk
+
+    rows = []
+    for T in Ts:
+        model = ReducedLCA(T, "one", 1.0 / (1.0 + law.s_bounds()[1]))
+        res = train(model, law, n=n, steps=steps, batch=batch, lr=0.01, schedule="cosine", seed=seed + T,
+                    device=device)
+        est = estimate_risk(model, law, n=n, samples=samples, seed=seed + 100 + T, device=device)
+        a = float(model.alpha.detach())
+        rows.append({"T": T, "alpha": a, "alpha_T": alpha_T(law, T), "excess": est.excess,
+                     "excess_se": est.excess_se, "theory_excess_at_alpha_T": excess_risk(law, T, alpha_T(law, T)),
+                     "theory_excess_at_trained_alpha": excess_risk(law, T, a), "diverged": res.diverged})
+    return rows
+
+
+def log_log_slope(x: list[float], y: list[float]) -> float:
+    """Least-squares slope of log y against log x (the measured rate y ∝ x^slope)."""
+    return float(np.polyfit(np.log(x), np.log(y), 1)[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# finite-n bias and GD against the flow
+# ---------------------------------------------------------------------------------------------
+
+
+def finite_n_study(law: TaskLaw, T: int, ns: list[int], *, samples: int = 200_000, seed: int = 0,
+                   device="cpu") -> list[dict]:
+    """The minimiser α_n of the finite-n loss (SAA, one-parameter model) against α_T, for each n,
+    with the same tasks and queries at every n (common random numbers)."""
+    from .lca import alpha_T
+
+    a_T = alpha_T(law, T)
+    start = ReducedLCA(T, "one", a_T)
+    inf = stationary_point(start, law, n=None, samples=samples, seed=seed, device=device)
+    rows = [{"n": None, "alpha_n": inf.theta[0], "se": inf.se[0], "alpha_T": a_T, "bias": inf.theta[0] - a_T}]
+    for n in ns:
+        sp = stationary_point(start, law, n=n, samples=samples, seed=seed, device=device)
+        rows.append({"n": n, "alpha_n": sp.theta[0], "se": sp.se[0], "alpha_T": a_T, "bias": sp.theta[0] - a_T,
+                     "n_times_bias": n * (sp.theta[0] - a_T)})
+    return rows
+
+
+def gd_versus_flow(law: TaskLaw, T: int, *, alpha0: float, lr: float, steps: int, batch: int = 4096,
+                   seed: int = 0, device="cpu") -> dict:
+    """Plain SGD (online, n = ∞, Rao-Blackwell-free: the labels are the targets) on the one-parameter
+    model, against ``gradient_flow_one`` at times ``t = k·lr``."""
+    from .flows import gradient_flow_one
+
+    model = ReducedLCA(T, "one", alpha0)
+    res = train(model, law, n=None, steps=steps, batch=batch, lr=lr, optimizer="sgd", seed=seed,
+                device=device, record_every=1, dtype=torch.float64)
+    k = np.asarray(res.history["step"], float)
+    a_gd = np.asarray(res.history["alpha"], float)
+    flow = gradient_flow_one(law, T, alpha0, t_eval=k * lr)
+    a_flow = np.asarray(flow.path, float).reshape(len(k), -1)[:, 0]
+    return {"t": (k * lr).tolist(), "alpha_gd": a_gd.tolist(), "alpha_flow": a_flow.tolist(),
+            "max_abs_gap": float(np.max(np.abs(a_gd - a_flow))), "diverged": res.diverged}
