@@ -3,6 +3,8 @@ from importlib import import_module
 
 CLAIM_MODULES = [
     "proofs.claims.lca",
+    "proofs.claims.montecarlo",
+    "proofs.claims.lsa",
 ]
 
 for _name in CLAIM_MODULES:
