@@ -95,7 +95,7 @@ def stationary_point(model: ReducedLCA, law: TaskLaw, *, n: int | None, samples:
     cov_g = torch.atleast_2d(torch.cov(per.T)) / chunks
     hinv = torch.linalg.inv(h)
     cov = hinv @ cov_g @ hinv.T
-    theta = [float(p) for p in params]
+    theta = [float(p.detach()) for p in params]
     return StationaryPoint(theta=theta, se=[float(v) ** 0.5 for v in torch.diagonal(cov)], n=n,
                            samples=samples, converged=converged, iterations=it)
 
