@@ -20,6 +20,7 @@ from numerics.laws import LawError
 COMMAND_MODULES = [
     "proofs.commands.theory",
     "proofs.commands.train",
+    "proofs.commands.lsa",
 ]
 
 console = Console(stderr=True)

@@ -1,0 +1,466 @@
+"""The best single-layer LSA for a task law, its gap to Bayes, and where it fails (Thm 4.1).
+
+By ``theory.lsa``, for every task law of ``TaskLaw`` (directions are sign-symmetric, so the prompt
+law is invariant under ``y ↦ −y``) the best full LSA is the best reduced one, ``ŷ = x_qᵀ Γ h``,
+at every context length n.  Its excess risk over Bayes (task known) is, per prompt,
+
+    e(Γ; m, ζ) = ζ² [(Γm − c m)ᵀ Λ (Γm − c m) + (1/n) tr(ΓᵀΛΓ(I + 2mmᵀ))],   c = 1/(1+s).
+
+Every ``TaskLaw`` is also invariant under flipping the sign of any single coordinate of m, and the
+risk is strictly convex in Γ, so the minimiser is diagonal, ``Γ = diag(γ)``.  Then (ζ ⊥ m)
+
+    E e = E[ζ²] · (γᵀ A γ − 2 bᵀγ + κ),
+    A = E[diag(m²) + m² m²ᵀ] + (1/n) E[diag(1 + 3m²) + 2 m² m²ᵀ],   b = E[m²],   κ = E[s/(1+s)],
+
+(``m²`` elementwise) and the normal equations are ``A γ = b``.  Only the second and fourth moments
+of the coordinates enter A and b; they are computed *given the norms* from the moments of the
+directions (closed form when isotropic, a 1-D integral when anisotropic) and integrated over the
+norms with the law's quadrature rule (exact sums for discrete laws).  The gap is evaluated as
+``E[e(γ*)]`` — an average of non-negative terms, so a point law gives 0 to rounding and no
+cancellation eats digits.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import integrate
+
+from .laws import LawError, TaskLaw
+
+__all__ = [
+    "direction_moments",
+    "NormBlocks",
+    "norm_blocks",
+    "conditional_moments",
+    "BestLSA",
+    "best_lsa",
+    "lsa_excess",
+    "excess_given_norms",
+    "per_prompt_excess",
+    "best_gamma_general",
+    "isotropic_gap_exact",
+    "MCEstimate",
+    "reduced_prediction",
+    "mc_reduced_excess",
+    "TrainedLSA",
+    "train_full_lsa",
+    "paired_test_risks",
+    "comparison",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Moments of the directions
+# ---------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=64)
+def _anisotropic_moments(scales: tuple[float, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """θ = Dg/‖Dg‖ with a = diag(D)²: with ``1/Q = ∫₀^∞ e^{−tQ} dt``, ``1/Q² = ∫₀^∞ t e^{−tQ} dt``
+    and ``E[g² e^{−tag²}] = (1+2ta)^{−3/2}``, ``E[g⁴ e^{−tag²}] = 3(1+2ta)^{−5/2}``:
+
+        E θ_i²     = ∫₀^∞ a_i (1+2ta_i)^{−1} Π_k (1+2ta_k)^{−1/2} dt,
+        E θ_i²θ_j² = ∫₀^∞ t a_i a_j (1 + 2δ_ij)(1+2ta_i)^{−1}(1+2ta_j)^{−1} Π_k (1+2ta_k)^{−1/2} dt.
+
+    Integrated by adaptive quadrature (QUADPACK) to relative tolerance 1e-13."""
+    a = np.asarray(scales, float) ** 2
+    k = a.size
+    base = lambda t: np.prod((1 + 2 * t * a) ** -0.5)  # noqa: E731
+    opts = dict(epsabs=0.0, epsrel=1e-13, limit=200)
+    m2 = np.array([integrate.quad(lambda t, i=i: a[i] / (1 + 2 * t * a[i]) * base(t), 0, np.inf, **opts)[0]
+                   for i in range(k)])
+    m4 = np.empty((k, k))
+    for i in range(k):
+        for j in range(i, k):
+            f = lambda t, i=i, j=j: (t * a[i] * a[j] * (3.0 if i == j else 1.0)  # noqa: E731
+                                     / ((1 + 2 * t * a[i]) * (1 + 2 * t * a[j])) * base(t))
+            m4[i, j] = m4[j, i] = integrate.quad(f, 0, np.inf, **opts)[0]
+    return m2, m4
+
+
+def direction_moments(dim: int, scales: tuple[float, ...] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(E θ_i², E θ_i²θ_j²)`` for a random unit direction θ in ``R^dim``: uniform on the sphere
+    (``scales=None``: ``1/dim`` and ``(1 + 2δ_ij)/(dim(dim+2))``) or ``Dg/‖Dg‖``."""
+    if dim < 1:
+        raise ValueError(f"dimension must be ≥ 1, got {dim}")
+    if scales is None or len(set(scales)) == 1:
+        m2 = np.full(dim, 1.0 / dim)
+        m4 = (np.ones((dim, dim)) + 2 * np.eye(dim)) / (dim * (dim + 2))
+        return m2, m4
+    return _anisotropic_moments(tuple(float(x) for x in scales))
+
+
+# ---------------------------------------------------------------------------------------------
+# The norms: one block (s, isotropic in R^d) or two (‖v‖², ‖r‖²)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NormBlocks:
+    """The coordinates of m split in blocks, each ``√(S_b) θ_b`` with an independent direction.
+
+    ``nodes (K, B)``: quadrature nodes of the block norms ``S_b``; ``weights (K,)``;
+    ``slices``: the coordinates of each block; ``m2``/``m4``: each block's direction moments."""
+
+    nodes: np.ndarray
+    weights: np.ndarray
+    slices: tuple[slice, ...]
+    m2: tuple[np.ndarray, ...]
+    m4: tuple[np.ndarray, ...]
+    d: int
+    zeta2: float  # E[ζ²]
+
+
+def norm_blocks(law: TaskLaw) -> NormBlocks:
+    """The block structure and a quadrature rule for the norms of ``law``."""
+    if law.s is not None:
+        law.s.require_bounded("the best LSA by quadrature")
+        r = law.s.rule()
+        m2, m4 = direction_moments(law.d)
+        return NormBlocks(r.nodes[:, None], r.weights, (slice(0, law.d),), (m2,), (m4,), law.d,
+                          law.zeta.second_moment())
+    for part in (law.sv, law.sr):
+        part.require_bounded("the best LSA by quadrature")
+    rv, rr = law.sv.rule(), law.sr.rule()
+    nodes = np.stack(np.broadcast_arrays(rv.nodes[:, None], rr.nodes[None, :]), -1).reshape(-1, 2)
+    weights = (rv.weights[:, None] * rr.weights[None, :]).ravel()
+    mv = direction_moments(law.d1, law.anisotropy_v)
+    mr = direction_moments(law.d2, law.anisotropy_r)
+    return NormBlocks(nodes, weights, (slice(0, law.d1), slice(law.d1, law.d)), (mv[0], mr[0]),
+                      (mv[1], mr[1]), law.d, law.zeta.second_moment())
+
+
+def conditional_moments(blocks: NormBlocks, norms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``E[m_i² | norms]`` (K, d) and ``E[m_i² m_j² | norms]`` (K, d, d) for norm rows (K, B)."""
+    norms = np.atleast_2d(np.asarray(norms, float))
+    k = norms.shape[0]
+    mu2 = np.zeros((k, blocks.d))
+    for b, sl in enumerate(blocks.slices):
+        mu2[:, sl] = norms[:, b : b + 1] * blocks.m2[b][None, :]
+    mu4 = mu2[:, :, None] * mu2[:, None, :]  # independent blocks: product of second moments
+    for b, sl in enumerate(blocks.slices):
+        mu4[:, sl, sl] = norms[:, b, None, None] ** 2 * blocks.m4[b][None]
+    return mu2, mu4
+
+
+def excess_given_norms(blocks: NormBlocks, gamma: np.ndarray, norms: np.ndarray, n: int | None = None) -> np.ndarray:
+    """``E[e(diag γ; m, ζ) | norms] / ζ²`` for each row of ``norms``: with ``δ = γ − c``,
+    ``Σ_i δ_i² μ2_i + δᵀ μ4 δ + (1/n)(Σ_i γ_i²(1 + 3μ2_i) + 2γᵀμ4γ)``.  Each term is ≥ 0
+    (μ4 is a second-moment matrix)."""
+    norms = np.atleast_2d(np.asarray(norms, float))
+    mu2, mu4 = conditional_moments(blocks, norms)
+    c = 1.0 / (1.0 + norms.sum(1))
+    delta = np.asarray(gamma, float)[None, :] - c[:, None]
+    e = (delta**2 * mu2).sum(1) + np.einsum("ki,kij,kj->k", delta, mu4, delta)
+    if n is not None:
+        g = np.asarray(gamma, float)
+        e = e + ((g**2 * (1 + 3 * mu2)).sum(1) + 2 * np.einsum("i,kij,j->k", g, mu4, g)) / n
+    return e
+
+
+# ---------------------------------------------------------------------------------------------
+# The best LSA
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_n(n) -> int | None:
+    if n is None:
+        return None
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"the context length n must be a positive integer (or None for n → ∞), got {n!r}")
+    return int(n)
+
+
+@dataclass(frozen=True)
+class BestLSA:
+    """The best LSA ``ŷ = x_qᵀ diag(γ) h`` for a law at context length n (None: n → ∞)."""
+
+    law: str
+    n: int | None
+    gamma: np.ndarray  # the diagonal of Γ
+    gap: float  # excess risk over Bayes (task-known), E[e(Γ)]
+    bayes_risk: float  # E[ζ²/(1+s)]
+    undetermined: tuple[int, ...] = ()  # coordinates with E[m_i²] = 0 (γ_i set to 0)
+
+    @property
+    def lsa_risk(self) -> float:
+        return self.bayes_risk + self.gap
+
+    @property
+    def gamma_matrix(self) -> np.ndarray:
+        return np.diag(self.gamma)
+
+    @property
+    def gamma_scalar(self) -> float | None:
+        """γ when Γ = γI (all diagonal entries equal to rounding), else None."""
+        g = self.gamma
+        return float(g[0]) if np.allclose(g, g[0], rtol=1e-12, atol=0) else None
+
+    def to_json(self) -> dict:
+        g = self.gamma_scalar
+        return {
+            "law": self.law,
+            "n": self.n if self.n is not None else "inf",
+            "gamma": g if g is not None else self.gamma_matrix.tolist(),
+            "gap": self.gap,
+            "bayes_risk": self.bayes_risk,
+            "lsa_risk": self.lsa_risk,
+        }
+
+
+def _normal_equations(blocks: NormBlocks, n: int | None) -> tuple[np.ndarray, np.ndarray]:
+    mu2, mu4 = conditional_moments(blocks, blocks.nodes)
+    w = blocks.weights
+    E2 = w @ mu2
+    E4 = np.einsum("k,kij->ij", w, mu4)
+    A = np.diag(E2) + E4
+    if n is not None:
+        A = A + (np.diag(1 + 3 * E2) + 2 * E4) / n
+    return A, E2
+
+
+def best_lsa(law: TaskLaw, n: int | None = None) -> BestLSA:
+    """Solve ``A γ = b`` and evaluate the gap and the Bayes risk with the same rule."""
+    n = _check_n(n)
+    blocks = norm_blocks(law)
+    A, b = _normal_equations(blocks, n)
+    dead = tuple(int(i) for i in np.flatnonzero(b == 0))
+    live = np.flatnonzero(b > 0)
+    gamma = np.zeros(blocks.d)
+    if live.size:
+        gamma[live] = np.linalg.solve(A[np.ix_(live, live)], b[live])
+    if not np.all(np.isfinite(gamma)):
+        raise FloatingPointError(f"the normal equations of {law.spec()} gave a non-finite Γ: {gamma}")
+    return BestLSA(law.spec(), n, gamma, lsa_excess(law, gamma, n, blocks=blocks),
+                   _bayes_risk(blocks), dead)
+
+
+def _bayes_risk(blocks: NormBlocks) -> float:
+    s = blocks.nodes.sum(1)
+    return blocks.zeta2 * float(blocks.weights @ (1.0 / (1.0 + s)))
+
+
+def lsa_excess(law: TaskLaw, gamma, n: int | None = None, blocks: NormBlocks | None = None) -> float:
+    """``E[e(diag γ)]``: the excess risk over Bayes of the reduced LSA with ``Γ = diag(γ)``
+    (a scalar γ means ``γI``)."""
+    n = _check_n(n)
+    blocks = blocks or norm_blocks(law)
+    g = np.broadcast_to(np.asarray(gamma, float), (blocks.d,))
+    if not np.all(np.isfinite(g)):
+        raise ValueError(f"γ must be finite, got {gamma}")
+    return blocks.zeta2 * float(blocks.weights @ excess_given_norms(blocks, g, blocks.nodes, n))
+
+
+def per_prompt_excess(gamma: np.ndarray, m: np.ndarray, zeta: np.ndarray, n: int | None = None) -> np.ndarray:
+    """``e(Γ; m, ζ)`` for given tasks (rows of ``m``), Γ a (d, d) matrix or the diagonal (d,)."""
+    m = np.atleast_2d(np.asarray(m, float))
+    zeta = np.asarray(zeta, float)
+    G = np.asarray(gamma, float)
+    G = np.diag(G) if G.ndim == 1 else G
+    s = (m**2).sum(1)
+    e = m @ G.T - m / (1 + s)[:, None]  # Γm − c m
+    quad = (e**2).sum(1) + (e * m).sum(1) ** 2  # eᵀ(I + mmᵀ)e
+    out = quad
+    if n is not None:
+        Gm = m @ G.T
+        trace = (G**2).sum() + ((m @ G) ** 2).sum(1)  # tr(ΓᵀΛΓ) = ‖Γ‖² + ‖Γᵀm‖²
+        # 2 mᵀΓᵀΛΓm = 2(‖Γm‖² + (mᵀΓm)²)
+        out = out + (trace + 2 * ((Gm**2).sum(1) + (Gm * m).sum(1) ** 2)) / n
+    return zeta**2 * out
+
+
+def best_gamma_general(m: np.ndarray, zeta: np.ndarray, weights: np.ndarray | None = None,
+                       n: int | None = None) -> np.ndarray:
+    """The best *full-matrix* Γ for an empirical law of tasks (rows of m, ζ, optional weights),
+    from the general normal equations ``E[ζ² (C ⊗ Λ)] vec Γ = vec E[ζ² m mᵀ]`` with
+    ``C = m mᵀ + (I + 2 m mᵀ)/n`` (column-major vec).  Used to confirm that Γ is diagonal."""
+    m = np.atleast_2d(np.asarray(m, float))
+    k, d = m.shape
+    z2 = np.asarray(zeta, float) ** 2
+    w = np.full(k, 1.0 / k) if weights is None else np.asarray(weights, float)
+    wz = w * z2
+    mm = m[:, :, None] * m[:, None, :]
+    Lam = np.eye(d)[None] + mm
+    C = mm if n is None else mm + (np.eye(d)[None] + 2 * mm) / n
+    lhs = np.einsum("k,kab,kij->aibj", wz, C, Lam).reshape(d * d, d * d)  # (C ⊗ Λ) in vec order
+    rhs = np.einsum("k,kij->ji", wz, mm).reshape(d * d)
+    return np.linalg.solve(lhs, rhs).reshape(d, d).T
+
+
+def isotropic_gap_exact(mu1: float, mu2: float, kappa: float, zeta2: float = 1.0) -> float:
+    """The closed form of ``theory.lsa.isotropic_best_gamma`` (for cross-checks):
+    ``E[ζ²](κ − μ1²/(μ1 + μ2))``."""
+    if not all(map(math.isfinite, (mu1, mu2, kappa, zeta2))):
+        raise LawError("moments must be finite")
+    return zeta2 * (kappa - mu1**2 / (mu1 + mu2))
+
+
+# ---------------------------------------------------------------------------------------------
+# Monte Carlo: the reduced LSA on sampled prompts, and the full LSA trained by SGD
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MCEstimate:
+    """A Monte Carlo mean with its standard error (``se = sd/√samples``)."""
+
+    mean: float
+    se: float
+    samples: int
+
+    def z(self, value: float) -> float:
+        """``(mean − value)/se`` (inf if se = 0 and they differ)."""
+        if self.se == 0:
+            return 0.0 if self.mean == value else math.inf
+        return (self.mean - value) / self.se
+
+    def to_json(self) -> dict:
+        return {"mean": self.mean, "se": self.se, "samples": self.samples}
+
+
+def _mc(values) -> MCEstimate:
+    import torch
+
+    v = values.detach().double()
+    k = v.numel()
+    return MCEstimate(float(v.mean()), float(v.std(unbiased=True) / math.sqrt(k)) if k > 1 else math.inf, k)
+
+
+def reduced_prediction(batch, gamma) -> "torch.Tensor":  # noqa: F821
+    """``ŷ = x_qᵀ Γ h`` on a ``Prompts`` or ``PromptMoments`` batch (Γ = diag(γ) or a matrix)."""
+    import torch
+
+    from .models import as_moments
+
+    mo = as_moments(batch)
+    G = torch.as_tensor(np.asarray(gamma, float), dtype=mo.xy.dtype, device=mo.xy.device)
+    G = torch.diag(G) if G.ndim == 1 else G
+    return (mo.query_x * (mo.xy @ G.T)).sum(-1)
+
+
+def mc_reduced_excess(law: TaskLaw, gamma, n: int | None, batch: int, seed: int,
+                      device: str = "cpu", chunk: int = 20000, tokens: bool = True) -> MCEstimate:
+    """Monte Carlo of ``E[(x_qᵀΓh − ŷ_Bayes)²]`` (= excess risk over the task-known Bayes, since
+    ``y_q − ŷ_Bayes`` is independent of everything the LSA sees given the task).  ``tokens=True``
+    draws the n context tokens themselves (``sample_prompts``); else the exact moment sampler."""
+    import torch
+
+    from .models import bayes_prediction
+    from .sampling import moments_of, sample_moments, sample_prompts
+
+    n = _check_n(n)
+    if tokens and n is None:
+        raise ValueError("tokens=True needs a finite n; use tokens=False for the large-context limit")
+    gen = torch.Generator(device=device).manual_seed(seed)
+    out = []
+    for start in range(0, batch, chunk):
+        b = min(chunk, batch - start)
+        if tokens:
+            mo = moments_of(sample_prompts(law, b, n, gen, device, torch.float64))
+        else:
+            mo = sample_moments(law, b, n, gen, device, torch.float64)
+        out.append((reduced_prediction(mo, gamma) - bayes_prediction(mo)) ** 2)
+    return _mc(torch.cat(out))
+
+
+@dataclass
+class TrainedLSA:
+    """A full LSA trained by Adam on fresh prompts, with its settings and last training loss."""
+
+    model: object  # numerics.models.LinearSelfAttention
+    n: int
+    steps: int
+    batch: int
+    lr: float
+    seed: int
+    final_train_loss: float
+
+    def effective_gamma(self) -> np.ndarray:
+        """``Γ = p_y Q₁₁ᵀ + q₂₁ p_xᵀ`` of the trained weights (``theory.lsa``), and the norms of
+        the even terms' weights ``p_x`` and ``q₂₁`` (which the best LSA sets to 0)."""
+        P = self.model.value.detach().double().cpu().numpy()
+        Q = self.model.key_query.detach().double().cpu().numpy()
+        d = P.shape[0] - 1
+        px, py, Q11, q21 = P[d, :d], P[d, d], Q[:d, :d], Q[d, :d]
+        return py * Q11.T + np.outer(q21, px)
+
+
+def train_full_lsa(law: TaskLaw, n: int, steps: int, batch: int = 1024, lr: float = 0.02,
+                   seed: int = 0, device: str = "cpu", init_scale: float = 0.3,
+                   progress: bool = False) -> TrainedLSA:
+    """The full LSA (both (d+1)×(d+1) matrices, ``numerics.models.LinearSelfAttention``) trained
+    by Adam with a cosine schedule on fresh prompts of context length n every step (online SGD on
+    the population risk at that n), by ``numerics.training.train``."""
+    import torch
+
+    from .models import LinearSelfAttention
+    from .training import train
+
+    init = torch.Generator().manual_seed(seed + 1)
+    model = LinearSelfAttention(law.d, init_scale=init_scale, generator=init)
+    run = train(model, law, n=n, steps=steps, batch=batch, lr=lr, schedule="cosine", seed=seed,
+                device=device, progress=progress)
+    if run.diverged:
+        raise FloatingPointError(f"training the full LSA diverged: {run.message}; lower lr={lr}")
+    return TrainedLSA(model, n, steps, batch, lr, seed, float(run.history["loss"][-1]))
+
+
+def paired_test_risks(trained: TrainedLSA, law: TaskLaw, gamma, batch: int, seed: int,
+                      device: str = "cpu") -> dict[str, MCEstimate]:
+    """On one fresh test set at the trained n: the squared loss of the trained full LSA, of the
+    exact best LSA ``diag(γ)``, and their per-prompt difference (paired: same prompts, so the
+    difference's standard error is far below either loss's)."""
+    import torch
+
+    from .sampling import sample_moments
+
+    gen = torch.Generator(device=device).manual_seed(seed)
+    mo = sample_moments(law, batch, trained.n, gen, device, torch.float64)
+    model = trained.model.double()
+    with torch.no_grad():
+        lt = (model(mo) - mo.query_y) ** 2
+        lb = (reduced_prediction(mo, gamma) - mo.query_y) ** 2
+    trained.model.float()
+    return {"trained": _mc(lt), "best": _mc(lb), "difference": _mc(lt - lb)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison with the one-parameter LCA
+# ---------------------------------------------------------------------------------------------
+
+
+def comparison(law: TaskLaw, depths=(1, 2, 5, 10, 20), mc_batch: int = 0, seed: int = 0,
+               device: str = "cpu") -> list[dict]:
+    """Rows ``{model, risk, excess, mc_excess?}`` in the large-context limit: Bayes, the best LSA,
+    and the one-parameter LCA at each depth T with its optimal ``α_T`` (``numerics.lca``).
+    With ``mc_batch > 0`` each excess is also estimated by Monte Carlo over tasks and queries
+    (exact limit moments, ``sample_moments(n=None)``), with its standard error."""
+    import torch
+
+    from . import lca
+    from .models import ReducedLCA, bayes_prediction
+    from .sampling import sample_moments
+
+    best = best_lsa(law)
+    bayes = lca.bayes_risk(law)
+    rows = [{"model": "Bayes", "param": None, "risk": bayes, "excess": 0.0},
+            {"model": "best LSA", "param": best.to_json()["gamma"], "risk": bayes + best.gap, "excess": best.gap}]
+    models = {"best LSA": None}
+    for T in depths:
+        a = lca.alpha_T(law, T)
+        ex = lca.excess_risk(law, T, a)
+        rows.append({"model": f"LCA T={T}", "param": a, "risk": bayes + ex, "excess": ex})
+        models[f"LCA T={T}"] = ReducedLCA(T, "one", alpha=a).double()
+    if mc_batch:
+        gen = torch.Generator(device=device).manual_seed(seed)
+        mo = sample_moments(law, mc_batch, None, gen, device, torch.float64)
+        target = bayes_prediction(mo)
+        with torch.no_grad():
+            for row in rows[1:]:
+                mdl = models[row["model"]]
+                pred = reduced_prediction(mo, best.gamma) if mdl is None else mdl.to(device)(mo)
+                row["mc_excess"] = _mc((pred - target) ** 2).to_json()
+    return rows
