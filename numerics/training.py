@@ -219,7 +219,8 @@ def train(
             bar.stop()
     if not result.diverged:
         with torch.no_grad():
-            b = draw_batch(law, batch, n, gen, device, dtype, tokens) if fixed is None else fixed
+            final_gen = torch.Generator(device=device).manual_seed(seed + 104729)  # not the training stream
+            b = draw_batch(law, batch, n, final_gen, device, dtype, tokens) if fixed is None else fixed
             final_loss = float(((model(b) - b.query_y) ** 2).mean())
         if not history["step"] or history["step"][-1] != result.steps_done:
             _record(history, result.steps_done, final_loss, model, on_record)

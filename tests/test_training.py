@@ -1,0 +1,71 @@
+"""The training loop: it learns, is reproducible, detects divergence, resumes exactly."""
+import math
+
+import pytest
+import torch
+
+from numerics.law_language import parse_law
+from numerics.lca import alpha_T, bayes_risk, excess_risk
+from numerics.models import LinearSelfAttention, ReducedLCA
+from numerics.training import estimate_risk, train
+
+torch.set_num_threads(1)
+LAW = parse_law("s=uniform(0.5,4)")
+
+
+def test_training_lowers_the_loss_and_moves_alpha_towards_alpha_T():
+    model = ReducedLCA(3, "one", 0.05)
+    res = train(model, LAW, n=None, steps=150, batch=512, lr=0.01, seed=0)
+    a_T = alpha_T(LAW, 3)
+    assert not res.diverged
+    assert abs(float(model.alpha.detach()) - a_T) < abs(0.05 - a_T) / 4
+    assert res.history["loss"][-1] < res.history["loss"][0]
+
+
+def test_same_seed_same_run():
+    runs = [train(ReducedLCA(3, "two", 0.1, -0.05), LAW, n=50, steps=30, batch=64, seed=7).final for _ in range(2)]
+    assert runs[0] == runs[1]
+
+
+def test_divergence_is_detected_and_reported_with_finite_parameters():
+    """α = 2 is outside the stable region |1 − α(1+s)| < 1 for every s ≥ 0.5, and plain SGD with a
+    large step runs away: the run must stop, say so, and keep finite parameters."""
+    model = ReducedLCA(10, "one", 2.0)
+    res = train(model, LAW, n=None, steps=200, batch=64, lr=10.0, optimizer="sgd", seed=0)
+    assert res.diverged and res.divergence_step is not None and "diverged" in res.message
+    assert math.isfinite(float(model.alpha.detach()))
+
+
+def test_resume_from_checkpoint_gives_the_same_parameters_as_one_run(tmp_path):
+    ckpt = tmp_path / "run.pt"
+    one = ReducedLCA(4, "two", 0.1, -0.05)
+    train(one, LAW, n=30, steps=40, batch=32, seed=3)
+    part = ReducedLCA(4, "two", 0.1, -0.05)
+    train(part, LAW, n=30, steps=20, batch=32, seed=3, checkpoint=ckpt, checkpoint_every=10)
+    resumed = ReducedLCA(4, "two", 0.1, -0.05)
+    res = train(resumed, LAW, n=30, steps=40, batch=32, seed=3, checkpoint=ckpt, checkpoint_every=10)
+    assert res.steps_done == 40
+    assert resumed.params() == one.params()
+
+
+def test_fixed_full_batch_training_set():
+    model = LinearSelfAttention(LAW.d)
+    res = train(model, LAW, n=20, steps=50, batch=10_000, lr=0.01, data="fixed", train_size=2000, seed=1)
+    assert not res.diverged and res.history["loss"][-1] < res.history["loss"][0]
+
+
+def test_risk_minus_excess_is_the_bayes_risk():
+    """50 000 prompts at n = ∞; the identity risk − excess = E[ζ²/(1+s)] holds within
+    4·(se(risk) + se(excess)) (the se of a difference is at most the sum of the se's)."""
+    model = ReducedLCA(5, "one", alpha_T(LAW, 5))
+    est = estimate_risk(model, LAW, n=None, samples=50_000, seed=0)
+    assert abs(est.risk - est.excess - bayes_risk(LAW)) <= 4 * (est.risk_se + est.excess_se)
+    assert abs(est.excess - excess_risk(LAW, 5, float(model.alpha.detach()))) <= 4 * est.excess_se
+
+
+@pytest.mark.parametrize("kw", [dict(lr=float("nan")), dict(batch=0), dict(data="fixed")])
+def test_bad_arguments_are_refused(kw):
+    args = dict(n=10, steps=1)
+    args.update(kw)
+    with pytest.raises(ValueError):
+        train(ReducedLCA(2), LAW, **args)
