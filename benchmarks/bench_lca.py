@@ -1,0 +1,100 @@
+"""Forward+backward throughput of the tied LCA: layer-by-layer against the fast paths.
+
+For each (batch, n, d, T) of the grid, the time of one step "draw prompts → loss → gradient":
+
+  layers    tokens drawn (sample_prompts), every column through every layer (LCA.forward_layers)
+  query     tokens drawn, moments formed once (C = X_cX_cᵀ/n), query column only (LCA.forward)
+  moments   moments drawn directly (Bartlett Wishart, sample_moments), query column only
+  eigen     moments drawn directly, the reduced one-parameter model in the eigenbasis of C
+
+Reports prompts/s and tokens/s (prompts × (n+1)) and each path's speed-up over ``layers``.
+Usage: python benchmarks/bench_lca.py [--device cuda] [--grid B,n,d,T ...] [--out results/bench.json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import torch
+
+from numerics.law_language import parse_law
+from numerics.models import LCA, ReducedLCA
+from numerics.sampling import moments_of, sample_moments, sample_prompts
+
+CPU_GRID = [(64, 64, 4, 5), (64, 256, 16, 20), (256, 256, 16, 20)]
+CUDA_GRID = [(1024, 256, 16, 20), (4096, 1024, 16, 20)]
+
+
+def _sync(device):
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def _time(step, device, repeats):
+    step()  # warm-up
+    _sync(device)
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        step()
+    _sync(device)
+    return (time.perf_counter() - t0) / repeats
+
+
+def bench(B, n, d, T, device, repeats, skip_layers=False):
+    law = parse_law(f"s=uniform(0.5,4); d1={d // 2}; d2={d - d // 2}")
+    gen = torch.Generator(device=device).manual_seed(0)
+    lca = LCA(d, T, tied=True, init_scale=0.05, generator=torch.Generator().manual_seed(0)).to(device)
+    red = ReducedLCA(T, "one", 0.2).to(device)
+
+    def loss_step(model, batch, fwd):
+        model.zero_grad(set_to_none=True)
+        ((fwd(batch) - batch.query_y) ** 2).mean().backward()
+
+    paths = {
+        "layers": lambda: loss_step(lca, sample_prompts(law, B, n, gen, device), lca.forward_layers),
+        "query": lambda: loss_step(lca, moments_of(sample_prompts(law, B, n, gen, device)), lca.forward),
+        "moments": lambda: loss_step(lca, sample_moments(law, B, n, gen, device), lca.forward),
+        "eigen": lambda: loss_step(red, sample_moments(law, B, n, gen, device), red.forward),
+    }
+    row = {"batch": B, "n": n, "d": d, "T": T, "device": str(device)}
+    for name, step in paths.items():
+        if name == "layers" and skip_layers:
+            row[name] = None
+            continue
+        sec = _time(step, device, repeats)
+        row[name] = {"seconds_per_step": sec, "prompts_per_s": B / sec, "tokens_per_s": B * (n + 1) / sec}
+    if row["layers"]:
+        for name in ("query", "moments", "eigen"):
+            row[name]["speedup_over_layers"] = row["layers"]["seconds_per_step"] / row[name]["seconds_per_step"]
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--grid", nargs="*", default=None, help="B,n,d,T tuples")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--skip-layers-above", type=float, default=2e9,
+                    help="skip the layer-by-layer path when B·n²·T·4 bytes exceeds this (its memory)")
+    ap.add_argument("--out", default=None)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    grid = [tuple(int(v) for v in g.split(",")) for g in args.grid] if args.grid else (
+        CUDA_GRID if args.device.startswith("cuda") else CPU_GRID)
+    rows = []
+    for B, n, d, T in grid:
+        row = bench(B, n, d, T, args.device, args.repeats, skip_layers=B * n * n * T * 4 > args.skip_layers_above)
+        rows.append(row)
+        cells = [f"{k}={v['prompts_per_s']:.3g}/s" + (f" (×{v['speedup_over_layers']:.0f})" if "speedup_over_layers" in v else "")
+                 for k, v in row.items() if isinstance(v, dict)]
+        print(f"B={B} n={n} d={d} T={T} [{args.device}]: " + ", ".join(cells), flush=True)
+    if args.out:
+        from numerics.atomic import write_json
+
+        write_json(args.out, {"rows": rows, "threads": args.threads, "torch": torch.__version__})
+
+
+if __name__ == "__main__":
+    main()
