@@ -231,7 +231,11 @@ def best_lsa(law: TaskLaw, n: int | None = None) -> BestLSA:
     live = np.flatnonzero(b > 0)
     gamma = np.zeros(blocks.d)
     if live.size:
-        gamma[live] = np.linalg.solve(A[np.ix_(live, live)], b[live])
+        # Jacobi scaling: coordinates whose E[m_i²] is tiny (say 1e-168) next to O(1) ones make A
+        # ill-conditioned only through its scale; S A S has a unit diagonal
+        sub = A[np.ix_(live, live)]
+        scale = 1.0 / np.sqrt(np.diag(sub))
+        gamma[live] = scale * np.linalg.solve(sub * scale[:, None] * scale[None, :], scale * b[live])
     if not np.all(np.isfinite(gamma)):
         raise FloatingPointError(f"the normal equations of {law.spec()} gave a non-finite Γ: {gamma}")
     return BestLSA(law.spec(), n, gamma, lsa_excess(law, gamma, n, blocks=blocks),

@@ -231,3 +231,11 @@ def test_cli_gap_to_ten_digits_and_point_law_zero():
     assert json.loads(run.output)["gap"] < 1e-28
     run = CliRunner().invoke(main, ["lsa", "--law", "s=exponential(2)"])
     assert run.exit_code != 0 and "bounded" in run.output
+
+
+def test_a_coordinate_with_tiny_signal_does_not_break_the_solve():
+    """Found by Hypothesis: ‖v‖² = 1e-168 next to ‖r‖² = 2 made A ill-conditioned by scale alone
+    (Γ came out 5e151); Jacobi scaling fixes it.  Both blocks see s = 2 + 1e-168, so γ = 1/3."""
+    best = lsa.best_lsa(parse_law("sv=point(1.04489e-168); sr=point(2)"))
+    np.testing.assert_allclose(best.gamma, [1 / 3, 1 / 3], rtol=1e-14)
+    assert best.gap < 1e-28
