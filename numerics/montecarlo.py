@@ -284,3 +284,41 @@ def gd_versus_flow(law: TaskLaw, T: int, *, alpha0: float, lr: float, steps: int
     a_flow = np.asarray(flow.path, float).reshape(len(k), -1)[:, 0]
     return {"t": (k * lr).tolist(), "alpha_gd": a_gd.tolist(), "alpha_flow": a_flow.tolist(),
             "max_abs_gap": float(np.max(np.abs(a_gd - a_flow))), "diverged": res.diverged}
+
+
+# ---------------------------------------------------------------------------------------------
+# the full-matrix LCA: does training find the tied solution?
+# ---------------------------------------------------------------------------------------------
+
+
+def full_matrix_study(law: TaskLaw, T: int, *, n: int | None = None, steps: int = 2000, lr: float = 0.003,
+                      init_scale: float = 0.1, identity_init: bool = False, seed: int = 0, device="cpu") -> dict:
+    """Train the tied general LCA (W^S, W^V, W^K, W^Q, W^R all trainable) from a small random start.
+
+    The prediction is invariant under ``F → A F`` (W^S → A W^S, W^V → A W^V, W^R → W^R A⁻¹,
+    (W^K)ᵀW^Q → (W^K)ᵀW^Q A⁻¹) and under ``W^S → c W^S, W^R → W^R / c`` together with ``W^V → c' W^V,
+    (W^K)ᵀW^Q → (W^K)ᵀW^Q / c'``; so compare the invariants ``RS = W^R W^S`` (tied: αI) and
+    ``GV = (W^K)ᵀ W^Q W^V`` (tied: βI = −αI) and report their distance from multiples of I."""
+    from .lca import alpha_T, excess_risk
+    from .models import LCA
+
+    g = torch.Generator().manual_seed(seed)
+    model = LCA(law.d, T, tied=True, init_scale=init_scale, identity_init=identity_init, generator=g)
+    res = train(model, law, n=n, steps=steps, batch=1024, lr=lr, schedule="cosine", seed=seed, device=device)
+    with torch.no_grad():
+        rs = (model.w_r @ model.w_s).cpu()
+        gv = (model.w_k.T @ model.w_q @ model.w_v).cpu()
+    eye = torch.eye(law.d)
+
+    def split(mat):
+        c = float(torch.diagonal(mat).mean())
+        return c, float((mat - c * eye).norm() / eye.norm())
+
+    (a_rs, off_rs), (b_gv, off_gv) = split(rs), split(gv)
+    est = estimate_risk(model, law, n=n, samples=100_000, seed=seed + 1, device=device)
+    a_T = alpha_T(law, T)
+    return {"T": T, "n": n, "identity_init": identity_init, "init_scale": init_scale, "steps": res.steps_done,
+            "diverged": res.diverged, "RS": rs.tolist(), "GV": gv.tolist(), "RS_scalar": a_rs,
+            "RS_rel_non_scalar": off_rs, "GV_scalar": b_gv, "GV_rel_non_scalar": off_gv, "alpha_T": a_T,
+            "excess": est.excess, "excess_se": est.excess_se, "theory_excess_lca1": excess_risk(law, T, a_T),
+            "history": res.history}
