@@ -1,0 +1,153 @@
+"""Settings of a testbed run: the data law, the decoder, the optimiser.
+
+Every field is checked when the object is built, and the error says how to fix it.  An ensemble
+is a list of ``MemberSpec`` (data settings and seed per member) sharing one ``ModelConfig``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+from typing import Literal
+
+Positional = Literal["ape", "rope", "alibi"]
+
+
+class TestbedConfigError(ValueError):
+    """A testbed setting that cannot be run; the message says which and how to fix it."""
+
+    __test__ = False  # not a pytest test class
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """The Gaussian-mixture law of TESTBED.md.
+
+    K classes with means μ_k ~ N(0, I/D), L label vectors ~ N(0, I/D), class k has label k mod L.
+    An item of class k is (μ_k + ε η)/√(1+ε²) with η ~ N(0, I/D).  Class frequencies P(k) ∝ (k+1)^(−α).
+    A sequence holds N item–label pairs then the query; with probability ``p_bursty`` it is bursty
+    (N/B classes, each B times, the query one of them), otherwise its N+1 classes are independent.
+    """
+
+    K: int = 1024
+    L: int = 32
+    D: int = 32
+    N: int = 8
+    B: int = 2
+    p_bursty: float = 1.0
+    eps: float = 0.1
+    zipf: float = 0.0
+
+    def __post_init__(self):
+        for name in ("K", "L", "D", "N", "B"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise TestbedConfigError(f"{name} must be a positive integer, got {v!r}")
+        if self.K % self.L:
+            raise TestbedConfigError(
+                f"K={self.K} must be a multiple of L={self.L} (class k has label k mod L); "
+                f"use K={self.L * max(1, round(self.K / self.L))}")
+        if self.N % self.B:
+            raise TestbedConfigError(f"N={self.N} must be a multiple of B={self.B} (N/B classes, B times each)")
+        if self.N // self.B > self.L:
+            raise TestbedConfigError(
+                f"a bursty ICL sequence needs N/B={self.N // self.B} distinct labels but L={self.L}; raise L or B")
+        for name, lo, hi in (("p_bursty", 0.0, 1.0), ("eps", 0.0, math.inf), ("zipf", 0.0, math.inf)):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and lo <= v <= hi):
+                raise TestbedConfigError(f"{name} must be a finite number in [{lo}, {hi}], got {v!r}")
+
+    @property
+    def seq_len(self) -> int:
+        """Tokens per sequence: N items, N labels, one query."""
+        return 2 * self.N + 1
+
+    @property
+    def classes_per_bursty_sequence(self) -> int:
+        return self.N // self.B
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """The decoder: ``layers`` blocks of pre-RMSNorm causal attention and gated SiLU MLP.
+
+    ``pos``: ``ape`` concatenates a one-hot position code (``ape_slots`` slots, random shift) to each
+    token; ``rope`` rotates queries and keys (base ``rope_base``); ``alibi`` adds −slope_h·(i−j) to the
+    scores.  All variants go through the same input projection to ``width``.
+    """
+
+    layers: int = 2
+    heads: int = 1
+    width: int = 64
+    mlp_ratio: int = 2
+    pos: Positional = "ape"
+    ape_slots: int = 64
+    rope_base: float = 10000.0
+
+    def __post_init__(self):
+        for name in ("layers", "heads", "width", "mlp_ratio", "ape_slots"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise TestbedConfigError(f"{name} must be a positive integer, got {v!r}")
+        if self.width % self.heads:
+            raise TestbedConfigError(f"width={self.width} must be divisible by heads={self.heads}")
+        if self.pos not in ("ape", "rope", "alibi"):
+            raise TestbedConfigError(f"pos must be ape, rope or alibi, got {self.pos!r}")
+        if self.pos == "rope" and (self.width // self.heads) % 2:
+            raise TestbedConfigError(f"RoPE needs an even head width; width/heads = {self.width // self.heads}")
+
+    @property
+    def head_dim(self) -> int:
+        return self.width // self.heads
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """Adam on the L-way cross-entropy at the query; metrics every ``eval_every`` steps on fixed
+    evaluation sets of ``eval_size`` sequences per member."""
+
+    steps: int = 2000
+    batch: int = 128
+    lr: float = 1e-3
+    eval_every: int = 250
+    eval_size: int = 512
+
+    def __post_init__(self):
+        for name in ("steps", "batch", "eval_every", "eval_size"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise TestbedConfigError(f"{name} must be a positive integer, got {v!r}")
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            raise TestbedConfigError(f"lr must be a positive finite number, got {self.lr!r}")
+
+
+@dataclass(frozen=True)
+class MemberSpec:
+    """One model of an ensemble: its data law and its seed (class means, labels, weights)."""
+
+    data: DataConfig
+    seed: int
+
+    def describe(self) -> dict:
+        return {**asdict(self.data), "seed": self.seed}
+
+
+def check_compatible(members: list[MemberSpec]) -> None:
+    """Members of one ensemble may differ in K, p_bursty, ε, α and seed, not in the shapes
+    (L, D, N, B)."""
+    if not members:
+        raise TestbedConfigError("an ensemble needs at least one member")
+    first = members[0].data
+    for m in members[1:]:
+        for name in ("L", "D", "N", "B"):
+            if getattr(m.data, name) != getattr(first, name):
+                raise TestbedConfigError(
+                    f"ensemble members must share {name} (shapes); got {getattr(first, name)} and "
+                    f"{getattr(m.data, name)}: run them as separate ensembles")
+
+
+def with_data(data: DataConfig, **changes) -> DataConfig:
+    return replace(data, **changes)
+
+
+__all__ = ["DataConfig", "ModelConfig", "TrainConfig", "MemberSpec", "TestbedConfigError",
+           "check_compatible", "with_data", "field"]

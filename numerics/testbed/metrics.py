@@ -1,0 +1,124 @@
+"""What is measured on a testbed ensemble, per member.
+
+- ``acc_icl``: accuracy on the ICL set (new classes; the answer is only in the context);
+- ``acc_flip``: accuracy on the ICL-flip set (known classes, labels ℓ → ℓ+1 in context and target);
+- ``acc_iwl``: accuracy on the IWL set (query class and label absent from the context);
+- ``iwl_context_rate``: on the IWL set, the fraction of predictions equal to some in-context label
+  (always wrong there: a copying model scores high);
+- ``flip_weights_rate``: on the ICL-flip set, the fraction of predictions equal to the unflipped
+  (in-weights) label;
+- ``prev_token[l, h]``: mean over positions t ≥ 1 of the attention from t to t−1 (ICL set);
+- ``induction[l, h]``: the query's total attention to the label tokens whose label is the answer,
+  minus its total attention to the other label tokens (ICL set); in [−1, 1], 1 for a perfect
+  induction head, −(N−B)/(2N+1)·… for uniform attention (negative, since fewer labels match);
+- ``ablation_drop[l, h]``: ICL accuracy minus ICL accuracy with head (l, h) zeroed.
+
+Chance levels: 1/L for a uniform guess; B/N for a model that copies a random in-context label
+(on the ICL set that is the accuracy of "copy some label of the context").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .data import Mixture, Sequences
+from .model import EnsembleDecoder
+
+
+@dataclass
+class EvalSets:
+    """Fixed evaluation sequences (and APE shifts) of a run, drawn once from ``seed``."""
+
+    icl: Sequences
+    flip: Sequences
+    iwl: Sequences
+    shifts: dict[str, torch.Tensor]
+
+    @staticmethod
+    def draw(mixture: Mixture, size: int, seed: int, ape_slots: int | None) -> "EvalSets":
+        g = torch.Generator(device=mixture.device).manual_seed(int(seed))
+        sets = {"icl": mixture.icl_batch(size, g), "flip": mixture.flip_batch(size, g),
+                "iwl": mixture.iwl_batch(size, g)}
+        T = sets["icl"].tokens.shape[2]
+        shifts = {k: random_shift(mixture.E, size, T, ape_slots, g, mixture.device) for k in sets}
+        return EvalSets(shifts=shifts, **sets)
+
+
+def random_shift(E: int, b: int, T: int, ape_slots: int | None, g: torch.Generator, device) -> torch.Tensor:
+    """Offsets in [0, ape_slots − T] of the one-hot positions (zeros when positions are not one-hot)."""
+    if ape_slots is None:
+        return torch.zeros(E, b, dtype=torch.long, device=device)
+    return torch.randint(0, ape_slots - T + 1, (E, b), generator=g, device=device)
+
+
+def label_positions(N: int) -> torch.Tensor:
+    """Indices of the label tokens y_1 … y_N in [x1, y1, …, xN, yN, xq]."""
+    return torch.arange(N) * 2 + 1
+
+
+def accuracy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    return (logits.argmax(-1) == target).float().mean(-1)
+
+
+def previous_token_strength(attn: torch.Tensor) -> torch.Tensor:
+    """(E, b, H, T, T) → (E, H): mean over sequences and t ≥ 1 of attn[t, t−1]."""
+    return torch.diagonal(attn, offset=-1, dim1=-2, dim2=-1).mean(dim=(-1, 1))
+
+
+def induction_strength(attn: torch.Tensor, seqs: Sequences) -> torch.Tensor:
+    """(E, b, H, T, T) → (E, H): query attention to matching label tokens minus to the others."""
+    N = seqs.context_labels.shape[-1]
+    to_labels = attn[..., -1, label_positions(N).to(attn.device)]         # (E, b, H, N)
+    match = (seqs.context_labels == seqs.target.unsqueeze(-1)).unsqueeze(2).to(attn.dtype)  # (E, b, 1, N)
+    return (to_labels * match - to_labels * (1 - match)).sum(-1).mean(1)
+
+
+@torch.no_grad()
+def evaluate(model: EnsembleDecoder, sets: EvalSets, ablate: bool = False) -> dict[str, torch.Tensor]:
+    """Every metric of the module docstring, each a tensor with leading axis E (on the CPU)."""
+    out: dict[str, torch.Tensor] = {}
+    icl = model(sets.icl.tokens, sets.shifts["icl"], return_attention=True)
+    flip = model(sets.flip.tokens, sets.shifts["flip"])
+    iwl = model(sets.iwl.tokens, sets.shifts["iwl"])
+    out["acc_icl"] = accuracy(icl.logits, sets.icl.target)
+    out["acc_flip"] = accuracy(flip.logits, sets.flip.target)
+    out["acc_iwl"] = accuracy(iwl.logits, sets.iwl.target)
+    iwl_pred = iwl.logits.argmax(-1)
+    out["iwl_context_rate"] = (sets.iwl.context_labels == iwl_pred.unsqueeze(-1)).any(-1).float().mean(-1)
+    L = flip.logits.shape[-1]
+    out["flip_weights_rate"] = (flip.logits.argmax(-1) == (sets.flip.target - 1) % L).float().mean(-1)
+    out["prev_token"] = torch.stack([previous_token_strength(a) for a in icl.attention], dim=1)
+    out["induction"] = torch.stack([induction_strength(a, sets.icl) for a in icl.attention], dim=1)
+    if ablate:
+        out["ablation_drop"] = ablation_drop(model, sets, out["acc_icl"])
+    return {k: v.float().cpu() for k, v in out.items()}
+
+
+@torch.no_grad()
+def ablation_drop(model: EnsembleDecoder, sets: EvalSets, base: torch.Tensor | None = None,
+                  heads: list[tuple[int, int]] | None = None) -> torch.Tensor:
+    """(E, layers, H): ICL accuracy lost when head (l, h) of each member is zeroed."""
+    c = model.config
+    if base is None:
+        base = accuracy(model(sets.icl.tokens, sets.shifts["icl"]).logits, sets.icl.target)
+    drop = torch.zeros(model.E, c.layers, c.heads)
+    for layer in range(c.layers):
+        for h in range(c.heads):
+            drop[:, layer, h] = (base - ablated_icl_accuracy(model, sets, [(layer, h)])).cpu()
+    return drop
+
+
+@torch.no_grad()
+def ablated_icl_accuracy(model: EnsembleDecoder, sets: EvalSets, heads: list[tuple[int, int]],
+                         per_member_heads: torch.Tensor | None = None) -> torch.Tensor:
+    """ICL accuracy (E,) with the listed heads zeroed in every member, or with the boolean mask
+    ``per_member_heads`` (E, layers, H) of heads to zero."""
+    c = model.config
+    mask = torch.ones(model.E, c.layers, c.heads, device=sets.icl.tokens.device)
+    for layer, h in heads:
+        mask[:, layer, h] = 0.0
+    if per_member_heads is not None:
+        mask = mask * (~per_member_heads.to(mask.device)).float()
+    logits = model(sets.icl.tokens, sets.shifts["icl"], head_mask=mask).logits
+    return accuracy(logits, sets.icl.target)

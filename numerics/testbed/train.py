@@ -1,0 +1,110 @@
+"""Train an ensemble: Adam on the sum over members of each member's mean cross-entropy.
+
+The sum makes member e's gradient depend only on member e's weights and data, and Adam acts
+elementwise, so the ensemble trains E independent models.  Every ``eval_every`` steps (and at step
+0 and the last step) the metrics of ``metrics.evaluate`` are recorded on fixed evaluation sets.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+
+from .config import MemberSpec, ModelConfig, TrainConfig
+from .data import Mixture
+from .metrics import EvalSets, evaluate, random_shift
+from .model import EnsembleDecoder
+
+
+@dataclass
+class History:
+    """Metric curves: ``steps`` and, per metric, a list (one entry per evaluation) of tensors with
+    leading axis E; ``loss`` is the mean training loss per member over each evaluation window."""
+
+    steps: list[int] = field(default_factory=list)
+    metrics: dict[str, list[torch.Tensor]] = field(default_factory=dict)
+    loss: list[torch.Tensor] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def add(self, step: int, values: dict[str, torch.Tensor], loss: torch.Tensor) -> None:
+        self.steps.append(step)
+        for k, v in values.items():
+            self.metrics.setdefault(k, []).append(v)
+        self.loss.append(loss)
+
+    def curve(self, name: str) -> torch.Tensor:
+        """(evaluations, E, …) stacked curve of one metric."""
+        return torch.stack(self.metrics[name])
+
+    def final(self, name: str) -> torch.Tensor:
+        return self.metrics[name][-1]
+
+    def to_json(self) -> dict:
+        return {"steps": self.steps, "seconds": self.seconds,
+                "loss": [v.tolist() for v in self.loss],
+                "metrics": {k: [v.tolist() for v in vs] for k, vs in self.metrics.items()}}
+
+
+@dataclass
+class TrainedEnsemble:
+    model: EnsembleDecoder
+    mixture: Mixture
+    eval_sets: EvalSets
+    history: History
+    members: list[MemberSpec]
+
+
+def train_ensemble(model_config: ModelConfig, members: list[MemberSpec], train: TrainConfig,
+                   device: str = "cpu", data_seed: int = 0, progress: bool = False,
+                   description: str = "training") -> TrainedEnsemble:
+    """Train ``len(members)`` models of shape ``model_config`` at once; returns the models, their
+    data, the fixed evaluation sets and the metric curves.  ``data_seed`` seeds the stream of
+    training sequences and the evaluation sets; each member's seed its classes and weights."""
+    mixture = Mixture(members, device)
+    model = EnsembleDecoder(model_config, mixture.D, mixture.L, [m.seed for m in members], device)
+    ape_slots = model_config.ape_slots if model_config.pos == "ape" else None
+    T = 2 * mixture.N + 1
+    sets = EvalSets.draw(mixture, train.eval_size, seed=data_seed + 1_000_003, ape_slots=ape_slots)
+    g = torch.Generator(device=mixture.device).manual_seed(int(data_seed))
+    opt = torch.optim.Adam(model.parameters(), lr=train.lr)
+    history = History()
+    running = torch.zeros(mixture.E, device=mixture.device)
+    count = 0
+    t0 = time.perf_counter()
+    history.add(0, evaluate(model, sets), torch.full((mixture.E,), float("nan")))
+    bar = _progress(progress, description, train.steps)
+    for step in range(1, train.steps + 1):
+        batch = mixture.train_batch(train.batch, g)
+        shift = random_shift(mixture.E, train.batch, T, ape_slots, g, mixture.device)
+        logits = model(batch.tokens, shift).logits                         # (E, b, L)
+        per_member = F.cross_entropy(logits.flatten(0, 1), batch.target.flatten(), reduction="none")
+        per_member = per_member.view(mixture.E, -1).mean(-1)
+        opt.zero_grad(set_to_none=True)
+        per_member.sum().backward()
+        opt.step()
+        running += per_member.detach()
+        count += 1
+        if step % train.eval_every == 0 or step == train.steps:
+            history.add(step, evaluate(model, sets), (running / count).cpu())
+            running.zero_()
+            count = 0
+        if bar is not None:
+            bar[0].update(bar[1], advance=1)
+    if bar is not None:
+        bar[0].stop()
+    history.seconds = time.perf_counter() - t0
+    return TrainedEnsemble(model, mixture, sets, history, members)
+
+
+def _progress(enabled: bool, description: str, total: int):
+    if not enabled:
+        return None
+    from rich.progress import BarColumn, Progress, TimeRemainingColumn, MofNCompleteColumn
+    from rich.console import Console
+
+    p = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                 TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    p.start()
+    return p, p.add_task(description, total=total)
