@@ -19,6 +19,7 @@ from numerics.laws import LawError
 
 COMMAND_MODULES = [
     "proofs.commands.theory",
+    "proofs.commands.testbed",
     "proofs.commands.train",
     "proofs.commands.lsa",
 ]

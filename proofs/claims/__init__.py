@@ -3,6 +3,7 @@ from importlib import import_module
 
 CLAIM_MODULES = [
     "proofs.claims.lca",
+    "proofs.claims.testbed",
     "proofs.claims.montecarlo",
     "proofs.claims.lsa",
 ]
