@@ -68,7 +68,7 @@ def evaluate_depth(config: RunConfig):
     torch.set_num_threads(1)
     law = _law(config)
     lo, hi = law.s_bounds()
-    hyps = [Hypothesis("s bounded (0 ≤ s_lo ≤ s_hi < ∞)", np.isfinite(hi), f"s ∈ [{lo}, {hi}]")]
+    hyps = [Hypothesis("s bounded (0 ≤ s_lo ≤ s_hi < ∞)", bool(np.isfinite(hi)), f"s ∈ [{lo}, {hi}]")]
     if not np.isfinite(hi):
         return hyps, [], {}, []
     Ts = [1, 2, 4, 8] if config.quick else [1, 2, 4, 8, 16, 32]
@@ -95,7 +95,7 @@ def evaluate_depth(config: RunConfig):
     slope_se = float(np.sqrt(np.sum((w * np.array([r["excess_se"] / r["excess"] for r in rows])) ** 2)))
     opt_shift = log_log_slope(T_arr, [r["theory_excess_at_trained_alpha"] for r in rows]) - slope_th
     checks.append(Check("measured log-log rate of the excess along T vs the theory's at α_T", "monte-carlo",
-                        abs(slope_mc - slope_th) <= Z * slope_se + abs(opt_shift),
+                        bool(abs(slope_mc - slope_th) <= Z * slope_se + abs(opt_shift)),
                         {"slope_measured": slope_mc, "slope_theory": slope_th, "slope_se": slope_se,
                          "slope_shift_from_training_error": opt_shift, "Ts": T_arr},
                         tolerance=f"{Z} se (delta method) + the slope shift that the trained α's distance "
