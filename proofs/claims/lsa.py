@@ -169,9 +169,13 @@ def _figure(laws: list[TaskLaw], out) -> str:
             continue
         lo, hi = law.s_bounds()
         best = best_lsa(law)
-        s = np.linspace(lo, hi, 200)
+        discrete = hasattr(law.s, "values")
+        s = np.asarray(law.s.values, float) if discrete else np.linspace(lo, hi, 200)
         e = excess_given_norms(norm_blocks(law), best.gamma, s[:, None])
-        ax1.plot(s, e, label=law.spec())
+        if discrete:  # only the atoms carry mass: markers, no curve between them
+            ax1.plot(s, e, "o", label=law.spec())
+        else:
+            ax1.plot(s, e, label=law.spec())
         ns = np.unique(np.logspace(0, 3, 25).astype(int))
         ax2.loglog(ns, [best_lsa(law, int(n)).gap for n in ns], label=law.spec())
         ax2.axhline(best.gap, ls=":", c="gray")
