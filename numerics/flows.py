@@ -1,0 +1,198 @@
+"""Gradient flows of the reduced LCA models on the population loss, integrated with SciPy.
+
+``dθ/dt = −∇L(θ)``.  Two traps (SPEC §5) shape the integrators:
+
+- The two-parameter flow falls quickly into the valley ``β ≈ −α`` and then creeps along it for
+  times like 10^10: it is integrated in log-time ``τ = log(1 + t)``, where
+  ``dθ/dτ = −(1 + t) ∇L(θ)``, with an implicit stiff method (Radau) and the exact Jacobian
+  ``−(1 + t) ∇²L`` from the SymPy Hessian.
+- For the one-parameter model at large T the gradient is ``e^{(2T−1)ℓ_max}`` times an O(1) number
+  and real time to converge exceeds any float.  ``time="rescaled"`` integrates
+  ``dα/dσ = −L'(α)/e^{(2T−1)ℓ_max(α)}`` instead: a positive rescaling of the vector field, so the
+  orbit and the limit are the same as the real flow's (only the clock differs).  ``time="real"``
+  integrates the real flow in log-time; ``"auto"`` picks real where it converges before ``t = e^60``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from .laws import TaskLaw
+from .lca import _require_signal, check_depth, loss_gradient_one, two_parameter_terms
+
+__all__ = ["FlowResult", "gradient_flow_one", "gradient_flow_two"]
+
+
+@dataclass
+class FlowResult:
+    """End point and trajectory of a gradient flow.
+
+    ``t``: times of the trajectory (real flow time, or the rescaled clock σ, see ``clock``);
+    ``path``: parameters at those times, shape (len(t), n_params); ``converged``: the flow came to
+    rest (see ``reason``); ``t_end``: the time at the end."""
+
+    alpha: float
+    beta: float | None
+    converged: bool
+    t_end: float
+    clock: str  # "real" | "rescaled"
+    reason: str
+    t: np.ndarray = field(repr=False)
+    path: np.ndarray = field(repr=False)
+
+    def to_json(self) -> dict:
+        return {"alpha": self.alpha, "beta": self.beta, "converged": self.converged,
+                "t_end": self.t_end, "clock": self.clock, "reason": self.reason}
+
+
+def _trajectory(sol, t_eval):
+    """Real times and parameters: the solver's own steps, or ``t_eval`` read off the dense output
+    (times past the end of the integration are dropped)."""
+    if t_eval is None:
+        return np.expm1(sol.t), sol.y.T
+    taus = np.log1p(np.asarray(t_eval, float))
+    taus = taus[taus <= sol.t[-1]]
+    return np.expm1(taus), sol.sol(taus).T
+
+
+def gradient_flow_one(
+    law: TaskLaw,
+    T: int,
+    alpha0: float = 0.0,
+    *,
+    time: str = "auto",
+    t_eval: np.ndarray | None = None,
+    tau_max: float = 60.0,
+    sigma_max: float | None = None,
+    rtol: float = 1e-11,
+    atol: float = 1e-14,
+) -> FlowResult:
+    """The one-parameter flow ``dα/dt = −L'(α)`` from ``alpha0``.
+
+    ``t_eval`` (real clock only): times at which to record α. Converged means the flow ended
+    where the Newton step ``|L'/L''|`` is below 1e-12 (above the integrator's ``atol``, below any
+    difference a check looks at)."""
+    T = check_depth(T)
+    _require_signal(law)
+    alpha0 = float(alpha0)
+    if not math.isfinite(alpha0):
+        raise ValueError(f"alpha0 must be finite, got {alpha0}")
+    if time not in ("auto", "real", "rescaled"):
+        raise ValueError(f"time must be auto, real or rescaled, got {time!r}")
+
+    def grad(a):
+        return loss_gradient_one(law, T, a)
+
+    if time == "auto":  # real clock where the curvature near the minimum is not astronomically small
+        from .lca import alpha_star
+
+        curvature = _curvature_scale(law, T, alpha_star(law))
+        time = "real" if curvature > -40 else "rescaled"
+    if t_eval is not None and time != "real":
+        raise ValueError("t_eval needs the real clock (time='real')")
+
+    if time == "real":
+        def rhs(tau, y):
+            gv = grad(y[0])
+            return [-math.exp(tau) * gv.mantissa * math.exp(gv.log_scale)]
+
+        sol = solve_ivp(rhs, (0.0, tau_max), [alpha0], method="Radau", rtol=rtol, atol=atol,
+                        dense_output=t_eval is not None)
+        t, path = _trajectory(sol, t_eval)
+        clock, t_end = "real", float(np.expm1(sol.t[-1]))
+    else:  # dα/dσ = −L'(α)/e^{(2T−1)ℓ_max(α)}: the same orbit, another clock
+        sol = solve_ivp(lambda sigma, y: [-grad(y[0]).mantissa], (0.0, sigma_max or 1e3), [alpha0],
+                        method="LSODA", rtol=rtol, atol=atol)
+        t, path = sol.t, sol.y.T
+        clock, t_end = "rescaled", float(sol.t[-1])
+    end = float(sol.y[0, -1])
+    ok = sol.success and _newton_step_one(law, T, end) < 1e-12
+    return FlowResult(end, None, bool(ok), t_end, clock,
+                      "came to rest (Newton step < 1e-12)" if ok else f"did not come to rest ({sol.message})",
+                      t, path)
+
+
+def _curvature_scale(law: TaskLaw, T: int, alpha: float) -> float:
+    """log of the scale of L''(α): the real-clock time to converge is about e^{−this}."""
+    from .lca import _one_parameter_sums
+
+    return _one_parameter_sums(law, T, alpha, 2).log_scale
+
+
+def _newton_step_one(law: TaskLaw, T: int, alpha: float) -> float:
+    """|L'(α)/L''(α)|: the distance to the minimum of the local quadratic model (log scale)."""
+    from .lca import _one_parameter_sums
+
+    g, h = _one_parameter_sums(law, T, alpha, 1), _one_parameter_sums(law, T, alpha, 2)
+    if g.mantissa == 0:
+        return 0.0
+    if h.mantissa <= 0:
+        return math.inf
+    return abs(g.mantissa / h.mantissa) * math.exp(min(g.log_scale - h.log_scale, 700.0))
+
+
+def gradient_flow_two(
+    law: TaskLaw,
+    T: int,
+    alpha0: float = 0.0,
+    beta0: float = 0.0,
+    *,
+    t_eval: np.ndarray | None = None,
+    tau_max: float = 80.0,
+    bound: float = 1e3,
+    rtol: float = 1e-10,
+    atol: float = 1e-13,
+) -> FlowResult:
+    """The two-parameter flow ``d(α, β)/dt = −∇L`` in log-time with Radau and the exact Jacobian.
+
+    Stops early (not converged) if |α| or |β| exceeds ``bound`` or the loss stops being finite.
+    Converged means the flow reached a point where the Hessian is positive definite and the Newton
+    step to the minimum is below 1e-12 (far above the integrator's ``atol``, far below any
+    difference the checks look at)."""
+    T = check_depth(T)
+    _require_signal(law)
+    y0 = [float(alpha0), float(beta0)]
+    if not all(map(math.isfinite, y0)):
+        raise ValueError(f"the start (alpha0, beta0) must be finite, got {y0}")
+
+    def terms(y):
+        return two_parameter_terms(law, T, y[0], y[1])
+
+    def rhs(tau, y):
+        _, ga, gb, *_ = terms(y)
+        return -math.exp(tau) * np.array([ga, gb])
+
+    def jac(tau, y):
+        _, _, _, haa, hab, hbb = terms(y)
+        return -math.exp(tau) * np.array([[haa, hab], [hab, hbb]])
+
+    def escaped(tau, y):
+        return bound - max(abs(y[0]), abs(y[1])) if np.all(np.isfinite(y)) else -1.0
+
+    def at_rest(tau, y):
+        """Positive until the Newton step to the nearby minimum is below 1e-12 (H positive definite)."""
+        _, ga, gb, haa, hab, hbb = terms(y)
+        det = haa * hbb - hab**2
+        if not (haa > 0 and det > 0):
+            return 1.0
+        step = np.linalg.solve([[haa, hab], [hab, hbb]], [ga, gb])
+        return float(np.max(np.abs(step))) - 1e-12
+
+    escaped.terminal = True
+    at_rest.terminal = True
+    with np.errstate(over="ignore", invalid="ignore"):
+        sol = solve_ivp(rhs, (0.0, tau_max), y0, method="Radau", jac=jac, events=[escaped, at_rest],
+                        rtol=rtol, atol=atol, dense_output=t_eval is not None)
+    t, path = _trajectory(sol, t_eval)
+    end, t_end = sol.y[:, -1], float(np.expm1(sol.t[-1]))
+    if len(sol.t_events[0]) or not np.all(np.isfinite(end)):
+        return FlowResult(float(end[0]), float(end[1]), False, t_end, "real",
+                          f"diverged: |θ| > {bound}", t, path)
+    if len(sol.t_events[1]):
+        return FlowResult(float(end[0]), float(end[1]), True, t_end, "real",
+                          "came to rest at a minimum (Newton step < 1e-12)", t, path)
+    why = sol.message if not sol.success else f"not at rest by t = {t_end:.3g}"
+    return FlowResult(float(end[0]), float(end[1]), False, t_end, "real", why, t, path)

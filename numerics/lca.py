@@ -1,0 +1,320 @@
+"""Population losses of the reduced LCA models over a task law, and their minimisers.
+
+The per-prompt formulas come from ``theory.lca`` (derived in SymPy, compiled, cached); here they
+are integrated over the task law.  Everything is per ``E[ζ²·(·)]`` with ζ independent of m.
+
+One-parameter model (depth T): the excess risk is ``E[ζ² A(s) r^{2T}]`` with ``r = α(1+s) − 1``.
+``r^{2T}`` under/overflows float64 for large T (SPEC §5), so sums are kept in log scale:
+``Σ w A r^{n} = e^{n ℓ_max} · Σ w A sign(r)^n e^{n(log|r| − ℓ_max)}``, ``ℓ_max = max_support log|r|``
+(``|r|`` is convex in s, so the max is at an end of the support).  The minimiser ``α_T`` is found
+by bracketed root finding of the scaled derivative on ``[1/(1+s_hi), 1/(1+s_lo)]``, where its sign
+is known to change; the scale factor is positive and does not move the root.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import mpmath as mp
+import numpy as np
+import sympy as sp
+from scipy import optimize
+
+from theory import lca as th
+from theory.compile import compiled
+from theory.model import bayes_predictor, s as s_sym, zeta as zeta_sym
+
+from .laws import LawError, Rule, TaskLaw
+
+__all__ = [
+    "ScaledValue",
+    "check_depth",
+    "bayes_risk",
+    "alpha_star",
+    "alpha_T",
+    "alpha_T_mp",
+    "excess_risk",
+    "excess_risk_scaled",
+    "population_loss",
+    "loss_gradient_one",
+    "two_parameter_terms",
+    "minimise_two",
+    "stable_interval",
+]
+
+
+@dataclass(frozen=True)
+class ScaledValue:
+    """``mantissa · exp(log_scale)``: a number that float64 may not hold."""
+
+    mantissa: float
+    log_scale: float
+
+    @property
+    def mp(self) -> mp.mpf:
+        return mp.mpf(self.mantissa) * mp.exp(mp.mpf(self.log_scale))
+
+    @property
+    def log10(self) -> float:
+        if self.mantissa == 0:
+            return -math.inf
+        return (math.log(abs(self.mantissa)) + self.log_scale) / math.log(10)
+
+    @property
+    def value(self) -> float | None:
+        """The float64 value, or ``None`` if it under- or overflows (never a silent 0 or inf)."""
+        if self.mantissa == 0:
+            return 0.0
+        if not -745 < self.log10 * math.log(10) < 709:
+            return None
+        return self.mantissa * math.exp(self.log_scale)
+
+
+def check_depth(T) -> int:
+    """The depth as a positive int, or a clear error."""
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)):
+        if isinstance(T, float) and T.is_integer():
+            T = int(T)
+        else:
+            raise ValueError(f"the depth T must be a positive integer, got {T!r}")
+    if T < 1:
+        raise ValueError(f"the depth T must be ≥ 1 (T = 0 is no model at all), got {T}")
+    return int(T)
+
+
+def _finite(name: str, x) -> float:
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(f"{name} must be finite, got {x}")
+    return x
+
+
+def _require_signal(law: TaskLaw) -> tuple[float, float]:
+    lo, hi = law.require_bounded("the LCA theorems")
+    if hi == 0:
+        raise LawError("s ≡ 0: the tokens carry no information about y (m = 0); give s a law with s > 0")
+    return lo, hi
+
+
+# ---------------------------------------------------------------------------------------------
+# compiled per-prompt formulas
+# ---------------------------------------------------------------------------------------------
+
+
+def _bayes_risk_fn():
+    return compiled("bayes_risk", lambda: ([sp.simplify(bayes_predictor().risk / zeta_sym**2)], [s_sym]))
+
+
+def _one_parameter_build():
+    """``(r, A0, A1, A2)``: ``excess/ζ² = A0 r^{2T}``, ``∂_α = A1 r^{2T−1}``, ``∂²_α = A2 r^{2T−2}``."""
+    e = th.one_parameter().excess_per_zeta2
+    (base,) = {p.base for p in e.atoms(sp.Pow) if p.exp == 2 * th.T}
+    amps = [th.depth_factorisation(sp.diff(e, th.alpha, k), base, 2 * th.T - k) for k in range(3)]
+    return [base, *amps], [th.alpha, s_sym, th.T]
+
+
+def _one_parameter_fn(module: str = "numpy"):
+    return compiled("one_parameter", _one_parameter_build, module)
+
+
+def _two_parameter_jet():
+    """``(step, loss)``: one layer on the jet ``(p, ∂p, ∂²p)`` and the excess with its derivatives."""
+
+    def build_step():
+        j = th.layer_jet((th.alpha, th.beta), th.alpha, th.beta)
+        return j.step, [*j.state, th.alpha, th.beta, s_sym]
+
+    def build_loss():
+        j = th.layer_jet((th.alpha, th.beta), th.alpha, th.beta)
+        return j.loss, [*j.state, s_sym]
+
+    return compiled("two_parameter_step", build_step), compiled("two_parameter_loss", build_loss)
+
+
+@lru_cache(maxsize=256)
+def _rule(law: TaskLaw, T: int) -> Rule:
+    return law.rule(depth=T)
+
+
+# ---------------------------------------------------------------------------------------------
+# Bayes and the one-parameter model
+# ---------------------------------------------------------------------------------------------
+
+
+def bayes_risk(law: TaskLaw) -> float:
+    """``E[ζ²/(1+s)]``-type Bayes risk, from the derived Bayes risk per prompt."""
+    f = _bayes_risk_fn()
+    return _rule(law, 1).expect(lambda s: f(s)[0] * np.ones_like(s))
+
+
+def alpha_star(law: TaskLaw) -> float:
+    """``α* = 2/(2 + s_lo + s_hi)``, evaluated from the derived minimax expression."""
+    lo, hi = _require_signal(law)
+    expr, (s_lo, s_hi) = th.alpha_star_expr()
+    return float(expr.subs({s_lo: lo, s_hi: hi}))
+
+
+def stable_interval(law: TaskLaw) -> tuple[float, float]:
+    """α with ``|1 − α(1+s)| < 1`` on the whole support: ``(0, 2/(1 + s_hi))``."""
+    _, hi = _require_signal(law)
+    return (0.0, 2.0 / (1.0 + hi))
+
+
+def _one_parameter_sums(law: TaskLaw, T: int, alpha: float, order: int) -> ScaledValue:
+    """``E[ζ² ∂^order_α (excess/ζ²)]`` in log scale."""
+    lo, hi = law.s_bounds()
+    f = _one_parameter_fn()
+    rule = _rule(law, T)
+    base, *amps = f(alpha, rule.nodes, T)
+    amp = np.broadcast_to(amps[order], rule.nodes.shape)
+    n = 2 * T - order
+    ends = np.abs(np.asarray(f(alpha, np.array([lo, hi]), T)[0], float))
+    with np.errstate(divide="ignore"):
+        lmax = float(np.max(np.log(ends)))
+        logabs = np.log(np.abs(base))
+    if not math.isfinite(lmax):  # r = 0 at both ends: a point law at α = 1/(1+s)
+        lmax = 0.0
+    sign = np.where((base < 0) & (n % 2 == 1), -1.0, 1.0)
+    with np.errstate(invalid="ignore"):
+        terms = np.where(amp == 0, 0.0, amp * sign * np.exp(n * (logabs - lmax)))
+    return ScaledValue(float(np.dot(rule.weights, terms)), n * lmax)
+
+
+def excess_risk_scaled(law: TaskLaw, T: int, alpha: float) -> ScaledValue:
+    """The one-parameter excess risk over Bayes, ``E[ζ² s/(1+s) (1 − α(1+s))^{2T}]``, in log scale."""
+    T = check_depth(T)
+    _require_signal(law)
+    return _one_parameter_sums(law, T, _finite("alpha", alpha), 0)
+
+
+def loss_gradient_one(law: TaskLaw, T: int, alpha: float) -> ScaledValue:
+    """``dL/dα`` of the one-parameter population loss, in log scale."""
+    return _one_parameter_sums(law, check_depth(T), _finite("alpha", alpha), 1)
+
+
+def alpha_T(law: TaskLaw, T: int) -> float:
+    """The unique minimiser of the one-parameter population loss at depth T.
+
+    The loss is convex in α (its second derivative ``E[ζ² A2 r^{2T−2}]`` is ≥ 0) and its derivative
+    is ≤ 0 at ``1/(1+s_hi)`` and ≥ 0 at ``1/(1+s_lo)``, so Brent's method on that bracket finds it;
+    the tolerance is relative (``xtol = 1e-16``, ``rtol = 4·eps``), never an absolute one on the
+    gradient (SPEC §5)."""
+    T = check_depth(T)
+    lo, hi = _require_signal(law)
+    a_lo, a_hi = 1.0 / (1.0 + hi), 1.0 / (1.0 + lo)
+    if a_lo == a_hi:
+        return a_lo
+    D = lambda a: _one_parameter_sums(law, T, a, 1).mantissa  # noqa: E731
+    d_lo, d_hi = D(a_lo), D(a_hi)
+    if d_lo > 0 or d_hi < 0:
+        raise RuntimeError(f"the derivative does not change sign on the bracket: {d_lo}, {d_hi}")
+    if d_lo == 0:
+        return a_lo
+    if d_hi == 0:
+        return a_hi
+    return float(optimize.brentq(D, a_lo, a_hi, xtol=1e-16, rtol=4 * np.finfo(float).eps, maxiter=500))
+
+
+def excess_risk(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -> float:
+    """Excess risk over Bayes of the one-parameter model (``beta=None``) or the two-parameter
+    model.  Raises if float64 cannot hold it (use ``excess_risk_scaled``)."""
+    if beta is None:
+        v = excess_risk_scaled(law, T, alpha)
+        if v.value is None:
+            raise OverflowError(f"the excess risk is 10^{v.log10:.1f}: use excess_risk_scaled")
+        return v.value
+    return two_parameter_terms(law, T, alpha, beta)[0]
+
+
+def population_loss(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -> float:
+    """``E[(ŷ − y)²]`` in the large-context limit: Bayes risk plus excess."""
+    return bayes_risk(law) + excess_risk(law, T, alpha, beta)
+
+
+def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
+    """``α_T`` in high precision: mpmath quadrature of the derivative (no log scaling needed:
+    mpf exponents do not overflow) and mpmath's root finder started from the float64 answer.
+
+    An independent check of ``alpha_T``: different quadrature (tanh-sinh on graded pieces),
+    different arithmetic, different root finder."""
+    T = check_depth(T)
+    _require_signal(law)
+    f = _one_parameter_fn("mpmath")
+    with mp.workdps(dps):
+        def D(a):
+            return law.s_law().expect_mp(lambda s: f(a, s, T)[2] * f(a, s, T)[0] ** (2 * T - 1), depth=T)
+
+        a0 = mp.mpf(alpha_T(law, T))
+        lo, hi = law.s_bounds()
+        if lo == hi:
+            return a0
+        root = mp.findroot(D, (a0 * (1 - mp.mpf(10) ** -8), a0 * (1 + mp.mpf(10) ** -8)), solver="anderson")
+        return +root
+
+
+# ---------------------------------------------------------------------------------------------
+# The two-parameter model
+# ---------------------------------------------------------------------------------------------
+
+
+def two_parameter_terms(law: TaskLaw, T: int, alpha, beta) -> np.ndarray:
+    """``E[ζ² ·]`` of (excess, ∂α, ∂β, ∂αα, ∂αβ, ∂ββ) of the two-parameter model at depth T:
+    T layers of the derived jet recurrence from ``F⁰ = 0``, exact at every β (no pole at 0).
+
+    ``alpha`` and ``beta`` may be arrays (broadcast together); the result then has shape
+    ``(6, *broadcast shape)``.  Outside the stable region the query factor grows like
+    ``|1 + β(1+s)|^T`` and may overflow: the result is then inf or nan, which callers report."""
+    T = check_depth(T)
+    _require_signal(law)
+    alpha, beta = np.broadcast_arrays(np.asarray(alpha, float), np.asarray(beta, float))
+    if not (np.all(np.isfinite(alpha)) and np.all(np.isfinite(beta))):
+        raise ValueError("alpha and beta must be finite")
+    step, loss = _two_parameter_jet()
+    rule = _rule(law, T)
+    shape = (rule.nodes.size,) + (1,) * alpha.ndim
+    s = rule.nodes.reshape(shape)
+    full = np.broadcast_shapes(shape, alpha.shape)
+    state = [np.zeros(full) for _ in range(6)]
+    with np.errstate(over="ignore", invalid="ignore"):
+        for _ in range(T):
+            state = [np.broadcast_to(v, full) for v in step(*state, alpha, beta, s)]
+        vals = loss(*state, s)
+        return np.stack([np.tensordot(rule.weights, np.broadcast_to(v, full), axes=1) for v in vals])
+
+
+def minimise_two(law: TaskLaw, T: int) -> tuple[float, float]:
+    """The global minimiser ``(α_T, β_T)`` of the two-parameter population loss.
+
+    The loss is quadratic in α (for fixed β the Newton step from any α is exact), so the profile
+    ``β ↦ min_α L`` is one-dimensional: scan it on a grid of β, refine the best cell with Brent's
+    bounded method, then polish (α, β) with Newton steps on the full gradient.  Independent of the
+    gradient-flow integrator, which it is compared with."""
+    T = check_depth(T)
+    lo, hi = _require_signal(law)
+    if T == 1:
+        raise ValueError("at T = 1 the two-parameter loss does not depend on β: no unique minimiser")
+
+    def alpha_of(beta):
+        _, da, _, daa, _, _ = two_parameter_terms(law, T, 0.0, beta)
+        return -da / daa
+
+    def profile(beta):
+        return two_parameter_terms(law, T, alpha_of(beta), beta)[0]
+
+    grid = np.linspace(-4.0 / (1.0 + lo), 1.0 / (1.0 + hi), 801)
+    vals = profile(grid)
+    k = int(np.nanargmin(vals))
+    k0, k1 = max(k - 1, 0), min(k + 1, len(grid) - 1)
+    res = optimize.minimize_scalar(lambda b: float(profile(b)), bounds=(grid[k0], grid[k1]),
+                                   method="bounded", options={"xatol": 1e-14})
+    b = float(res.x)
+    a = float(alpha_of(b))
+    for _ in range(20):  # Newton polish on the full gradient
+        _, ga, gb, haa, hab, hbb = two_parameter_terms(law, T, a, b)
+        H = np.array([[haa, hab], [hab, hbb]])
+        step = np.linalg.solve(H, [ga, gb])
+        a, b = a - step[0], b - step[1]
+        if np.max(np.abs(step)) < 1e-15:
+            break
+    return float(a), float(b)

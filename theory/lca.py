@@ -1,0 +1,192 @@
+"""Linearised cross-attention (LCA, SPEC §3) in the large-context limit, reduced symbolically.
+
+With tied weights ``W^S = w_S I``, ``W^V = w_V I``, ``W^K = W^Q = I`` and ``(1/n) X_c X_cᵀ → Λ``, the
+query column obeys
+
+    F^t_q = F^{t−1}_q + w_S x_q + w_V Λ F^{t−1}_q,      F^0_q = 0,
+
+so ``F^T_q = P_T(Λ) x_q`` for a polynomial ``P_T``.  Since ``Λ m = (1 + s) m``, the readout
+``ŷ = (1/n) Σ y_i x_iᵀ F^T_q → ζ mᵀ F^T_q = ζ √s P_T(λ) a`` with ``λ = 1 + s`` and ``a = m̂ᵀ x_q``
+(the complement of span{m} never reaches the readout).  ``P_T(λ)`` is the solution of the scalar
+recurrence ``p_t = (1 + w_V λ) p_{t−1} + w_S``, ``p_0 = 0``, which SymPy's ``rsolve`` gives for a
+symbolic depth ``T``; the risk then follows from ``theory.model.risk_of_coefficient``.
+
+Models: one-parameter ``w_S = −w_V = α``; two-parameter ``w_S = α, w_V = β``; no skip ``w_S = 0``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+import sympy as sp
+
+from .model import bayes_predictor, lam, risk_of_coefficient, s, zeta
+
+__all__ = [
+    "T",
+    "alpha",
+    "beta",
+    "ReducedLCA",
+    "query_factor",
+    "query_factor_at_depth",
+    "one_parameter",
+    "two_parameter",
+    "no_skip",
+    "depth_factorisation",
+    "LayerJet",
+    "layer_jet",
+    "alpha_star_expr",
+]
+
+T = sp.Symbol("T", integer=True, positive=True)  # depth
+alpha, beta = sp.symbols("alpha beta", real=True)
+_t = sp.Symbol("t", integer=True, nonnegative=True)
+
+
+def query_factor(w_skip: sp.Expr, w_value: sp.Expr) -> sp.Expr:
+    """``P_T(λ)`` for symbolic ``T``: solve ``p_{t+1} = (1 + w_V λ) p_t + w_S``, ``p_0 = 0``."""
+    p = sp.Function("p")
+    sol = sp.rsolve(p(_t + 1) - (1 + w_value * lam) * p(_t) - w_skip, p(_t), {p(0): 0})
+    if sol is None:
+        raise RuntimeError("rsolve could not solve the LCA recurrence")
+    return sp.simplify(sol.subs(_t, T))
+
+
+def query_factor_at_depth(w_skip: sp.Expr, w_value: sp.Expr, depth: int) -> sp.Expr:
+    """``P_depth(λ)`` by running the recurrence ``depth`` times (a polynomial, no division)."""
+    if depth < 1:
+        raise ValueError(f"the depth T must be ≥ 1, got {depth}")
+    p = sp.Integer(0)
+    for _ in range(depth):
+        p = sp.expand((1 + w_value * lam) * p + w_skip) if depth <= 4 else (1 + w_value * lam) * p + w_skip
+    return p
+
+
+@dataclass(frozen=True)
+class ReducedLCA:
+    """One reduced LCA model in the large-context limit, per prompt (given ``s`` and ``ζ``).
+
+    ``factor``: ``P_T(λ)``; ``coefficient``: ``ŷ = coefficient · a``; ``risk``: ``E[(y − ŷ)²]``;
+    ``excess``: ``risk − Bayes risk``; all as functions of ``s, ζ``, the parameters and ``T``.
+    """
+
+    name: str
+    params: tuple[sp.Symbol, ...]
+    factor: sp.Expr
+    coefficient: sp.Expr
+    risk: sp.Expr
+    excess: sp.Expr
+
+    @property
+    def excess_per_zeta2(self) -> sp.Expr:
+        """``excess / ζ²`` (ζ enters every risk as the factor ζ²)."""
+        out = sp.expand(self.excess / zeta**2, deep=False)  # ζ² divides every term
+        if self.factor.has(T):  # closed form: tidy; fixed depth: keep the nested polynomial
+            out = sp.simplify(out)
+        if out.has(zeta):
+            raise RuntimeError(f"{self.name}: excess is not ζ² times a function of s")
+        return out
+
+    def gradient(self) -> list[sp.Expr]:
+        """``∂ excess/ζ² / ∂ θ`` for each parameter θ."""
+        e = self.excess_per_zeta2
+        return [sp.diff(e, p) for p in self.params]
+
+
+def _build(name: str, params, w_skip, w_value, factor=None) -> ReducedLCA:
+    """Risk of ``ŷ = c·a`` for a symbol ``c`` (the Gaussian expectation is over the tokens only),
+    then ``c`` replaced by the model's coefficient.  At a fixed depth the factor stays a nested
+    (Horner) polynomial and is not expanded."""
+    closed = factor is None
+    factor = query_factor(w_skip, w_value) if closed else factor
+    coefficient = zeta * sp.sqrt(s) * factor
+    c = sp.Symbol("c", real=True)
+    risk = risk_of_coefficient(c).subs(c, coefficient)
+    excess = risk - bayes_predictor().risk
+    if closed:
+        risk, excess = sp.simplify(risk), sp.factor(sp.simplify(excess))
+    return ReducedLCA(name, tuple(params), factor, coefficient, risk, excess)
+
+
+@lru_cache(maxsize=None)
+def one_parameter() -> ReducedLCA:
+    """``W^S = −W^V = α I``."""
+    return _build("one-parameter", (alpha,), alpha, -alpha)
+
+
+@lru_cache(maxsize=None)
+def two_parameter() -> ReducedLCA:
+    """``W^S = α I``, ``W^V = β I`` (symbolic T; the closed form has a removable pole at β = 0)."""
+    return _build("two-parameter", (alpha, beta), alpha, beta)
+
+
+@lru_cache(maxsize=None)
+def no_skip() -> ReducedLCA:
+    """``W^S = 0``, ``W^V = β I``: with ``F^0 = 0`` the recurrence never leaves 0."""
+    return _build("no-skip", (beta,), sp.Integer(0), beta)
+
+
+@dataclass(frozen=True)
+class LayerJet:
+    """One LCA layer acting on the query factor and its parameter derivatives up to order 2.
+
+    ``state`` are symbols for ``(p, ∂_i p, ∂_i∂_j p)``; ``step`` their values after one layer
+    ``p ↦ (1 + w_V λ) p + w_S`` (differentiated by SymPy); ``loss`` the excess risk per ζ² and its
+    derivatives up to order 2 as functions of the state.  Iterating ``step`` T times from 0 gives
+    the exact derivatives of the depth-T model with no closed form and no pole at β = 0."""
+
+    params: tuple[sp.Symbol, ...]
+    orders: tuple[tuple[sp.Symbol, ...], ...]
+    state: tuple[sp.Symbol, ...]
+    step: tuple[sp.Expr, ...]
+    loss: tuple[sp.Expr, ...]
+
+
+def layer_jet(params: tuple[sp.Symbol, ...], w_skip: sp.Expr, w_value: sp.Expr) -> LayerJet:
+    P = sp.Function("P")(*params)
+    orders = [()] + [(p,) for p in params] + [
+        (params[i], params[j]) for i in range(len(params)) for j in range(i, len(params))]
+    names = ["p"] + ["p_" + "".join(str(v) for v in o) for o in orders[1:]]
+    state = sp.symbols(names, real=True)
+    table = {}
+    for o, sym in zip(orders, state):
+        table[sp.diff(P, *o) if o else P] = sym
+
+    def to_state(expr):
+        # replace the highest derivatives first, then P itself
+        for key in sorted(table, key=lambda k: -len(getattr(k, "variables", ()))):
+            expr = expr.subs(key, table[key])
+        return sp.simplify(expr)
+
+    step = (1 + w_value * lam) * P + w_skip
+    c = sp.Symbol("c", real=True)
+    per_zeta2 = sp.expand((risk_of_coefficient(c) - bayes_predictor().risk).subs(c, zeta * sp.sqrt(s) * P) / zeta**2)
+    return LayerJet(
+        params=tuple(params),
+        orders=tuple(orders),
+        state=tuple(state),
+        step=tuple(to_state(sp.diff(step, *o) if o else step) for o in orders),
+        loss=tuple(sp.factor(to_state(sp.diff(per_zeta2, *o) if o else per_zeta2)) for o in orders),
+    )
+
+
+def depth_factorisation(expr: sp.Expr, base: sp.Expr, power: sp.Expr) -> sp.Expr:
+    """Return ``A`` with ``expr = A · base**power`` and ``A`` free of ``base`` and of ``T``.
+
+    Used to evaluate depth-T integrands as ``A(s) · sign · exp(power · log|base|)`` in log scale
+    (``(1 − α(1+s))^{2T}`` under- and overflows float64 for large T; SPEC §5)."""
+    R = sp.Symbol("R")
+    amp = sp.simplify(sp.powsimp(expr.subs(sp.expand(base), R) / R**power, force=True))
+    amp = sp.simplify(sp.powsimp(amp, force=True))
+    if amp.has(R) or any(T in pw.exp.free_symbols for pw in amp.atoms(sp.Pow)):
+        raise RuntimeError(f"{expr} is not of the form A·({base})^({power}): left {amp}")
+    return amp
+
+
+def alpha_star_expr() -> tuple[sp.Expr, tuple[sp.Symbol, sp.Symbol]]:
+    """The depth-∞ limit of the one-parameter minimiser, derived as the minimax point: the
+    contraction factor ``|1 − α(1 + s)|`` is largest at an end of the support, and
+    ``max(|1 − α(1+s_lo)|, |1 − α(1+s_hi)|)`` is smallest where the two are equal and opposite."""
+    s_lo, s_hi = sp.symbols("s_lo s_hi", nonnegative=True)
+    (a,) = sp.solve(sp.Eq(1 - alpha * (1 + s_lo), -(1 - alpha * (1 + s_hi))), alpha)
+    return sp.simplify(a), (s_lo, s_hi)
