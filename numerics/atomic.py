@@ -33,7 +33,7 @@ def write_json(path: str | os.PathLike, obj: Any) -> Path:
 def _default(o):
     import numpy as np
 
-    if isinstance(o, (np.floating, np.integer)):
+    if isinstance(o, (np.floating, np.integer, np.bool_)):
         return o.item()
     if isinstance(o, np.ndarray):
         return o.tolist()

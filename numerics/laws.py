@@ -128,7 +128,7 @@ class ScalarLaw(ABC):
     def require_bounded(self, what: str = "this theorem") -> None:
         if not self.is_bounded:
             raise UnboundedSupportError(
-                f"{what} needs s = ‖m‖² bounded (s_hi < ∞), but the law {self.spec()} has "
+                f"{what}: s = ‖m‖² must be bounded (s_hi < ∞), but the law {self.spec()} has "
                 "unbounded support; use a bounded law such as uniform(a,b) or beta(p,q,a,b)"
             )
 

@@ -38,7 +38,9 @@ __all__ = [
     "excess_risk_scaled",
     "population_loss",
     "loss_gradient_one",
+    "loss_curvature_one",
     "two_parameter_terms",
+    "TwoParameterLoss",
     "minimise_two",
     "stable_interval",
 ]
@@ -193,6 +195,11 @@ def loss_gradient_one(law: TaskLaw, T: int, alpha: float) -> ScaledValue:
     return _one_parameter_sums(law, check_depth(T), _finite("alpha", alpha), 1)
 
 
+def loss_curvature_one(law: TaskLaw, T: int, alpha: float) -> ScaledValue:
+    """``d²L/dα²`` of the one-parameter population loss, in log scale."""
+    return _one_parameter_sums(law, check_depth(T), _finite("alpha", alpha), 2)
+
+
 def alpha_T(law: TaskLaw, T: int) -> float:
     """The unique minimiser of the one-parameter population loss at depth T.
 
@@ -258,29 +265,44 @@ def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
 # ---------------------------------------------------------------------------------------------
 
 
-def two_parameter_terms(law: TaskLaw, T: int, alpha, beta) -> np.ndarray:
-    """``E[ζ² ·]`` of (excess, ∂α, ∂β, ∂αα, ∂αβ, ∂ββ) of the two-parameter model at depth T:
-    T layers of the derived jet recurrence from ``F⁰ = 0``, exact at every β (no pole at 0).
+class TwoParameterLoss:
+    """The two-parameter population loss of one (law, T), ready for repeated evaluation.
 
-    ``alpha`` and ``beta`` may be arrays (broadcast together); the result then has shape
-    ``(6, *broadcast shape)``.  Outside the stable region the query factor grows like
-    ``|1 + β(1+s)|^T`` and may overflow: the result is then inf or nan, which callers report."""
-    T = check_depth(T)
-    _require_signal(law)
-    alpha, beta = np.broadcast_arrays(np.asarray(alpha, float), np.asarray(beta, float))
-    if not (np.all(np.isfinite(alpha)) and np.all(np.isfinite(beta))):
-        raise ValueError("alpha and beta must be finite")
-    step, loss = _two_parameter_jet()
-    rule = _rule(law, T)
-    shape = (rule.nodes.size,) + (1,) * alpha.ndim
-    s = rule.nodes.reshape(shape)
-    full = np.broadcast_shapes(shape, alpha.shape)
-    state = [np.zeros(full) for _ in range(6)]
-    with np.errstate(over="ignore", invalid="ignore"):
-        for _ in range(T):
-            state = [np.broadcast_to(v, full) for v in step(*state, alpha, beta, s)]
-        vals = loss(*state, s)
-        return np.stack([np.tensordot(rule.weights, np.broadcast_to(v, full), axes=1) for v in vals])
+    ``terms(α, β)`` is ``E[ζ² ·]`` of (excess, ∂α, ∂β, ∂αα, ∂αβ, ∂ββ): T layers of the derived jet
+    recurrence from ``F⁰ = 0``, exact at every β (no pole at 0).  ``α`` and ``β`` may be arrays
+    (broadcast together); the result then has shape ``(6, *shape)``.  Outside the stable region
+    the query factor grows like ``|1 + β(1+s)|^T`` and may overflow: the result is then inf or
+    nan, which the callers report as divergence."""
+
+    def __init__(self, law: TaskLaw, T: int):
+        self.T = check_depth(T)
+        _require_signal(law)
+        self.law = law
+        rule = _rule(law, self.T)
+        self.nodes, self.weights = rule.nodes, rule.weights
+        self._step, self._loss = _two_parameter_jet()
+
+    def terms(self, alpha, beta) -> np.ndarray:
+        if np.ndim(alpha) == 0 and np.ndim(beta) == 0:
+            alpha, beta = _finite("alpha", alpha), _finite("beta", beta)
+            s = self.nodes
+        else:
+            alpha, beta = np.broadcast_arrays(np.asarray(alpha, float), np.asarray(beta, float))
+            if not (np.all(np.isfinite(alpha)) and np.all(np.isfinite(beta))):
+                raise ValueError("alpha and beta must be finite")
+            s = self.nodes.reshape((self.nodes.size,) + (1,) * alpha.ndim)
+        zero = np.zeros(np.broadcast_shapes(s.shape, np.shape(alpha)))
+        state = (zero,) * 6
+        with np.errstate(over="ignore", invalid="ignore"):
+            for _ in range(self.T):
+                state = self._step(*state, alpha, beta, s)
+            vals = self._loss(*state, s)
+            return np.stack([np.tensordot(self.weights, v + zero, axes=1) for v in vals])
+
+
+def two_parameter_terms(law: TaskLaw, T: int, alpha, beta) -> np.ndarray:
+    """``TwoParameterLoss(law, T).terms(alpha, beta)`` (build the object once for many calls)."""
+    return TwoParameterLoss(law, T).terms(alpha, beta)
 
 
 def minimise_two(law: TaskLaw, T: int) -> tuple[float, float]:
@@ -295,12 +317,14 @@ def minimise_two(law: TaskLaw, T: int) -> tuple[float, float]:
     if T == 1:
         raise ValueError("at T = 1 the two-parameter loss does not depend on β: no unique minimiser")
 
+    loss = TwoParameterLoss(law, T)
+
     def alpha_of(beta):
-        _, da, _, daa, _, _ = two_parameter_terms(law, T, 0.0, beta)
+        _, da, _, daa, _, _ = loss.terms(0.0, beta)
         return -da / daa
 
     def profile(beta):
-        return two_parameter_terms(law, T, alpha_of(beta), beta)[0]
+        return loss.terms(alpha_of(beta), beta)[0]
 
     grid = np.linspace(-4.0 / (1.0 + lo), 1.0 / (1.0 + hi), 801)
     vals = profile(grid)
@@ -311,7 +335,7 @@ def minimise_two(law: TaskLaw, T: int) -> tuple[float, float]:
     b = float(res.x)
     a = float(alpha_of(b))
     for _ in range(20):  # Newton polish on the full gradient
-        _, ga, gb, haa, hab, hbb = two_parameter_terms(law, T, a, b)
+        _, ga, gb, haa, hab, hbb = loss.terms(a, b)
         H = np.array([[haa, hab], [hab, hbb]])
         step = np.linalg.solve(H, [ga, gb])
         a, b = a - step[0], b - step[1]

@@ -108,6 +108,10 @@ class Claim:
     def run(self, config: RunConfig) -> ClaimResult:
         t0 = time.perf_counter()
         hyps, checks, summary, figs = self.evaluate(config)
+        for c in checks:  # numpy booleans become plain ones
+            c.passed = None if c.passed is None else bool(c.passed)
+        for h in hyps:
+            h.met = bool(h.met)
         return ClaimResult(
             id=self.id,
             verdict=verdict_of(hyps, checks),

@@ -31,7 +31,7 @@ def render_report(results: list[ClaimResult], config: RunConfig) -> str:
             if c.tolerance:
                 lines.append(f"  - tolerance: {c.tolerance}")
             if c.numbers:
-                lines.append(f"  - numbers: `{json.dumps(c.numbers, default=_fmt)}`")
+                lines.append(f"  - numbers: `{json.dumps(c.numbers, default=_fmt, ensure_ascii=False)}`")
         for fig in r.figures:
             rel = os.path.relpath(fig, Path(config.out))
             lines += ["", f"![{Path(fig).stem}]({rel})"]
