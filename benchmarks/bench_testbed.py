@@ -1,0 +1,83 @@
+"""Training throughput of the testbed: model-steps per second, data generation included.
+
+One model-step = one Adam step of one model on a batch of ``--batch`` sequences, counting the
+generation of those sequences on the device.  Measured for a single model (E=1) and for batched
+ensembles (E models as one job), on the CPU and, when present, on CUDA.  The reference setting of
+issue 5 is 2 layers, width 64, batch 128, N=8 (17 tokens); the goal there is ≥ 20,000
+model-steps/s on an H200 for an ensemble.
+
+    python benchmarks/bench_testbed.py --device cpu --ensembles 1,8 --steps 30
+    python benchmarks/bench_testbed.py --device cuda --ensembles 1,64,256 --steps 200 --out results/bench_testbed.json
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+import torch
+import torch.nn.functional as F
+
+from numerics.atomic import write_json
+from numerics.testbed.config import DataConfig, MemberSpec, ModelConfig
+from numerics.testbed.data import Mixture
+from numerics.testbed.metrics import random_shift
+from numerics.testbed.model import EnsembleDecoder
+
+
+def model_steps_per_second(E: int, steps: int, device: str, width: int, batch: int, N: int,
+                           warmup: int = 5) -> dict:
+    data = DataConfig(K=8192, L=32, D=64, N=N, B=2, p_bursty=0.9, eps=0.1)
+    mix = Mixture([MemberSpec(data, s) for s in range(E)], device)
+    cfg = ModelConfig(layers=2, heads=1, width=width, mlp_ratio=2, pos="ape", ape_slots=2 * data.seq_len)
+    model = EnsembleDecoder(cfg, data.D, data.L, list(range(E)), device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    g = torch.Generator(device=device).manual_seed(0)
+
+    def step():
+        b = mix.train_batch(batch, g)
+        shift = random_shift(E, batch, data.seq_len, cfg.ape_slots, g, device)
+        logits = model(b.tokens, shift).logits
+        loss = F.cross_entropy(logits.flatten(0, 1), b.target.flatten(), reduction="none").view(E, -1).mean(-1).sum()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for _ in range(warmup):
+        step()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    if device == "cuda":
+        torch.cuda.synchronize()
+    dt = time.perf_counter() - t0
+    return {"device": device, "E": E, "steps": steps, "seconds": round(dt, 3), "width": width, "batch": batch,
+            "tokens": data.seq_len, "steps_per_s": round(steps / dt, 2), "model_steps_per_s": round(E * steps / dt, 1)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--ensembles", default="1,8")
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--width", type=int, default=64)
+    p.add_argument("--batch", type=int, default=128)
+    p.add_argument("--N", type=int, default=8)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--out", default=None)
+    a = p.parse_args()
+    torch.set_num_threads(a.threads)
+    if a.device == "cuda" and not torch.cuda.is_available():
+        raise SystemExit("no CUDA device here: run with --device cpu")
+    rows = []
+    for E in (int(e) for e in a.ensembles.split(",")):
+        r = model_steps_per_second(E, a.steps, a.device, a.width, a.batch, a.N)
+        rows.append(r)
+        print(f"{a.device} E={E:4d}: {r['steps_per_s']:9.1f} steps/s  {r['model_steps_per_s']:10.1f} model-steps/s")
+    if a.out:
+        write_json(a.out, {"threads": a.threads, "torch": torch.__version__, "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
