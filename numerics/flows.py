@@ -113,8 +113,12 @@ def gradient_flow_one(
         t, path = _trajectory(sol, t_eval)
         clock, t_end = "real", float(np.expm1(sol.t[-1]))
     else:  # dα/dσ = −L'(α)/e^{(2T−1)ℓ_max(α)}: the same orbit, another clock
-        sol = solve_ivp(lambda sigma, y: [-grad(y[0]).mantissa], (0.0, sigma_max or 1e3), [alpha0],
-                        method="LSODA", rtol=rtol, atol=atol)
+        def at_rest_rescaled(sigma, y):
+            return _newton_step_one(law, T, y[0]) - 0.5e-12
+
+        at_rest_rescaled.terminal = True
+        sol = solve_ivp(lambda sigma, y: [-grad(y[0]).mantissa], (0.0, sigma_max or 1e15), [alpha0],
+                        method="LSODA", rtol=rtol, atol=atol, events=at_rest_rescaled)
         t, path = sol.t, sol.y.T
         clock, t_end = "rescaled", float(sol.t[-1])
     end = float(sol.y[0, -1])

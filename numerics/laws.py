@@ -56,6 +56,12 @@ class UnboundedSupportError(LawError):
     """A law with unbounded support where a theorem needs ``s`` bounded."""
 
 
+def _num(x: float) -> str:
+    """The shortest text that reads back as the same float (``4`` for 4.0)."""
+    t = repr(float(x))
+    return t[:-2] if t.endswith(".0") else t
+
+
 def _finite(name: str, x: float) -> float:
     try:
         x = float(x)
@@ -116,6 +122,15 @@ class ScalarLaw(ABC):
     def spec(self) -> str:
         """The LAW-language text of this law."""
 
+    def signal_support(self) -> tuple[float, float] | None:
+        """``(inf, sup)`` of the support of the law restricted to ``S > 0`` (None if ``S = 0`` a.s.).
+
+        An atom at ``S = 0`` (a prompt with m = 0) carries no information and weighs nothing in
+        the LCA losses (their integrands carry a factor s), so the depth-T limits see this support,
+        not ``support()``.  A continuous law reaching 0 keeps 0 as its lower end."""
+        lo, hi = self.support()
+        return None if hi == 0 else (lo, hi)
+
     @property
     def is_bounded(self) -> bool:
         return math.isfinite(self.support()[1])
@@ -156,6 +171,9 @@ class Point(ScalarLaw):
     def support(self):
         return (self.c, self.c)
 
+    def signal_support(self):
+        return None if self.c == 0 else (self.c, self.c)
+
     def sample(self, n, rng):
         return np.full(n, self.c)
 
@@ -166,7 +184,7 @@ class Point(ScalarLaw):
         return f(mpmath.mpf(self.c))
 
     def spec(self):
-        return f"point({self.c:g})"
+        return f"point({_num(self.c)})"
 
 
 @lru_cache(maxsize=64)
@@ -270,8 +288,8 @@ class Beta(ScalarLaw):
 
     def spec(self):
         if self.p == 1 and self.q == 1:
-            return f"uniform({self.a:g},{self.b:g})"
-        return f"beta({self.p:g},{self.q:g},{self.a:g},{self.b:g})"
+            return f"uniform({_num(self.a)},{_num(self.b)})"
+        return f"beta({_num(self.p)},{_num(self.q)},{_num(self.a)},{_num(self.b)})"
 
 
 def Uniform(a: float, b: float) -> Beta:
@@ -303,6 +321,10 @@ class Discrete(ScalarLaw):
     def support(self):
         return (min(self.values), max(self.values))
 
+    def signal_support(self):
+        pos = [v for v in self.values if v > 0]
+        return (min(pos), max(pos)) if pos else None
+
     def sample(self, n, rng):
         idx = rng.choice(len(self.values), size=n, p=np.array(self.probs))
         return np.asarray(self.values)[idx]
@@ -315,8 +337,8 @@ class Discrete(ScalarLaw):
 
     def spec(self):
         if len(self.values) == 2:
-            return f"twopoint({self.values[0]:g},{self.values[1]:g},{self.probs[0]:g})"
-        return "discrete(" + ",".join(f"{v:g}:{p:g}" for v, p in zip(self.values, self.probs)) + ")"
+            return f"twopoint({_num(self.values[0])},{_num(self.values[1])},{_num(self.probs[0])})"
+        return "discrete(" + ",".join(f"{_num(v)}:{_num(p)}" for v, p in zip(self.values, self.probs)) + ")"
 
 
 def TwoPoint(a: float, b: float, p: float) -> ScalarLaw:
@@ -348,6 +370,11 @@ class Mixture(ScalarLaw):
         sups = [c.support() for c, p in zip(self.components, self.probs) if p > 0]
         return (min(s[0] for s in sups), max(s[1] for s in sups))
 
+    def signal_support(self):
+        sups = [c.signal_support() for c, p in zip(self.components, self.probs) if p > 0]
+        sups = [x for x in sups if x is not None]
+        return (min(x[0] for x in sups), max(x[1] for x in sups)) if sups else None
+
     def sample(self, n, rng):
         which = rng.choice(len(self.components), size=n, p=np.array(self.probs))
         out = np.empty(n)
@@ -364,7 +391,7 @@ class Mixture(ScalarLaw):
         return mpmath.fsum(mpmath.mpf(p) * c.expect_mp(f, depth) for c, p in zip(self.components, self.probs))
 
     def spec(self):
-        return "mix(" + ",".join(f"{p:g}*{c.spec()}" for c, p in zip(self.components, self.probs)) + ")"
+        return "mix(" + ",".join(f"{_num(p)}*{c.spec()}" for c, p in zip(self.components, self.probs)) + ")"
 
 
 @dataclass(frozen=True)
@@ -377,6 +404,13 @@ class SumLaw(ScalarLaw):
     def support(self):
         (a0, a1), (b0, b1) = self.first.support(), self.second.support()
         return (a0 + b0, a1 + b1)
+
+    def signal_support(self):
+        """S1 + S2 > 0 iff S1 > 0 or S2 > 0: the lower end is the smaller of the two cases."""
+        (a0, a1), (b0, b1) = self.first.support(), self.second.support()
+        sig1, sig2 = self.first.signal_support(), self.second.signal_support()
+        lows = ([sig1[0] + b0] if sig1 else []) + ([a0 + sig2[0]] if sig2 else [])
+        return (min(lows), a1 + b1) if lows else None
 
     def sample(self, n, rng):
         return self.first.sample(n, rng) + self.second.sample(n, rng)
@@ -419,7 +453,7 @@ class Exponential(ScalarLaw):
         return 1.0 / self.rate
 
     def spec(self):
-        return f"exponential({self.rate:g})"
+        return f"exponential({_num(self.rate)})"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -477,7 +511,7 @@ class ZetaLaw:
 
     def spec(self) -> str:
         if self.kind == "const":
-            return f"const({self.value:g})"
+            return f"const({_num(self.value)})"
         if self.kind == "samples":
             return f"samples({len(self.samples)})"
         return self.kind
@@ -540,6 +574,10 @@ class TaskLaw:
     def s_bounds(self) -> tuple[float, float]:
         """``(s_lo, s_hi) = (ess inf s, ess sup s)``."""
         return self.s_law().support()
+
+    def signal_bounds(self) -> tuple[float, float] | None:
+        """``(s_lo, s_hi)`` over prompts with ``m ≠ 0`` (see ``ScalarLaw.signal_support``)."""
+        return self.s_law().signal_support()
 
     def require_bounded(self, what: str = "this theorem") -> tuple[float, float]:
         law = self.s_law()

@@ -93,10 +93,12 @@ def _finite(name: str, x) -> float:
 
 
 def _require_signal(law: TaskLaw) -> tuple[float, float]:
-    lo, hi = law.require_bounded("the LCA theorems")
-    if hi == 0:
+    """``(s_lo, s_hi)`` over the prompts with m ≠ 0: an atom at s = 0 weighs nothing in the loss."""
+    law.require_bounded("the LCA theorems")
+    sig = law.signal_bounds()
+    if sig is None:
         raise LawError("s ≡ 0: the tokens carry no information about y (m = 0); give s a law with s > 0")
-    return lo, hi
+    return sig
 
 
 # ---------------------------------------------------------------------------------------------
@@ -165,7 +167,7 @@ def stable_interval(law: TaskLaw) -> tuple[float, float]:
 
 def _one_parameter_sums(law: TaskLaw, T: int, alpha: float, order: int) -> ScaledValue:
     """``E[ζ² ∂^order_α (excess/ζ²)]`` in log scale."""
-    lo, hi = law.s_bounds()
+    lo, hi = _require_signal(law)
     f = _one_parameter_fn()
     rule = _rule(law, T)
     base, *amps = f(alpha, rule.nodes, T)
@@ -178,7 +180,7 @@ def _one_parameter_sums(law: TaskLaw, T: int, alpha: float, order: int) -> Scale
     if not math.isfinite(lmax):  # r = 0 at both ends: a point law at α = 1/(1+s)
         lmax = 0.0
     sign = np.where((base < 0) & (n % 2 == 1), -1.0, 1.0)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # atoms at s = 0 have amplitude 0
         terms = np.where(amp == 0, 0.0, amp * sign * np.exp(n * (logabs - lmax)))
     return ScaledValue(float(np.dot(rule.weights, terms)), n * lmax)
 
@@ -204,7 +206,8 @@ def alpha_T(law: TaskLaw, T: int) -> float:
     """The unique minimiser of the one-parameter population loss at depth T.
 
     The loss is convex in α (its second derivative ``E[ζ² A2 r^{2T−2}]`` is ≥ 0) and its derivative
-    is ≤ 0 at ``1/(1+s_hi)`` and ≥ 0 at ``1/(1+s_lo)``, so Brent's method on that bracket finds it;
+    is ≤ 0 at ``1/(1+s_hi)`` and ≥ 0 at ``1/(1+s_lo)`` (s_lo, s_hi over prompts with m ≠ 0), so
+    Brent's method on that bracket finds it;
     the tolerance is relative (``xtol = 1e-16``, ``rtol = 4·eps``), never an absolute one on the
     gradient (SPEC §5)."""
     T = check_depth(T)
@@ -214,11 +217,9 @@ def alpha_T(law: TaskLaw, T: int) -> float:
         return a_lo
     D = lambda a: _one_parameter_sums(law, T, a, 1).mantissa  # noqa: E731
     d_lo, d_hi = D(a_lo), D(a_hi)
-    if d_lo > 0 or d_hi < 0:
-        raise RuntimeError(f"the derivative does not change sign on the bracket: {d_lo}, {d_hi}")
-    if d_lo == 0:
+    if d_lo >= 0:
         return a_lo
-    if d_hi == 0:
+    if d_hi <= 0:
         return a_hi
     return float(optimize.brentq(D, a_lo, a_hi, xtol=1e-16, rtol=4 * np.finfo(float).eps, maxiter=500))
 
@@ -253,7 +254,7 @@ def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
             return law.s_law().expect_mp(lambda s: f(a, s, T)[2] * f(a, s, T)[0] ** (2 * T - 1), depth=T)
 
         a0 = mp.mpf(alpha_T(law, T))
-        lo, hi = law.s_bounds()
+        lo, hi = _require_signal(law)
         if lo == hi:
             return a0
         root = mp.findroot(D, (a0 * (1 - mp.mpf(10) ** -8), a0 * (1 + mp.mpf(10) ** -8)), solver="anderson")
@@ -316,6 +317,10 @@ def minimise_two(law: TaskLaw, T: int) -> tuple[float, float]:
     lo, hi = _require_signal(law)
     if T == 1:
         raise ValueError("at T = 1 the two-parameter loss does not depend on β: no unique minimiser")
+    if lo == hi:
+        raise ValueError(
+            f"s = {lo:g} on every prompt with m ≠ 0: the two-parameter loss is 0 on a whole curve "
+            "α(1+s)·Σ_k (1+β(1+s))^k = 1, so it has no unique minimiser; use a law with spread in s")
 
     loss = TwoParameterLoss(law, T)
 

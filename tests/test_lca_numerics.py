@@ -1,0 +1,147 @@
+"""Expectations, minimisers and gradient flows of the reduced LCA over task laws."""
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import integrate, stats
+
+from numerics import flows, lca
+from numerics.law_language import parse_law
+from numerics.laws import Beta
+
+UNIFORM = parse_law("s=uniform(0.5,4)")
+LAWS = [UNIFORM, parse_law("s=twopoint(1,3,0.3)"), parse_law("s=beta(0.5,2,0.2,3)"),
+        parse_law("sv=uniform(0,2); sr=point(1); d1=3; d2=2")]
+
+
+@pytest.mark.parametrize("T", [1, 10, 1000])
+def test_rule_matches_adaptive_quadrature(T):
+    """The graded Gauss–Jacobi rule against scipy's adaptive quad on a Beta law with singular
+    ends, for the depth-T integrand e^{−4T(b − s)}; tolerance 1e-9 relative (quad's own limit on
+    the singular density, which the Jacobi rule integrates exactly)."""
+    law = Beta(0.5, 0.7, 1.0, 2.0)
+    f = lambda s: np.exp(-4 * T * (2.0 - s))  # noqa: E731
+    ours = law.rule(T).expect(f)
+    dens = stats.beta(0.5, 0.7, loc=1.0, scale=1.0).pdf
+    ref = integrate.quad(lambda s: f(s) * dens(s), 1.0, 2.0, points=[2 - 1 / T, 2 - 0.1 / T], limit=500,
+                         epsabs=0, epsrel=1e-12)[0]
+    assert ours == pytest.approx(ref, rel=1e-9)
+
+
+@pytest.mark.parametrize("law", LAWS, ids=lambda l: l.spec())
+@pytest.mark.parametrize("T", [1, 3, 30, 3000])
+def test_flow_limit_is_the_root(law, T):
+    """The one-parameter flow from 0 ends within 5e-12 of Brent's root (rest: Newton step < 1e-12)."""
+    r = flows.gradient_flow_one(law, T, 0.0)
+    assert r.converged
+    assert r.alpha == pytest.approx(lca.alpha_T(law, T), abs=5e-12)
+
+
+@given(u=st.floats(0.01, 0.99), T=st.sampled_from([1, 2, 7, 50]))
+def test_flow_converges_from_any_start_in_the_stable_region(u, T):
+    """From any α₀ in (0, 2/(1+s_hi)) the one-parameter flow converges to α_T."""
+    lo, hi = lca.stable_interval(UNIFORM)
+    r = flows.gradient_flow_one(UNIFORM, T, lo + u * (hi - lo))
+    assert r.converged and r.alpha == pytest.approx(lca.alpha_T(UNIFORM, T), abs=5e-12)
+
+
+@pytest.mark.parametrize("T", [10, 300])
+def test_alpha_T_agrees_with_mpmath(T):
+    """30-digit mpmath (tanh-sinh, findroot) vs float64 log-scaled rule + Brent: 1e-12."""
+    assert float(lca.alpha_T_mp(UNIFORM, T)) == pytest.approx(lca.alpha_T(UNIFORM, T), abs=1e-12)
+
+
+def test_alpha_T_on_a_two_point_law_is_exact_in_mpmath():
+    law = parse_law("s=twopoint(1,3,0.3)")
+    with mp.workdps(40):
+        # d/dα of 0.3·(1/2)(2α−1)^{2T} + 0.7·(3/4)(4α−1)^{2T} = 0, solved in 40 digits
+        T = 6
+        g = lambda a: 0.3 * mp.mpf(1) / 2 * 2 * (2 * a - 1) ** (2 * T - 1) + 0.7 * mp.mpf(3) / 4 * 4 * (4 * a - 1) ** (2 * T - 1)  # noqa: E731
+        ref = mp.findroot(g, 0.33)
+    assert lca.alpha_T(law, T) == pytest.approx(float(ref), abs=1e-14)
+
+
+@pytest.mark.parametrize("law", LAWS, ids=lambda l: l.spec())
+def test_alpha_T_lies_in_the_bracket_and_tends_to_alpha_star(law):
+    lo, hi = law.s_bounds()
+    dist = []
+    for T in (1, 10, 100, 1000, 10_000):
+        a = lca.alpha_T(law, T)
+        assert 1 / (1 + hi) <= a <= 1 / (1 + lo)
+        dist.append(abs(a - lca.alpha_star(law)))
+    assert all(np.diff(dist[1:]) < 0) and dist[-1] < 1e-3
+
+
+def test_point_law_alpha_is_inverse_eigenvalue_and_excess_zero():
+    law = parse_law("s=point(2)")
+    for T in (1, 5, 100):
+        assert lca.alpha_T(law, T) == pytest.approx(1 / 3, abs=1e-16)
+        assert lca.excess_risk(law, T, 1 / 3) == pytest.approx(0.0, abs=1e-30)
+
+
+def test_two_parameter_on_the_line_beta_minus_alpha_is_the_one_parameter_model():
+    for T in (1, 4, 20):
+        for a in (0.1, 0.3, 0.45):
+            assert lca.excess_risk(UNIFORM, T, a, -a) == pytest.approx(lca.excess_risk(UNIFORM, T, a), rel=1e-10, abs=1e-16)
+
+
+def test_two_parameter_gradient_matches_finite_differences():
+    """Jet derivatives vs central differences (h = 1e-6: truncation O(h²) ~ 1e-12, rounding
+    ~1e-16/h = 1e-10 relative to the loss: tolerance 1e-6 relative)."""
+    T, a, b, h = 6, 0.25, -0.2, 1e-6
+    t = lca.two_parameter_terms(UNIFORM, T, a, b)
+    e = lambda a, b: lca.two_parameter_terms(UNIFORM, T, a, b)[0]  # noqa: E731
+    assert t[1] == pytest.approx((e(a + h, b) - e(a - h, b)) / (2 * h), rel=1e-6)
+    assert t[2] == pytest.approx((e(a, b + h) - e(a, b - h)) / (2 * h), rel=1e-6)
+    g = lambda a, b: lca.two_parameter_terms(UNIFORM, T, a, b)[2]  # noqa: E731
+    assert t[4] == pytest.approx((g(a + h, b) - g(a - h, b)) / (2 * h), rel=1e-6)
+
+
+@pytest.mark.parametrize("T", [2, 3, 8])
+def test_two_parameter_flow_reaches_the_minimiser(T):
+    mini = lca.minimise_two(UNIFORM, T)
+    r = flows.gradient_flow_two(UNIFORM, T, 0.0, 0.0)
+    assert r.converged
+    assert r.alpha == pytest.approx(mini[0], abs=5e-12) and r.beta == pytest.approx(mini[1], abs=5e-12)
+
+
+def test_two_parameter_flow_reports_divergence():
+    """From (0, −1) at T = 5 the flow runs off along α ≈ 0, β → −∞ (seen in the basin map)."""
+    r = flows.gradient_flow_two(UNIFORM, 5, 0.0, -1.0)
+    assert not r.converged and r.reason.startswith("diverged")
+
+
+def test_excess_risk_in_log_scale_beyond_float64():
+    v = lca.excess_risk_scaled(UNIFORM, 100_000, lca.alpha_T(UNIFORM, 100_000))
+    assert v.value is None and -60_000 < v.log10 < -50_000
+    with pytest.raises(OverflowError, match="excess_risk_scaled"):
+        lca.excess_risk(UNIFORM, 100_000, 0.3)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, "x", True])
+def test_bad_depth_is_refused(bad):
+    with pytest.raises(ValueError, match="depth"):
+        lca.alpha_T(UNIFORM, bad)
+
+
+def test_bad_parameters_are_refused():
+    with pytest.raises(ValueError, match="finite"):
+        lca.excess_risk(UNIFORM, 3, math.nan)
+    with pytest.raises(ValueError, match="finite"):
+        flows.gradient_flow_two(UNIFORM, 3, math.inf, 0.0)
+    with pytest.raises(ValueError, match="T = 1"):
+        lca.minimise_two(UNIFORM, 1)
+
+
+def test_unbounded_or_signal_free_laws_are_refused():
+    from numerics.laws import LawError, UnboundedSupportError
+
+    with pytest.raises(UnboundedSupportError, match="bounded"):
+        lca.alpha_T(parse_law("s=exponential(1)"), 3)
+    with pytest.raises(LawError, match="no information"):
+        lca.alpha_T(parse_law("s=point(0)"), 3)

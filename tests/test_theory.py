@@ -1,0 +1,132 @@
+"""The symbolic derivations against direct d×d matrix computations (no sampling)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given
+from hypothesis import strategies as st
+
+from numerics import lca
+from numerics.laws import Point, TaskLaw
+from numerics.lca_matrix import matrix_excess, query_matrix
+from theory import lca as th
+from theory.compile import compiled, source_of
+from theory.model import bayes_predictor, s, zeta
+
+# float64 rounding of ≤ 12 products of d×d matrices and of the O(ζ²) cancellation risk − Bayes
+# in the matrix computation: relative 1e-9 plus absolute 1e-14·ζ²(1+s)².
+REL, ABS = 1e-9, 1e-14
+
+
+def random_task(rng, d):
+    m = rng.standard_normal(d)
+    return m * math.sqrt(rng.uniform(0.05, 4.0)) / np.linalg.norm(m)
+
+
+def test_bayes_predictor_is_zeta_lambda_inverse_m():
+    """The derived Bayes weight k (w = k m) and risk equal ζΛ⁻¹m and ζ²(1 − mᵀΛ⁻¹m) for random m."""
+    bp = bayes_predictor()
+    rng = np.random.default_rng(1)
+    for d in (1, 2, 5):
+        m, z = random_task(rng, d), float(rng.standard_normal())
+        lam = np.eye(d) + np.outer(m, m)
+        w = z * np.linalg.solve(lam, m)
+        k = float(bp.weight_along_m.subs({s: m @ m, zeta: z}))
+        np.testing.assert_allclose(k * m, w, rtol=1e-12)
+        risk = float(bp.risk.subs({s: m @ m, zeta: z}))
+        assert risk == pytest.approx(z**2 * (1 - m @ np.linalg.solve(lam, m)), rel=1e-12)
+
+
+@given(seed=st.integers(0, 2**32 - 1), d1=st.integers(1, 4), d2=st.integers(1, 4), T=st.integers(1, 12))
+def test_one_parameter_closed_form_matches_matrices(seed, d1, d2, T):
+    """For random α, s, T, d1, d2, the SymPy excess risk equals the d×d matrix recurrence's."""
+    rng = np.random.default_rng(seed)
+    d = d1 + d2
+    m, z = random_task(rng, d), float(rng.standard_normal())
+    sv = float(m @ m)
+    a = float(rng.uniform(0.0, 2.0 / (1 + sv)))
+    direct = matrix_excess(m, z, a * np.eye(d), -a * np.eye(d), T)
+    closed = z**2 * lca.excess_risk(TaskLaw(s=Point(sv), d1=d1, d2=d2), T, a)
+    assert abs(closed - direct) <= REL * abs(direct) + ABS * z**2 * (1 + sv) ** 2
+
+
+@given(seed=st.integers(0, 2**32 - 1), d=st.integers(2, 6), T=st.integers(1, 12))
+def test_two_parameter_jets_match_matrices(seed, d, T):
+    """The two-parameter excess from the derived layer jets equals the matrix recurrence's."""
+    rng = np.random.default_rng(seed)
+    m, z = random_task(rng, d), float(rng.standard_normal())
+    sv = float(m @ m)
+    a, b = float(rng.uniform(-0.5, 1.5)), float(rng.uniform(-2.0 / (1 + sv), 0.3))
+    direct = matrix_excess(m, z, a * np.eye(d), b * np.eye(d), T)
+    closed = z**2 * lca.excess_risk(TaskLaw(s=Point(sv), d1=1, d2=d - 1), T, a, b)
+    assert abs(closed - direct) <= REL * abs(direct) + ABS * z**2 * (1 + sv) ** 2 * max(1.0, abs(direct))
+
+
+def test_symbolic_T_closed_form_equals_T_fold_recurrence():
+    """rsolve's P_T for symbolic T, at T = 1..6, equals the recurrence run T times."""
+    for w_skip, w_value in ((th.alpha, -th.alpha), (th.alpha, th.beta)):
+        closed = th.query_factor(w_skip, w_value)
+        for T in range(1, 7):
+            assert sp.simplify(closed.subs(th.T, T) - th.query_factor_at_depth(w_skip, w_value, T)) == 0
+
+
+def test_query_factor_is_the_eigenvalue_of_the_query_matrix():
+    """P_T(λ) is the eigenvalue of the matrix P_T on span{m} (what the readout sees)."""
+    rng = np.random.default_rng(3)
+    m = random_task(rng, 4)
+    a, b, T = 0.2, -0.3, 7
+    P = query_matrix(m, a * np.eye(4), b * np.eye(4), T)
+    factor = float(th.query_factor(th.alpha, th.beta).subs({th.alpha: a, th.beta: b, th.T: T, s: m @ m}))
+    np.testing.assert_allclose(P @ m, factor * m, rtol=1e-12)
+
+
+def test_one_parameter_excess_is_A_times_r_power_2T():
+    """depth_factorisation returns an amplitude free of T that reproduces the expression."""
+    e = th.one_parameter().excess_per_zeta2
+    base = th.alpha * (1 + s) - 1
+    amp = th.depth_factorisation(e, base, 2 * th.T)
+    assert not amp.has(th.T)
+    for vals in ({th.alpha: 0.3, s: 1.7, th.T: 4}, {th.alpha: 0.1, s: 0.2, th.T: 9}):
+        assert float((amp * base ** (2 * th.T)).subs(vals)) == pytest.approx(float(e.subs(vals)), rel=1e-13)
+
+
+def test_no_skip_model_predicts_zero():
+    """W^S = 0 with F⁰ = 0: the query factor is 0 at every depth, the excess is E[ζ² s/(1+s)]."""
+    ns = th.no_skip()
+    assert sp.simplify(ns.factor) == 0
+    assert sp.simplify(ns.excess_per_zeta2 - s / (1 + s)) == 0
+
+
+def test_alpha_star_is_the_minimax_point():
+    expr, (lo, hi) = th.alpha_star_expr()
+    assert sp.simplify(expr - 2 / (2 + lo + hi)) == 0
+
+
+def test_compiled_functions_are_cached_as_source(tmp_path, monkeypatch):
+    """A second process-level load reads the source text and does not call the builder."""
+    import theory.compile as tc
+
+    monkeypatch.setenv("MMICL_CACHE", str(tmp_path))
+    calls = []
+
+    def build():
+        calls.append(1)
+        x = sp.Symbol("x")
+        return [x**2 + 1, sp.sin(x)], [x]
+
+    f = compiled("test_fn", build)
+    assert f(2.0) == (5.0, math.sin(2.0))
+    files = list(tmp_path.glob("test_fn__numpy__*.py"))
+    assert len(files) == 1 and "def f(x)" in files[0].read_text()
+    tc._LOADED.clear()
+    g = compiled("test_fn", build)
+    assert g(3.0)[0] == 10.0 and len(calls) == 1
+    tc._LOADED.clear()
+
+
+def test_mpmath_source_uses_mpmath():
+    x = sp.Symbol("x")
+    assert "mpmath.sin" in source_of("f", [sp.sin(x)], [x], "mpmath")
