@@ -130,3 +130,25 @@ def test_compiled_functions_are_cached_as_source(tmp_path, monkeypatch):
 def test_mpmath_source_uses_mpmath():
     x = sp.Symbol("x")
     assert "mpmath.sin" in source_of("f", [sp.sin(x)], [x], "mpmath")
+
+
+def test_readouts_by_matrices():
+    """SPEC §3 [convention] readout: keys raw / query evolved equals keys evolved / query raw in the
+    large-context limit; evolving both squares the factor (a different model, not the same limit).
+    Checked against d×d matrices: F^T_i = P x_i for every column."""
+    rng = np.random.default_rng(7)
+    d, a, T = 4, 0.25, 6
+    m = random_task(rng, d)
+    P = query_matrix(m, a * np.eye(d), -a * np.eye(d), T)
+    # (1/n) Σ y_i k_iᵀ q → E[y kᵀ] q with y = ζu: E[y x] = ζ m, E[y P x] = ζ P m
+    raw_keys = m @ P            # ζ mᵀ P x_q  (ζ dropped on both sides)
+    evolved_keys = (P @ m)      # ζ (P m)ᵀ x_q
+    both = (P @ m) @ P          # ζ (P m)ᵀ P x_q
+    factor = th.query_factor(th.alpha, -th.alpha)
+    vals = {th.alpha: a, th.T: T, s: m @ m}
+    for kind, vec in (("raw-keys", raw_keys), ("evolved-keys", evolved_keys), ("evolved-keys-and-query", both)):
+        k = float(th.readout_factor(kind, factor).subs(vals))
+        np.testing.assert_allclose(vec, k * m, rtol=1e-12, err_msg=kind)
+    assert not np.allclose(raw_keys, both)
+    with pytest.raises(ValueError, match="unknown readout"):
+        th.readout_factor("softmax", factor)

@@ -36,6 +36,8 @@ __all__ = [
     "LayerJet",
     "layer_jet",
     "alpha_star_expr",
+    "READOUTS",
+    "readout_factor",
 ]
 
 T = sp.Symbol("T", integer=True, positive=True)  # depth
@@ -168,6 +170,26 @@ def layer_jet(params: tuple[sp.Symbol, ...], w_skip: sp.Expr, w_value: sp.Expr) 
         step=tuple(to_state(sp.diff(step, *o) if o else step) for o in orders),
         loss=tuple(sp.factor(to_state(sp.diff(per_zeta2, *o) if o else per_zeta2)) for o in orders),
     )
+
+
+READOUTS = ("raw-keys", "evolved-keys", "evolved-keys-and-query")
+
+
+def readout_factor(kind: str, factor: sp.Expr) -> sp.Expr:
+    """The readout's multiplier of ``ζ √s a`` in the large-context limit, for three readouts.
+
+    Every column of F evolves by the same recurrence, so ``F^T_i = P_T(Λ) x_i`` for context columns
+    too, and ``P_T(Λ)`` is symmetric:
+
+    - ``raw-keys`` (the convention): ``(1/n) Σ y_i x_iᵀ F^T_q → ζ mᵀ P x_q``: factor ``P_T(λ)``;
+    - ``evolved-keys``: keys ``F^T_i``, raw query ``x_q``: ``ζ mᵀ P x_q``, the same;
+    - ``evolved-keys-and-query``: ``(1/n) Σ y_i F^T_iᵀ F^T_q → ζ mᵀ P² x_q``: factor ``P_T(λ)²``,
+      a different model (its Bayes-optimal depth limit needs ``P_T(λ) → λ^{−1/2}``)."""
+    if kind in ("raw-keys", "evolved-keys"):
+        return factor
+    if kind == "evolved-keys-and-query":
+        return factor**2
+    raise ValueError(f"unknown readout {kind!r}; one of {READOUTS}")
 
 
 def depth_factorisation(expr: sp.Expr, base: sp.Expr, power: sp.Expr) -> sp.Expr:

@@ -20,7 +20,8 @@ from proofs.registry import Check, Claim, Hypothesis, RunConfig, register
 
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=twopoint(1,3,0.3)"]
 FULL_LAWS = QUICK_LAWS + ["s=beta(0.5,2,0.2,3)", "sv=uniform(0,2); sr=point(1); d1=3; d2=2",
-                          "s=mix(0.5*uniform(0.5,1),0.5*uniform(3,4)); zeta=rademacher"]
+                          "s=mix(0.5*uniform(0.5,1),0.5*uniform(3,4)); zeta=rademacher",
+                          "s=mix(0.3*point(0),0.7*uniform(1,3))"]
 
 # The flows stop where the Newton step to the minimum is < 1e-12 and the root finder's xtol is
 # 1e-16: flow and root agree to 1e-12 + rounding; 5e-12 leaves room for the rounding of L'.
@@ -35,9 +36,11 @@ def _laws(config: RunConfig) -> list[str]:
 
 def _hypotheses(law: TaskLaw) -> list[Hypothesis]:
     lo, hi = law.s_bounds()
+    sig = law.signal_bounds()
     return [
         Hypothesis("s = ‖m‖² is bounded (s_hi < ∞)", math.isfinite(hi), f"s ∈ [{lo:g}, {hi:g}] for {law.spec()}"),
-        Hypothesis("s is not a.s. 0 (the tokens carry signal)", hi > 0, f"s_hi = {hi:g}"),
+        Hypothesis("s is not a.s. 0 (the tokens carry signal)", sig is not None,
+                   f"over prompts with m ≠ 0, s ∈ [{sig[0]:g}, {sig[1]:g}]" if sig else "s ≡ 0"),
         Hypothesis("ζ is independent of m with E[ζ²] > 0", True, f"ζ ~ {law.zeta.spec()}"),
     ]
 
@@ -107,7 +110,7 @@ def evaluate_thm62(config: RunConfig):
             hyps += h
             if not all(x.met for x in h):
                 continue
-            lo, hi = law.s_bounds()
+            lo, hi = law.signal_bounds()
             sw = _sweep_one(law, Ts, progress)
             a_star = sw["alpha_star"]
             rows = sw["rows"]
@@ -154,6 +157,16 @@ def evaluate_thm62(config: RunConfig):
                     {"alpha_T_deepest": float(alphas[-1]), "squared_norm_reading": a_star,
                      "norm_reading": norm_reading},
                     "the squared-norm reading is 1000× closer at the deepest T"))
+            naive_lo = law.s_bounds()[0]
+            if naive_lo != lo:  # an atom at s = 0
+                naive = 2 / (2 + naive_lo + hi)
+                checks.append(Check(
+                    f"[{text}] an atom at s = 0 is invisible: the limit uses s_lo over prompts with m ≠ 0",
+                    "root-finding", bool(dist[-1] < 1e-3 * abs(alphas[-1] - naive)),
+                    {"alpha_T_deepest": float(alphas[-1]), "with_s_lo_over_m_nonzero": a_star,
+                     "with_ess_inf_s": naive},
+                    "the m ≠ 0 reading is 1000× closer at the deepest T",
+                    "SPEC's ess inf s would give the wrong limit: prompts with m = 0 add a constant to the loss"))
             if config.law is None and text == QUICK_LAWS[0]:
                 mp_T = 1000
                 a_mp = lca.alpha_T_mp(law, mp_T, dps=30)
