@@ -220,12 +220,13 @@ def _basin(law: TaskLaw, T: int, n: int, progress: Progress | None, minimiser) -
 
 
 def _describe_basin(basin: dict) -> str:
-    """Per row β₀: the α₀ interval(s) that converge to (α_T, β_T)."""
+    """Per row β₀: which α₀ do not converge to (α_T, β_T), and how they end."""
     out = []
     for b0 in basin["betas"]:
-        ok = [a for a, b, st in basin["starts"] if b == b0 and st == "rest"]
-        out.append(f"β₀={b0:.2f}: " + (f"α₀ ∈ [{min(ok):.2f}, {max(ok):.2f}] ({len(ok)} of {len(basin['alphas'])})"
-                                       if ok else "none"))
+        row = [(a, st) for a, b, st in basin["starts"] if b == b0]
+        bad = [f"{a:.2f} ({st})" for a, st in row if st != "rest"]
+        out.append(f"β₀={b0:.2f}: " + ("all α₀ converge" if not bad else
+                                        f"{len(row) - len(bad)} of {len(row)} converge; not α₀ = " + ", ".join(bad)))
     return "; ".join(out)
 
 
