@@ -101,24 +101,20 @@ def _parse_dist(text: str) -> ScalarLaw:
     if name == "exponential":
         return Exponential(*_numbers(args, 1, name))
     if name == "discrete":
-        vals, probs = [], []
-        for a in args:
-            if ":" not in a:
-                raise ValueError(f"discrete atoms are VALUE:PROB, got {a!r}")
-            v, p = a.split(":", 1)
-            vals.append(float(v))
-            probs.append(float(p))
-        return Discrete(tuple(vals), tuple(probs))
+        pairs = _pairs(args, ":", "discrete atoms are VALUE:PROB")
+        return Discrete(tuple(float(v) for v, _ in pairs), tuple(float(p) for _, p in pairs))
     if name == "mix":
-        comps, weights = [], []
-        for a in args:
-            if "*" not in a:
-                raise ValueError(f"mixture parts are WEIGHT*DIST, got {a!r}")
-            w, d = a.split("*", 1)
-            weights.append(float(w))
-            comps.append(_parse_dist(d))
-        return Mixture(tuple(comps), tuple(weights))
+        pairs = _pairs(args, "*", "mixture parts are WEIGHT*DIST")
+        return Mixture(tuple(_parse_dist(d) for _, d in pairs), tuple(float(w) for w, _ in pairs))
     raise ValueError(f"unknown law {name!r}")
+
+
+def _pairs(args: list[str], sep: str, form: str) -> list[tuple[str, str]]:
+    """Split each argument once at ``sep`` (``1:0.5`` or ``0.3*point(1)``)."""
+    for a in args:
+        if sep not in a:
+            raise ValueError(f"{form}, got {a!r}")
+    return [tuple(a.split(sep, 1)) for a in args]
 
 
 def parse_zeta(text: str) -> ZetaLaw:
