@@ -250,14 +250,18 @@ def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
     _require_signal(law)
     f = _one_parameter_fn("mpmath")
     with mp.workdps(dps):
+        lo, hi = (mp.mpf(x) for x in _require_signal(law))
+
         def D(a):
-            return law.s_law().expect_mp(lambda s: f(a, s, T)[2] * f(a, s, T)[0] ** (2 * T - 1), depth=T)
+            """dL/dα divided by max|r|^{2T−1} over the support (positive): values of order 1/T,
+            so the root finder's tolerance on |D| means something (unscaled values ~10^(−T))."""
+            scale = max(abs(f(a, lo, T)[0]), abs(f(a, hi, T)[0])) ** (2 * T - 1)
+            return law.s_law().expect_mp(lambda s: f(a, s, T)[2] * f(a, s, T)[0] ** (2 * T - 1), depth=T) / scale
 
         a0 = mp.mpf(alpha_T(law, T))
-        lo, hi = _require_signal(law)
         if lo == hi:
             return a0
-        root = mp.findroot(D, (a0 * (1 - mp.mpf(10) ** -8), a0 * (1 + mp.mpf(10) ** -8)), solver="anderson")
+        root = mp.findroot(D, (a0 * (1 - mp.mpf(10) ** -9), a0 * (1 + mp.mpf(10) ** -9)), solver="secant")
         return +root
 
 
