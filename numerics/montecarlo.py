@@ -30,7 +30,7 @@ from .sampling import sample_moments
 from .training import estimate_risk, train
 
 __all__ = ["StationaryPoint", "stationary_point", "TrainedCheck", "trained_reduced", "noskip_study",
-           "depth_study", "finite_n_study", "gd_versus_flow", "z_score"]
+           "depth_study", "finite_n_study", "gd_versus_flow", "full_matrix_study", "z_score"]
 
 
 @dataclass
@@ -292,33 +292,44 @@ def gd_versus_flow(law: TaskLaw, T: int, *, alpha0: float, lr: float, steps: int
 
 
 def full_matrix_study(law: TaskLaw, T: int, *, n: int | None = None, steps: int = 2000, lr: float = 0.003,
-                      init_scale: float = 0.1, identity_init: bool = False, seed: int = 0, device="cpu") -> dict:
+                      init_scale: float = 0.1, identity_init: bool = False, seed: int = 0, device="cpu",
+                      batch: int = 1024, risk_samples: int = 100_000, record_every: int | None = None) -> dict:
     """Train the tied general LCA (W^S, W^V, W^K, W^Q, W^R all trainable) from a small random start.
 
     The prediction is invariant under ``F → A F`` (W^S → A W^S, W^V → A W^V, W^R → W^R A⁻¹,
     (W^K)ᵀW^Q → (W^K)ᵀW^Q A⁻¹) and under ``W^S → c W^S, W^R → W^R / c`` together with ``W^V → c' W^V,
     (W^K)ᵀW^Q → (W^K)ᵀW^Q / c'``; so compare the invariants ``RS = W^R W^S`` (tied: αI) and
-    ``GV = (W^K)ᵀ W^Q W^V`` (tied: βI = −αI) and report their distance from multiples of I."""
+    ``GV = (W^K)ᵀ W^Q W^V`` (tied: βI = −αI) and report their distance from multiples of I, at the end
+    and (``"invariants"``) at every recorded step of training."""
     from .lca import alpha_T, excess_risk
     from .models import LCA
 
     g = torch.Generator().manual_seed(seed)
     model = LCA(law.d, T, tied=True, init_scale=init_scale, identity_init=identity_init, generator=g)
-    res = train(model, law, n=n, steps=steps, batch=1024, lr=lr, schedule="cosine", seed=seed, device=device)
-    with torch.no_grad():
-        rs = (model.w_r @ model.w_s).cpu()
-        gv = (model.w_k.T @ model.w_q @ model.w_v).cpu()
     eye = torch.eye(law.d)
+
+    def invariants():
+        with torch.no_grad():
+            return (model.w_r @ model.w_s).cpu().float(), (model.w_k.T @ model.w_q @ model.w_v).cpu().float()
 
     def split(mat):
         c = float(torch.diagonal(mat).mean())
         return c, float((mat - c * eye).norm() / eye.norm())
 
+    path: list[dict] = []
+
+    def on_record(step, _summary):
+        (a, oa), (b, ob) = (split(m) for m in invariants())
+        path.append({"step": step, "RS_scalar": a, "RS_rel_non_scalar": oa, "GV_scalar": b, "GV_rel_non_scalar": ob})
+
+    res = train(model, law, n=n, steps=steps, batch=batch, lr=lr, schedule="cosine", seed=seed, device=device,
+                record_every=record_every, on_record=on_record)
+    rs, gv = invariants()
     (a_rs, off_rs), (b_gv, off_gv) = split(rs), split(gv)
-    est = estimate_risk(model, law, n=n, samples=100_000, seed=seed + 1, device=device)
+    est = estimate_risk(model, law, n=n, samples=risk_samples, seed=seed + 1, device=device)
     a_T = alpha_T(law, T)
     return {"T": T, "n": n, "identity_init": identity_init, "init_scale": init_scale, "steps": res.steps_done,
             "diverged": res.diverged, "RS": rs.tolist(), "GV": gv.tolist(), "RS_scalar": a_rs,
             "RS_rel_non_scalar": off_rs, "GV_scalar": b_gv, "GV_rel_non_scalar": off_gv, "alpha_T": a_T,
             "excess": est.excess, "excess_se": est.excess_se, "theory_excess_lca1": excess_risk(law, T, a_T),
-            "history": res.history}
+            "history": res.history, "invariants": path}
