@@ -42,6 +42,7 @@ __all__ = [
     "two_parameter_terms",
     "TwoParameterLoss",
     "minimise_two",
+    "minimise_two_residual",
     "stable_interval",
 ]
 
@@ -122,18 +123,28 @@ def _one_parameter_fn(module: str = "numpy"):
     return compiled("one_parameter", _one_parameter_build, module)
 
 
-def _two_parameter_jet():
-    """``(step, loss)``: one layer on the jet ``(p, ∂p, ∂²p)`` and the excess with its derivatives."""
+COORDINATES = {
+    # name: (parameter symbols, W^S, W^V)
+    "alpha-beta": ((th.alpha, th.beta), th.alpha, th.beta),
+    "gamma-beta": ((th.gamma, th.beta), th.gamma - th.beta, th.beta),
+}
 
-    def build_step():
-        j = th.layer_jet((th.alpha, th.beta), th.alpha, th.beta)
-        return j.step, [*j.state, th.alpha, th.beta, s_sym]
 
-    def build_loss():
-        j = th.layer_jet((th.alpha, th.beta), th.alpha, th.beta)
-        return j.loss, [*j.state, s_sym]
+def _two_parameter_jet(coordinates: str = "alpha-beta"):
+    """``(initial, step, loss)``: the jet of the residual ``ρ = λP − 1`` at ``F⁰ = 0``, one layer
+    on it, and the excess with its derivatives (``theory.lca.layer_jet``), in the parameters
+    (α, β) or (γ, β) with γ = α + β."""
+    params, w_skip, w_value = COORDINATES[coordinates]
 
-    return compiled("two_parameter_step", build_step), compiled("two_parameter_loss", build_loss)
+    def jet():
+        return th.layer_jet(params, w_skip, w_value)
+
+    tag = coordinates.replace("-", "_")
+    return (
+        compiled(f"two_parameter_initial_{tag}", lambda: (jet().initial, [s_sym])),
+        compiled(f"two_parameter_step_{tag}", lambda: (jet().step, [*jet().state, *params, s_sym])),
+        compiled(f"two_parameter_loss_{tag}", lambda: (jet().loss, [*jet().state, s_sym])),
+    )
 
 
 @lru_cache(maxsize=256)
@@ -274,18 +285,24 @@ class TwoParameterLoss:
     """The two-parameter population loss of one (law, T), ready for repeated evaluation.
 
     ``terms(α, β)`` is ``E[ζ² ·]`` of (excess, ∂α, ∂β, ∂αα, ∂αβ, ∂ββ): T layers of the derived jet
-    recurrence from ``F⁰ = 0``, exact at every β (no pole at 0).  ``α`` and ``β`` may be arrays
+    recurrence of the Bayes residual ``λP − 1`` from ``F⁰ = 0``: exact at every β (no pole at 0)
+    and accurate to relative rounding even where the excess is far below 1e-16.  ``α`` and ``β`` may be arrays
     (broadcast together); the result then has shape ``(6, *shape)``.  Outside the stable region
     the query factor grows like ``|1 + β(1+s)|^T`` and may overflow: the result is then inf or
-    nan, which the callers report as divergence."""
+    nan, which the callers report as divergence.
 
-    def __init__(self, law: TaskLaw, T: int):
+    ``coordinates="gamma-beta"`` takes ``(γ, β)`` with ``γ = α + β`` instead (derivatives in
+    those): near the valley β ≈ −α, γ is tiny and a float64 γ keeps digits that α + β cannot."""
+
+    def __init__(self, law: TaskLaw, T: int, coordinates: str = "alpha-beta"):
         self.T = check_depth(T)
         _require_signal(law)
+        if coordinates not in COORDINATES:
+            raise ValueError(f"coordinates must be one of {list(COORDINATES)}, got {coordinates!r}")
         self.law = law
         rule = _rule(law, self.T)
         self.nodes, self.weights = rule.nodes, rule.weights
-        self._step, self._loss = _two_parameter_jet()
+        self._initial, self._step, self._loss = _two_parameter_jet(coordinates)
 
     def terms(self, alpha, beta) -> np.ndarray:
         if np.ndim(alpha) == 0 and np.ndim(beta) == 0:
@@ -297,7 +314,7 @@ class TwoParameterLoss:
                 raise ValueError("alpha and beta must be finite")
             s = self.nodes.reshape((self.nodes.size,) + (1,) * alpha.ndim)
         zero = np.zeros(np.broadcast_shapes(s.shape, np.shape(alpha)))
-        state = (zero,) * 6
+        state = tuple(v + zero for v in self._initial(s))
         with np.errstate(over="ignore", invalid="ignore"):
             for _ in range(self.T):
                 state = self._step(*state, alpha, beta, s)
@@ -311,12 +328,21 @@ def two_parameter_terms(law: TaskLaw, T: int, alpha, beta) -> np.ndarray:
 
 
 def minimise_two(law: TaskLaw, T: int) -> tuple[float, float]:
-    """The global minimiser ``(α_T, β_T)`` of the two-parameter population loss.
+    """The global minimiser ``(α_T, β_T)`` of the two-parameter population loss (α = γ − β from
+    ``minimise_two_residual``)."""
+    gamma, beta = minimise_two_residual(law, T)
+    return float(gamma - beta), float(beta)
 
-    The loss is quadratic in α (for fixed β the Newton step from any α is exact), so the profile
-    ``β ↦ min_α L`` is one-dimensional: scan it on a grid of β, refine the best cell with Brent's
-    bounded method, then polish (α, β) with Newton steps on the full gradient.  Independent of the
-    gradient-flow integrator, which it is compared with."""
+
+def minimise_two_residual(law: TaskLaw, T: int) -> tuple[float, float]:
+    """The global minimiser as ``(γ_T, β_T)`` with ``γ_T = α_T + β_T``.
+
+    In (γ, β) the Bayes residual is ``ρ_T = −q^T + γ λ Σ_k q^k`` (``q = 1 + βλ``): the loss is
+    quadratic in γ, so for fixed β the Newton step from γ = 0 is exact, and the profile
+    ``β ↦ min_γ L`` is one-dimensional: scan it on a grid of β, refine the best cell with Brent's
+    bounded method, then polish (γ, β) with Newton steps on the full gradient.  Working in γ keeps
+    γ_T accurate where it is far below the rounding of α (it is ~1e-16 by T = 50 on U(0.5, 4)).
+    Independent of the gradient-flow integrator, which it is compared with."""
     T = check_depth(T)
     lo, hi = _require_signal(law)
     if T == 1:
@@ -325,29 +351,36 @@ def minimise_two(law: TaskLaw, T: int) -> tuple[float, float]:
         raise ValueError(
             f"s = {lo:g} on every prompt with m ≠ 0: the two-parameter loss is 0 on a whole curve "
             "α(1+s)·Σ_k (1+β(1+s))^k = 1, so it has no unique minimiser; use a law with spread in s")
+    loss = TwoParameterLoss(law, T, "gamma-beta")
 
-    loss = TwoParameterLoss(law, T)
-
-    def alpha_of(beta):
-        _, da, _, daa, _, _ = loss.terms(0.0, beta)
-        return -da / daa
+    def gamma_of(beta):
+        _, dg, _, dgg, _, _ = loss.terms(0.0, beta)
+        return -dg / dgg
 
     def profile(beta):
-        return loss.terms(alpha_of(beta), beta)[0]
+        with np.errstate(all="ignore"):
+            gamma = np.asarray(gamma_of(beta), float)
+            bad = ~np.isfinite(gamma)  # |1 + β(1+s)|^T overflowed: no finite profile there
+            vals = loss.terms(np.where(bad, 0.0, gamma), beta)[0]
+        return np.where(bad | ~np.isfinite(vals), np.nan, vals)
 
+    # |1 + β(1+s)| < 1 on the support needs β ∈ (−2/(1+s_hi), 0); the grid reaches beyond both ends
     grid = np.linspace(-4.0 / (1.0 + lo), 1.0 / (1.0 + hi), 801)
     vals = profile(grid)
-    k = int(np.nanargmin(vals))
+    k = int(np.nanargmin(np.where(np.isfinite(vals), vals, np.nan)))
     k0, k1 = max(k - 1, 0), min(k + 1, len(grid) - 1)
     res = optimize.minimize_scalar(lambda b: float(profile(b)), bounds=(grid[k0], grid[k1]),
-                                   method="bounded", options={"xatol": 1e-14})
+                                   method="bounded", options={"xatol": 1e-15})
     b = float(res.x)
-    a = float(alpha_of(b))
-    for _ in range(20):  # Newton polish on the full gradient
-        _, ga, gb, haa, hab, hbb = loss.terms(a, b)
-        H = np.array([[haa, hab], [hab, hbb]])
-        step = np.linalg.solve(H, [ga, gb])
-        a, b = a - step[0], b - step[1]
-        if np.max(np.abs(step)) < 1e-15:
+    g = float(gamma_of(b))
+    for _ in range(30):  # Newton polish on the full gradient
+        _, gg, gb, hgg, hgb, hbb = loss.terms(g, b)
+        det = hgg * hbb - hgb**2
+        if not (np.isfinite(det) and det > 0 and hgg > 0):
             break
-    return float(a), float(b)
+        dg = (hbb * gg - hgb * gb) / det
+        db = (hgg * gb - hgb * gg) / det
+        g, b = g - dg, b - db
+        if abs(db) < 1e-16 and abs(dg) <= 1e-16 * max(abs(g), 1e-300):
+            break
+    return float(g), float(b)

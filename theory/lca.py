@@ -26,6 +26,7 @@ __all__ = [
     "T",
     "alpha",
     "beta",
+    "gamma",
     "ReducedLCA",
     "query_factor",
     "query_factor_at_depth",
@@ -42,6 +43,7 @@ __all__ = [
 
 T = sp.Symbol("T", integer=True, positive=True)  # depth
 alpha, beta = sp.symbols("alpha beta", real=True)
+gamma = sp.Symbol("gamma", real=True)  # α + β: the skip's mismatch with the value weight
 _t = sp.Symbol("t", integer=True, nonnegative=True)
 
 
@@ -130,45 +132,55 @@ def no_skip() -> ReducedLCA:
 
 @dataclass(frozen=True)
 class LayerJet:
-    """One LCA layer acting on the query factor and its parameter derivatives up to order 2.
+    """One LCA layer acting on the Bayes residual of the query factor and its parameter
+    derivatives up to order 2.
 
-    ``state`` are symbols for ``(p, ∂_i p, ∂_i∂_j p)``; ``step`` their values after one layer
-    ``p ↦ (1 + w_V λ) p + w_S`` (differentiated by SymPy); ``loss`` the excess risk per ζ² and its
-    derivatives up to order 2 as functions of the state.  Iterating ``step`` T times from 0 gives
-    the exact derivatives of the depth-T model with no closed form and no pole at β = 0."""
+    The state is the residual ``ρ = λ P − 1`` (0 exactly for the Bayes predictor) and its
+    derivatives ``(ρ, ∂_i ρ, ∂_i∂_j ρ)``; ``step`` is their value after one layer
+    ``P ↦ (1 + w_V λ) P + w_S`` rewritten in ρ and differentiated by SymPy; ``initial`` their value
+    at ``F⁰ = 0`` (``ρ = −1``); ``loss`` the excess risk per ζ² and its derivatives as functions of
+    the state.  Iterating ``step`` T times gives the exact depth-T derivatives with no closed form
+    (no pole at β = 0).  Working with ρ rather than P keeps the tiny excess of deep models
+    accurate: ``λP − 1`` computed from P loses every digit once it is below 1e-16."""
 
     params: tuple[sp.Symbol, ...]
     orders: tuple[tuple[sp.Symbol, ...], ...]
     state: tuple[sp.Symbol, ...]
+    initial: tuple[sp.Expr, ...]
     step: tuple[sp.Expr, ...]
     loss: tuple[sp.Expr, ...]
 
 
 def layer_jet(params: tuple[sp.Symbol, ...], w_skip: sp.Expr, w_value: sp.Expr) -> LayerJet:
-    P = sp.Function("P")(*params)
+    R = sp.Function("R")(*params)  # the residual λP − 1 as a function of the parameters
     orders = [()] + [(p,) for p in params] + [
         (params[i], params[j]) for i in range(len(params)) for j in range(i, len(params))]
-    names = ["p"] + ["p_" + "".join(str(v) for v in o) for o in orders[1:]]
+    names = ["r"] + ["r_" + "".join(str(v) for v in o) for o in orders[1:]]
     state = sp.symbols(names, real=True)
     table = {}
     for o, sym in zip(orders, state):
-        table[sp.diff(P, *o) if o else P] = sym
+        table[sp.diff(R, *o) if o else R] = sym
 
     def to_state(expr):
-        # replace the highest derivatives first, then P itself
+        # replace the highest derivatives first, then R itself; group what multiplies no state
         for key in sorted(table, key=lambda k: -len(getattr(k, "variables", ()))):
             expr = expr.subs(key, table[key])
-        return sp.simplify(expr)
+        expr = sp.expand(sp.simplify(expr))
+        linear = sum(expr.coeff(x) * x for x in state)
+        return sp.collect(linear, state) + sp.factor(sp.simplify(expr - linear))
 
-    step = (1 + w_value * lam) * P + w_skip
+    P = (R + 1) / lam
+    step = lam * ((1 + w_value * lam) * P + w_skip) - 1
     c = sp.Symbol("c", real=True)
     per_zeta2 = sp.expand((risk_of_coefficient(c) - bayes_predictor().risk).subs(c, zeta * sp.sqrt(s) * P) / zeta**2)
+    initial = (lam * 0 - 1,) + (sp.Integer(0),) * (len(orders) - 1)
     return LayerJet(
         params=tuple(params),
         orders=tuple(orders),
         state=tuple(state),
+        initial=initial,
         step=tuple(to_state(sp.diff(step, *o) if o else step) for o in orders),
-        loss=tuple(sp.factor(to_state(sp.diff(per_zeta2, *o) if o else per_zeta2)) for o in orders),
+        loss=tuple(sp.factor(sp.simplify(to_state(sp.diff(per_zeta2, *o) if o else per_zeta2))) for o in orders),
     )
 
 
