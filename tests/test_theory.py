@@ -152,3 +152,16 @@ def test_readouts_by_matrices():
     assert not np.allclose(raw_keys, both)
     with pytest.raises(ValueError, match="unknown readout"):
         th.readout_factor("softmax", factor)
+
+
+def test_two_parameter_closed_form_for_symbolic_T_matches_matrices():
+    """rsolve's closed form (symbolic T, removable pole at β = 0) against the d×d recurrence."""
+    e = th.two_parameter().excess_per_zeta2
+    rng = np.random.default_rng(11)
+    for _ in range(5):
+        m, z = random_task(rng, 3), float(rng.standard_normal())
+        sv, T = float(m @ m), int(rng.integers(1, 9))
+        a, b = float(rng.uniform(0.05, 1.0)), float(rng.uniform(-1.5 / (1 + sv), -0.05))
+        closed = z**2 * float(e.subs({th.alpha: a, th.beta: b, th.T: T, s: sv}))
+        direct = matrix_excess(m, z, a * np.eye(3), b * np.eye(3), T)
+        assert abs(closed - direct) <= REL * abs(direct) + ABS * z**2 * (1 + sv) ** 2

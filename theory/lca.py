@@ -62,7 +62,7 @@ def query_factor_at_depth(w_skip: sp.Expr, w_value: sp.Expr, depth: int) -> sp.E
         raise ValueError(f"the depth T must be ≥ 1, got {depth}")
     p = sp.Integer(0)
     for _ in range(depth):
-        p = sp.expand((1 + w_value * lam) * p + w_skip) if depth <= 4 else (1 + w_value * lam) * p + w_skip
+        p = sp.expand((1 + w_value * lam) * p + w_skip)
     return p
 
 
@@ -84,31 +84,20 @@ class ReducedLCA:
     @property
     def excess_per_zeta2(self) -> sp.Expr:
         """``excess / ζ²`` (ζ enters every risk as the factor ζ²)."""
-        out = sp.expand(self.excess / zeta**2, deep=False)  # ζ² divides every term
-        if self.factor.has(T):  # closed form: tidy; fixed depth: keep the nested polynomial
-            out = sp.simplify(out)
+        out = sp.simplify(sp.expand(self.excess / zeta**2, deep=False))  # ζ² divides every term
         if out.has(zeta):
             raise RuntimeError(f"{self.name}: excess is not ζ² times a function of s")
         return out
 
-    def gradient(self) -> list[sp.Expr]:
-        """``∂ excess/ζ² / ∂ θ`` for each parameter θ."""
-        e = self.excess_per_zeta2
-        return [sp.diff(e, p) for p in self.params]
 
-
-def _build(name: str, params, w_skip, w_value, factor=None) -> ReducedLCA:
+def _build(name: str, params, w_skip, w_value) -> ReducedLCA:
     """Risk of ``ŷ = c·a`` for a symbol ``c`` (the Gaussian expectation is over the tokens only),
-    then ``c`` replaced by the model's coefficient.  At a fixed depth the factor stays a nested
-    (Horner) polynomial and is not expanded."""
-    closed = factor is None
-    factor = query_factor(w_skip, w_value) if closed else factor
+    then ``c`` replaced by the model's coefficient ``ζ √s P_T(λ)``."""
+    factor = query_factor(w_skip, w_value)
     coefficient = zeta * sp.sqrt(s) * factor
     c = sp.Symbol("c", real=True)
-    risk = risk_of_coefficient(c).subs(c, coefficient)
-    excess = risk - bayes_predictor().risk
-    if closed:
-        risk, excess = sp.simplify(risk), sp.factor(sp.simplify(excess))
+    risk = sp.simplify(risk_of_coefficient(c).subs(c, coefficient))
+    excess = sp.factor(sp.simplify(risk - bayes_predictor().risk))
     return ReducedLCA(name, tuple(params), factor, coefficient, risk, excess)
 
 
