@@ -66,14 +66,15 @@ def alpha(law, Ts, more_ts, alpha0, as_json):
 def flow2(law, T, alpha0, beta0, as_json):
     """End point of the two-parameter gradient flow (W^S = αI, W^V = βI) from (alpha0, beta0).
 
-    JSON: {"alpha", "beta", "converged", "t_end", "reason", "minimiser": [α_T, β_T]}."""
+    JSON: {"alpha", "beta", "gamma" (= α + β, kept as its own coordinate), "converged", "t_end",
+    "reason", "minimiser": [α_T, β_T]}."""
     try:
         r = flows.gradient_flow_two(law, T, alpha0, beta0)
         mini = lca.minimise_two(law, T) if T >= 2 else None
     except (LawError, ValueError) as e:
         _fail(e)
-    out = {"alpha": r.alpha, "beta": r.beta, "converged": r.converged, "t_end": r.t_end, "reason": r.reason,
-           "minimiser": list(mini) if mini else None}
+    out = {"alpha": r.alpha, "beta": r.beta, "gamma": r.gamma, "converged": r.converged, "t_end": r.t_end,
+           "reason": r.reason, "minimiser": list(mini) if mini else None}
     if as_json:
         emit_json(out)
         return
