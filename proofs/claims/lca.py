@@ -70,6 +70,14 @@ def _symbolic_vs_matrix(rng: np.random.Generator, model: str, trials: int = 20) 
     )
 
 
+def _signal_values(law: TaskLaw) -> int:
+    """How many distinct values s takes where m ≠ 0 (3 means 'three or more')."""
+    if not law.s_law().is_bounded:
+        return 3  # a continuous unbounded law: the boundedness hypothesis speaks for it
+    nodes = law.s_law().rule(1).nodes
+    return min(len(np.unique(nodes[nodes > 0])), 3)
+
+
 def _point(c: float):
     from numerics.laws import Point
 
@@ -234,18 +242,23 @@ def evaluate_thm63(config: RunConfig):
     from proofs.claims.mc_evidence import thm63_mc_checks
 
     Ts = [2, 3, 5, 10, 20] if config.quick else [2, 3, 5, 10, 20, 30, 50, 100, 200]
-    # The flow is compared with the minimiser up to T = 50: at T = 100 (uniform(0.5,4)) it is still
-    # creeping along the valley at t = 5·10^34, the end of the log-time integration (τ = 80).
-    flow_Ts = [T for T in Ts if T <= 50]
+    # The flow is compared with the minimiser up to T = 30: deeper, the creep along the valley can
+    # outlast t = 5·10^34, the end of the log-time integration (τ = 80): on uniform(1,3) at T = 50,
+    # on uniform(0.5,4) at T = 100.
+    flow_Ts = [T for T in Ts if T <= 30]
     basin_Ts, n_grid = ([5], 5) if config.quick else ([2, 5, 10], 13)
     hyps, checks, summary, figs = [], [], {}, []
     checks.append(_symbolic_vs_matrix(np.random.default_rng(config.seed + 1), "two"))
-    law_texts = _laws(config)[:1] if config.quick else _laws(config)
+    law_texts = _laws(config)[:1] if config.quick else [t for t in _laws(config) if "twopoint" not in t]
     with Progress(transient=True) as progress:
         for text in law_texts:
             law = parse_law(text)
-            h = _hypotheses(law) + [Hypothesis("depth T ≥ 2 (at T = 1 the loss does not depend on β)", True,
-                                               f"T ∈ {Ts}")]
+            n_values = _signal_values(law)
+            h = _hypotheses(law) + [
+                Hypothesis("depth T ≥ 2 (at T = 1 the loss does not depend on β)", True, f"T ∈ {Ts}"),
+                Hypothesis("s takes at least 3 values where m ≠ 0 (with 1 or 2 the two parameters solve "
+                           "α(1+s)Σ_k(1+β(1+s))^k = 1 exactly: zero excess at finite T, no unique minimiser)",
+                           n_values >= 3, f"{n_values if n_values < 3 else '≥ 3'} distinct values")]
             hyps += h
             if not all(x.met for x in h):
                 continue
@@ -286,9 +299,16 @@ def evaluate_thm63(config: RunConfig):
                 "optimisation", bool(all(x <= 1 + 1e-9 for x in ratio)), {"excess_ratio_two_over_one": ratio, "T": Ts},
                 "1e-9 relative: the profile minimisation's tolerance"))
             exc = np.array([r["excess"] for r in rows])
+            half = len(exc) // 2
+            rises = [Ts[k + 1] for k in range(len(exc) - 1) if exc[k + 1] >= exc[k]]
             checks.append(Check(
-                f"[{text}] the excess risk at (α_T, β_T) → 0", "quadrature", bool(np.all(np.diff(exc) < 0)),
-                {"excess": exc.tolist()}, "strict decrease along T"))
+                f"[{text}] the excess risk at (α_T, β_T) → 0", "quadrature",
+                bool(np.all(np.diff(exc[half:]) < 0) and exc[-1] < 1e-6 * exc[0]),
+                {"excess": exc.tolist(), "T": Ts, "T_where_it_rose": rises},
+                "strict decrease over the deeper half of the sweep and a 10^6-fold drop overall",
+                "not monotone at small T on every law: depth-T models are not nested in the two-parameter "
+                "family (e.g. mix(0.5*uniform(0.5,1),0.5*uniform(3,4)): 0.0037564 at T = 2, 0.0037855 at T = 3)"
+                if rises else ""))
             if text == law_texts[0]:
                 summary.update({"alpha_T": rows[-1]["alpha"], "beta_T": rows[-1]["beta"], "T": Ts[-1]})
                 for T in basin_Ts:
