@@ -180,9 +180,16 @@ def gradient_flow_two(
         raise ValueError(f"the start (alpha0, beta0) must be finite, got {(alpha0, beta0)}")
     y0 = [float(alpha0) + float(beta0), float(beta0)]
 
+    last: dict = {}
+
     def terms(y):
-        with np.errstate(over="ignore", invalid="ignore"):
-            return loss.terms(y[0], y[1])
+        """The loss terms at y; the two event functions ask at the same point, so keep the last."""
+        key = (float(y[0]), float(y[1]))
+        if key not in last:
+            last.clear()
+            with np.errstate(over="ignore", invalid="ignore"):
+                last[key] = loss.terms(*key)
+        return last[key]
 
     def rhs(tau, y):
         _, gg, gb, *_ = terms(y)

@@ -318,8 +318,8 @@ class TwoParameterLoss:
         with np.errstate(over="ignore", invalid="ignore"):
             for _ in range(self.T):
                 state = self._step(*state, alpha, beta, s)
-            vals = self._loss(*state, s)
-            return np.stack([np.tensordot(self.weights, v + zero, axes=1) for v in vals])
+            vals = np.stack(np.broadcast_arrays(*self._loss(*state, s), zero)[:-1])  # (6, nodes, …)
+            return np.tensordot(vals, self.weights, axes=([1], [0]))
 
 
 def two_parameter_terms(law: TaskLaw, T: int, alpha, beta) -> np.ndarray:
