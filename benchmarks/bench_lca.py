@@ -22,7 +22,6 @@ batch are reported (they were not equal on our CPU: larger batches were slower p
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import torch

@@ -326,8 +326,6 @@ class MCEstimate:
 
 
 def _mc(values) -> MCEstimate:
-    import torch
-
     v = values.detach().double()
     k = v.numel()
     return MCEstimate(float(v.mean()), float(v.std(unbiased=True) / math.sqrt(k)) if k > 1 else math.inf, k)

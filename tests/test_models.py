@@ -1,6 +1,5 @@
 """The models of numerics.models: fast paths against the written-out definitions (float64, so the
 tolerance is a few hundred ulps of the prediction's size), the reduced forms, the ablation."""
-import math
 
 import pytest
 import torch

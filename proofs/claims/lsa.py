@@ -13,7 +13,6 @@ Evidence:
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 

@@ -20,7 +20,7 @@ from numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 from numerics.testbed.experiments import Arm, ArmResults, run_arms
 from numerics.testbed.figures import plot_against, plot_curves
 from numerics.testbed.metrics import ablated_icl_accuracy, ablation_drop
-from numerics.testbed.stats import Interval, decide, spearman, t_interval, welch_interval
+from numerics.testbed.stats import decide, spearman, t_interval, welch_interval
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
 

@@ -1,7 +1,6 @@
 """Commands for the theory: ``alpha`` (one-parameter LCA), ``flow2`` (two-parameter flow), ``laws``."""
 from __future__ import annotations
 
-import math
 
 import click
 from rich.console import Console
