@@ -22,7 +22,8 @@ import numpy as np
 from scipy.integrate import solve_ivp
 
 from .laws import TaskLaw
-from .lca import TwoParameterLoss, _require_signal, check_depth, loss_curvature_one, loss_gradient_one
+from .lca import (TwoParameterLoss, _require_signal, alpha_star, check_depth, loss_curvature_one,
+                  loss_gradient_one)
 
 __all__ = ["FlowResult", "gradient_flow_one", "gradient_flow_two"]
 
@@ -88,10 +89,9 @@ def gradient_flow_one(
     def grad(a):
         return loss_gradient_one(law, T, a)
 
-    if time == "auto":  # real clock where the curvature near the minimum is not astronomically small
-        from .lca import alpha_star
-
-        curvature = _curvature_scale(law, T, alpha_star(law))
+    if time == "auto":  # real clock where L'' near the minimum is not astronomically small: the
+        # real time to converge is about e^{−log_scale}
+        curvature = loss_curvature_one(law, T, alpha_star(law)).log_scale
         time = "real" if curvature > -40 else "rescaled"
     if t_eval is not None and time != "real":
         raise ValueError("t_eval needs the real clock (time='real')")
@@ -127,11 +127,6 @@ def gradient_flow_one(
     return FlowResult(end, None, bool(ok), t_end, clock,
                       "came to rest (Newton step < 1e-12)" if ok else f"did not come to rest ({sol.message})",
                       t, path)
-
-
-def _curvature_scale(law: TaskLaw, T: int, alpha: float) -> float:
-    """log of the scale of L''(α): the real-clock time to converge is about e^{−this}."""
-    return loss_curvature_one(law, T, alpha).log_scale
 
 
 def _newton_step_one(law: TaskLaw, T: int, alpha: float) -> float:

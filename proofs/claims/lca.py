@@ -13,7 +13,7 @@ from rich.progress import Progress
 
 from numerics import flows, lca
 from numerics.law_language import parse_law
-from numerics.laws import TaskLaw
+from numerics.laws import Point, TaskLaw
 from numerics.lca_matrix import matrix_excess
 from proofs import figures
 from proofs.registry import Check, Claim, Hypothesis, RunConfig, register
@@ -32,6 +32,11 @@ def _laws(config: RunConfig) -> list[str]:
     if config.law:
         return [config.law]
     return QUICK_LAWS if config.quick else FULL_LAWS
+
+
+def _with_monte_carlo(config: RunConfig, text: str) -> bool:
+    """Monte Carlo evidence runs on the user's law, or on the first default law only (it is slow)."""
+    return config.law is not None or text == QUICK_LAWS[0]
 
 
 def _hypotheses(law: TaskLaw) -> list[Hypothesis]:
@@ -57,7 +62,7 @@ def _symbolic_vs_matrix(rng: np.random.Generator, model: str, trials: int = 20) 
         a = float(rng.uniform(0.05, 1.8 / (1 + s)))
         b = -a if model == "one" else float(rng.uniform(-1.8 / (1 + s), 0.2))
         direct = matrix_excess(m, zeta, a * np.eye(d), b * np.eye(d), T)
-        law = TaskLaw(s=_point(s), d1=1, d2=d - 1)
+        law = TaskLaw(s=Point(s), d1=1, d2=d - 1)
         closed = zeta**2 * (lca.excess_risk(law, T, a) if model == "one" else lca.excess_risk(law, T, a, b))
         allowed = 1e-9 * abs(direct) + 1e-14 * zeta**2 * (1 + s) ** 2
         worst = max(worst, abs(closed - direct) / allowed)
@@ -76,12 +81,6 @@ def _signal_values(law: TaskLaw) -> int:
         return 3  # a continuous unbounded law: the boundedness hypothesis speaks for it
     nodes = law.s_law().rule(1).nodes
     return min(len(np.unique(nodes[nodes > 0])), 3)
-
-
-def _point(c: float):
-    from numerics.laws import Point
-
-    return Point(c)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -186,7 +185,7 @@ def evaluate_thm62(config: RunConfig):
             sweeps[text] = {"T": Ts, "alpha": alphas.tolist(), "alpha_star": a_star, "log10_excess": lex}
             summary.setdefault("alpha_star", a_star)
             summary.setdefault(f"alpha_{Ts[-1]}", float(alphas[-1]))
-            if config.law is None and text == QUICK_LAWS[0] or config.law:
+            if _with_monte_carlo(config, text):
                 checks += thm62_mc_checks(config, law)
     figs = [figures.alpha_sweep(config.figures / "thm6.2_alpha_sweep.png", sweeps)] if sweeps else []
     return hyps, checks, summary, figs
@@ -326,7 +325,7 @@ def evaluate_thm63(config: RunConfig):
                         "the seed does not state the initialisation condition: this maps it"))
                     summary[f"basin_T{T}"] = f"{counts['rest']}/{n_grid * n_grid}"
                     figs.append(_plane_figure(config, law, T, basin, mini, a_star))
-            if config.law is None and text == QUICK_LAWS[0] or config.law:
+            if _with_monte_carlo(config, text):
                 checks += thm63_mc_checks(config, law)
     return hyps, checks, summary, figs
 
