@@ -13,7 +13,11 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 
 # --------------------------------------------------------------------------- small named pieces
 
-norm_value = st.floats(0.0, 6.0, allow_nan=False)
+norm_value = st.one_of(st.just(0.0), st.floats(0.01, 6.0))
+"""0 (a block with m_b = 0) or a squared norm in [0.01, 6]. A norm like 1e-148 is positive for the
+zero-gap condition but contributes a gap of ~1e-150, below any threshold that tells 'zero' from
+'positive' in float64: a numerical edge, not a property of the theory (found by Hypothesis in a
+fresh clone: sv=point(3.5e-148), sr=discrete{0, 0.25})."""
 positive_norm = st.floats(0.05, 6.0, allow_nan=False)
 dimension = st.integers(1, 4)
 zeta_law = st.sampled_from([ZetaLaw("normal"), ZetaLaw("rademacher"), ZetaLaw("const", 0.7), ZetaLaw("const", 2.0)])
