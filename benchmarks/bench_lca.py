@@ -26,9 +26,9 @@ import time
 
 import torch
 
-from numerics.law_language import parse_law
-from numerics.models import LCA, ReducedLCA
-from numerics.sampling import moments_of, sample_moments, sample_prompts
+from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.models import LCA, ReducedLCA
+from mmicl.numerics.sampling import moments_of, sample_moments, sample_prompts
 
 CPU_GRID = [(64, 64, 4, 5), (64, 256, 16, 20), (256, 256, 16, 20)]
 CUDA_GRID = [(1024, 256, 16, 20), (4096, 1024, 16, 20)]
@@ -126,7 +126,7 @@ def main():
                  for k, v in row.items() if isinstance(v, dict)]
         print(f"B={B} n={n} d={d} T={T} [{args.device}]: " + ", ".join(cells), flush=True)
     if args.out:
-        from numerics.atomic import write_json
+        from mmicl.numerics.atomic import write_json
 
         write_json(args.out, {"rows": rows, "threads": args.threads, "torch": torch.__version__,
                               "repeats": args.repeats, "layers_batch": args.layers_batch,

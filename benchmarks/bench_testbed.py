@@ -17,11 +17,11 @@ import time
 import torch
 import torch.nn.functional as F
 
-from numerics.atomic import write_json
-from numerics.testbed.config import DataConfig, MemberSpec, ModelConfig
-from numerics.testbed.data import Mixture
-from numerics.testbed.metrics import random_shift
-from numerics.testbed.model import EnsembleDecoder
+from mmicl.numerics.atomic import write_json
+from mmicl.numerics.testbed.config import DataConfig, MemberSpec, ModelConfig
+from mmicl.numerics.testbed.data import Mixture
+from mmicl.numerics.testbed.metrics import random_shift
+from mmicl.numerics.testbed.model import EnsembleDecoder
 
 
 def model_steps_per_second(E: int, steps: int, device: str, width: int, batch: int, N: int,

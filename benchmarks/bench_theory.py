@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from numerics import flows, lca
-from numerics.atomic import write_json
-from numerics.law_language import parse_law
+from mmicl.numerics import flows, lca
+from mmicl.numerics.atomic import write_json
+from mmicl.numerics.law_language import parse_law
 
 
 def timed(f, *args, repeats: int = 3, **kw):

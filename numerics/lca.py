@@ -21,9 +21,9 @@ import numpy as np
 import sympy as sp
 from scipy import optimize
 
-from theory import lca as th
-from theory.compile import compiled
-from theory.model import bayes_predictor, s as s_sym, zeta as zeta_sym
+from mmicl.theory import lca as th
+from mmicl.theory.compile import compiled
+from mmicl.theory.model import bayes_predictor, s as s_sym, zeta as zeta_sym
 
 from .laws import LawError, Rule, TaskLaw
 

@@ -14,14 +14,14 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from numerics.atomic import write_json, write_text
-from numerics.laws import LawError
+from mmicl.numerics.atomic import write_json, write_text
+from mmicl.numerics.laws import LawError
 
 COMMAND_MODULES = [
-    "proofs.commands.theory",
-    "proofs.commands.testbed",
-    "proofs.commands.train",
-    "proofs.commands.lsa",
+    "mmicl.proofs.commands.theory",
+    "mmicl.proofs.commands.testbed",
+    "mmicl.proofs.commands.train",
+    "mmicl.proofs.commands.lsa",
 ]
 
 console = Console(stderr=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from numerics.laws import Beta, Discrete, Mixture, Point, TaskLaw, ZetaLaw
+from mmicl.numerics.laws import Beta, Discrete, Mixture, Point, TaskLaw, ZetaLaw
 
 squared_norms = st.one_of(st.just(0.0), st.floats(min_value=0.01, max_value=5.0))
 """0 (a prompt with m = 0) or a squared norm in [0.01, 5].  Atoms at 1e-177 make the loss's

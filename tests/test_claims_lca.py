@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from numerics import lca
-from numerics.law_language import parse_law
-from proofs.registry import RunConfig, select
+from mmicl.numerics import lca
+from mmicl.numerics.law_language import parse_law
+from mmicl.proofs.registry import RunConfig, select
 
 
 @pytest.mark.parametrize("claim, law", [

@@ -6,8 +6,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from proofs.cli import main
-from proofs.registry import REGISTRY, VERDICTS, Check, Claim, Hypothesis, register
+from mmicl.proofs.cli import main
+from mmicl.proofs.registry import REGISTRY, VERDICTS, Check, Claim, Hypothesis, register
 
 
 def run(*args):

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from numerics.law_language import GRAMMAR, LawSyntaxError, parse_law
-from numerics.laws import LawError, TaskLaw, UnboundedSupportError, Uniform, ZetaLaw
+from mmicl.numerics.law_language import GRAMMAR, LawSyntaxError, parse_law
+from mmicl.numerics.laws import LawError, TaskLaw, UnboundedSupportError, Uniform, ZetaLaw
 from strategies import scalar_laws, task_laws
 
 

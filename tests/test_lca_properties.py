@@ -10,8 +10,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from numerics import flows, lca
-from numerics.laws import ZetaLaw
+from mmicl.numerics import flows, lca
+from mmicl.numerics.laws import ZetaLaw
 from strategies import non_degenerate_task_laws, task_laws
 
 depths = st.sampled_from([1, 2, 3, 8, 40, 500])
@@ -79,7 +79,7 @@ def test_the_flow_from_any_stable_start_ends_at_alpha_T(law, T, u):
 def test_point_law_flow_creeps():
     """On s ≡ 1 at T = 4 the loss is ∝ (2α − 1)^8: the flow approaches 1/2 but is not at rest by
     t = 10^26 (the distance then is ~ t^{−1/6}, about 1e-4 to 1e-5), and the tool says so."""
-    from numerics.law_language import parse_law
+    from mmicl.numerics.law_language import parse_law
 
     r = flows.gradient_flow_one(parse_law("s=point(1)"), 4, 1.0)
     assert not r.converged and 1e-7 < abs(r.alpha - 0.5) < 1e-3

@@ -11,10 +11,10 @@ import sympy as sp
 import torch
 from click.testing import CliRunner
 
-from numerics.law_language import parse_law
-from numerics.laws import LawError
-from numerics import lsa
-from theory import lsa as th
+from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws import LawError
+from mmicl.numerics import lsa
+from mmicl.theory import lsa as th
 
 torch.set_num_threads(1)
 
@@ -146,7 +146,7 @@ def test_per_modality_gap_against_monte_carlo_over_tasks():
         v, r, z = law.sample_tasks(100_000, np.random.default_rng(9))
         e = lsa.per_prompt_excess(best.gamma, np.concatenate([v, r], 1), z, 4)
         assert abs(e.mean() - best.gap) < 5 * e.std() / np.sqrt(e.size)
-    from numerics.laws import TaskLaw, Uniform, ZetaLaw
+    from mmicl.numerics.laws import TaskLaw, Uniform, ZetaLaw
 
     law = TaskLaw(d1=2, d2=2, sv=Uniform(0.5, 2), sr=Uniform(0, 3), zeta=ZetaLaw("rademacher"),
                   anisotropy_v=(1.0, 3.0), anisotropy_r=(0.5, 1.0))
@@ -220,7 +220,7 @@ def test_trained_full_lsa_does_not_beat_the_exact_best():
 
 
 def test_cli_gap_to_ten_digits_and_point_law_zero():
-    from proofs.cli import main
+    from mmicl.proofs.cli import main
 
     run = CliRunner().invoke(main, ["lsa", "--law", "s=uniform(0.5,4)", "--json"])
     assert run.exit_code == 0, run.output

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from numerics import lca, lsa
-from numerics.laws import Beta, Discrete, Point, TaskLaw, Uniform, ZetaLaw
+from mmicl.numerics import lca, lsa
+from mmicl.numerics.laws import Beta, Discrete, Point, TaskLaw, Uniform, ZetaLaw
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -192,7 +192,7 @@ def test_isotropic_gap_is_the_closed_form(law):
 def test_the_gap_vanishes_exactly_when_one_over_one_plus_s_is_constant_where_each_block_lives(law):
     """Discrete laws (exact sums): gap = 0 iff s is a.s. constant on {S_b > 0} for every block b —
     e.g. s ∈ {0, c} has gap 0 although s is not a.s. constant."""
-    from proofs.claims.lsa import zero_gap_expected
+    from mmicl.proofs.claims.lsa import zero_gap_expected
 
     gap = lsa.best_lsa(law).gap
     if zero_gap_expected(law):

@@ -6,9 +6,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from numerics.law_language import parse_law
-from numerics.models import LCA, LinearSelfAttention, ReducedLCA
-from numerics.sampling import moments_of, sample_moments, sample_prompts
+from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.models import LCA, LinearSelfAttention, ReducedLCA
+from mmicl.numerics.sampling import moments_of, sample_moments, sample_prompts
 
 torch.set_num_threads(1)
 

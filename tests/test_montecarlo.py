@@ -1,10 +1,10 @@
 """Monte Carlo machinery against exact values (sample sizes and tolerances stated per test)."""
 import torch
 
-from numerics.law_language import parse_law
-from numerics.lca import alpha_T, minimise_two
-from numerics.models import ReducedLCA
-from numerics.montecarlo import gd_versus_flow, sample_mean_baselines, stationary_point
+from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.lca import alpha_T, minimise_two
+from mmicl.numerics.models import ReducedLCA
+from mmicl.numerics.montecarlo import gd_versus_flow, sample_mean_baselines, stationary_point
 
 torch.set_num_threads(1)
 LAW = parse_law("s=uniform(0.5,4)")
@@ -39,7 +39,7 @@ def test_small_step_sgd_tracks_the_gradient_flow_at_time_k_times_lr():
     Bound 0.01: measured gaps 0.0041 and 0.0046 (two seeds; 0.0027 at lr = 0.005).  The same run
     against the flow at 2t or t/2 (a wrong clock) is off by more than 0.02, so the bound separates."""
     import numpy as np
-    from numerics.flows import gradient_flow_one
+    from mmicl.numerics.flows import gradient_flow_one
 
     r = gd_versus_flow(LAW, 5, alpha0=0.05, lr=0.01, steps=100, batch=4096)
     t, a = np.array(r["t"]), np.array(r["alpha_gd"])
@@ -60,7 +60,7 @@ def test_train_figures_command_writes_the_pngs_and_jsons(tmp_path):
     import json
 
     from click.testing import CliRunner
-    from proofs.cli import main
+    from mmicl.proofs.cli import main
 
     res = CliRunner().invoke(main, ["train-figures", "--out", str(tmp_path), "--tiny", "--seed", "3"])
     assert res.exit_code == 0, res.output

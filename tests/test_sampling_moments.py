@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from numerics.law_language import parse_law
-from numerics.sampling import moments_of, sample_moments, sample_prompts
+from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.sampling import moments_of, sample_moments, sample_prompts
 
 torch.set_num_threads(1)
 LAW = parse_law("s=uniform(0.5,4); zeta=normal; d1=2; d2=1")

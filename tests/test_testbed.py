@@ -9,11 +9,11 @@ import math
 import pytest
 import torch
 
-from numerics.testbed.config import DataConfig, MemberSpec, ModelConfig, TestbedConfigError, TrainConfig
-from numerics.testbed.data import Mixture
-from numerics.testbed.metrics import EvalSets, induction_strength, label_positions, previous_token_strength
-from numerics.testbed.model import EnsembleDecoder
-from numerics.testbed.train import train_ensemble
+from mmicl.numerics.testbed.config import DataConfig, MemberSpec, ModelConfig, TestbedConfigError, TrainConfig
+from mmicl.numerics.testbed.data import Mixture
+from mmicl.numerics.testbed.metrics import EvalSets, induction_strength, label_positions, previous_token_strength
+from mmicl.numerics.testbed.model import EnsembleDecoder
+from mmicl.numerics.testbed.train import train_ensemble
 
 torch.set_num_threads(1)
 
@@ -150,7 +150,7 @@ def test_an_ensemble_trains_exactly_like_separate_models(pos):
 
 def test_rope_scores_depend_only_on_relative_position():
     """Standard RoPE: ⟨R_s q, R_t k⟩ depends on t − s only."""
-    from numerics.testbed.model import _rotate, rope_tables
+    from mmicl.numerics.testbed.model import _rotate, rope_tables
 
     cos, sin = rope_tables(12, 8, 10000.0, "cpu", torch.float64)
     q, k = torch.randn(8, dtype=torch.float64), torch.randn(8, dtype=torch.float64)

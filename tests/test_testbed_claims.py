@@ -10,9 +10,9 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import proofs.claims.testbed as tb
-from numerics.testbed.config import TrainConfig
-from proofs.registry import REGISTRY, RunConfig, select
+import mmicl.proofs.claims.testbed as tb
+from mmicl.numerics.testbed.config import TrainConfig
+from mmicl.proofs.registry import REGISTRY, RunConfig, select
 
 torch.set_num_threads(1)
 
@@ -41,7 +41,7 @@ def test_each_claim_runs_at_toy_size_and_writes_its_evidence(claim, tmp_path, mo
 
 
 def test_testbed_train_command_prints_json_curves():
-    from proofs.cli import main
+    from mmicl.proofs.cli import main
 
     r = CliRunner().invoke(main, ["testbed", "train", "--quick", "--steps", "3", "--eval-every", "3", "--seeds", "2",
                                   "--width", "8", "--batch", "8", "--json"])
@@ -51,7 +51,7 @@ def test_testbed_train_command_prints_json_curves():
 
 
 def test_testbed_rejects_bad_settings_with_a_message():
-    from proofs.cli import main
+    from mmicl.proofs.cli import main
 
     r = CliRunner().invoke(main, ["testbed", "train", "--quick", "--K", "100", "--steps", "1"])
     assert r.exit_code != 0 and "multiple of L" in r.output

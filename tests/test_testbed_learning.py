@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 import torch
 
-from numerics.testbed.experiments import Arm, run_arms
-from numerics.testbed.stats import spearman
-from proofs.claims.testbed import QUICK
+from mmicl.numerics.testbed.experiments import Arm, run_arms
+from mmicl.numerics.testbed.stats import spearman
+from mmicl.proofs.claims.testbed import QUICK
 
 
 @pytest.mark.slow
@@ -38,9 +38,9 @@ def test_bursty_high_K_learns_in_context_and_iid_low_K_learns_in_weights():
 def test_the_ensemble_gives_the_same_logits_on_cuda_and_cpu():
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
-    from numerics.testbed.config import MemberSpec, ModelConfig
-    from numerics.testbed.data import Mixture
-    from numerics.testbed.model import EnsembleDecoder
+    from mmicl.numerics.testbed.config import MemberSpec, ModelConfig
+    from mmicl.numerics.testbed.data import Mixture
+    from mmicl.numerics.testbed.model import EnsembleDecoder
 
     cfg = ModelConfig(layers=2, heads=2, width=16, mlp_ratio=1, pos="rope")
     mix = Mixture([MemberSpec(QUICK.data, s) for s in range(3)])

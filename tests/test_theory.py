@@ -9,12 +9,12 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from numerics import lca
-from numerics.laws import Point, TaskLaw
-from numerics.lca_matrix import matrix_excess, query_matrix
-from theory import lca as th
-from theory.compile import compiled, source_of
-from theory.model import bayes_predictor, s, zeta
+from mmicl.numerics import lca
+from mmicl.numerics.laws import Point, TaskLaw
+from mmicl.numerics.lca_matrix import matrix_excess, query_matrix
+from mmicl.theory import lca as th
+from mmicl.theory.compile import compiled, source_of
+from mmicl.theory.model import bayes_predictor, s, zeta
 
 # float64 rounding of ≤ 12 products of d×d matrices and of the O(ζ²) cancellation risk − Bayes
 # in the matrix computation: relative 1e-9 plus absolute 1e-14·ζ²(1+s)².
@@ -107,7 +107,7 @@ def test_alpha_star_is_the_minimax_point():
 
 def test_compiled_functions_are_cached_as_source(tmp_path, monkeypatch):
     """A second process-level load reads the source text and does not call the builder."""
-    import theory.compile as tc
+    import mmicl.theory.compile as tc
 
     monkeypatch.setenv("MMICL_CACHE", str(tmp_path))
     calls = []

@@ -4,10 +4,10 @@ import math
 import pytest
 import torch
 
-from numerics.law_language import parse_law
-from numerics.lca import alpha_T, bayes_risk, excess_risk
-from numerics.models import LinearSelfAttention, ReducedLCA
-from numerics.training import estimate_risk, train
+from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.lca import alpha_T, bayes_risk, excess_risk
+from mmicl.numerics.models import LinearSelfAttention, ReducedLCA
+from mmicl.numerics.training import estimate_risk, train
 
 torch.set_num_threads(1)
 LAW = parse_law("s=uniform(0.5,4)")

@@ -2,10 +2,10 @@
 from importlib import import_module
 
 CLAIM_MODULES = [
-    "proofs.claims.lca",
-    "proofs.claims.testbed",
-    "proofs.claims.montecarlo",
-    "proofs.claims.lsa",
+    "mmicl.proofs.claims.lca",
+    "mmicl.proofs.claims.testbed",
+    "mmicl.proofs.claims.montecarlo",
+    "mmicl.proofs.claims.lsa",
 ]
 
 for _name in CLAIM_MODULES:

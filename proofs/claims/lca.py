@@ -11,12 +11,12 @@ import math
 import numpy as np
 from rich.progress import Progress
 
-from numerics import flows, lca
-from numerics.law_language import parse_law
-from numerics.laws import Point, TaskLaw
-from numerics.lca_matrix import matrix_excess
-from proofs import figures
-from proofs.registry import Check, Claim, Hypothesis, RunConfig, register
+from mmicl.numerics import flows, lca
+from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws import Point, TaskLaw
+from mmicl.numerics.lca_matrix import matrix_excess
+from mmicl.proofs import figures
+from mmicl.proofs.registry import Check, Claim, Hypothesis, RunConfig, register
 
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=twopoint(1,3,0.3)"]
 FULL_LAWS = QUICK_LAWS + ["s=beta(0.5,2,0.2,3)", "sv=uniform(0,2); sr=point(1); d1=3; d2=2",
@@ -103,7 +103,7 @@ def _sweep_one(law: TaskLaw, Ts: list[int], progress: Progress | None = None) ->
 
 
 def evaluate_thm62(config: RunConfig):
-    from proofs.claims.mc_evidence import thm62_mc_checks
+    from mmicl.proofs.claims.mc_evidence import thm62_mc_checks
 
     Ts = [1, 2, 5, 10, 100, 1000, 10_000] if config.quick else [1, 2, 3, 5, 10, 20, 50, 100, 300, 1000,
                                                                  3000, 10_000, 30_000, 100_000]
@@ -238,7 +238,7 @@ def _describe_basin(basin: dict) -> str:
 
 
 def evaluate_thm63(config: RunConfig):
-    from proofs.claims.mc_evidence import thm63_mc_checks
+    from mmicl.proofs.claims.mc_evidence import thm63_mc_checks
 
     Ts = [2, 3, 5, 10, 20] if config.quick else [2, 3, 5, 10, 20, 30, 50, 100, 200]
     # The flow is compared with the minimiser up to T = 30: deeper, the creep along the valley can

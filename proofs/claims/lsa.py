@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from numerics.law_language import parse_law
-from numerics.laws import TaskLaw
+from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws import TaskLaw
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
 
@@ -39,7 +39,7 @@ def zero_gap_expected(law: TaskLaw) -> bool:
     block's factor ``1/(1+s)`` must be constant wherever that block is non-zero, which for
     independent blocks means: s a.s. constant on the set where some block is non-zero, checked
     here on the quadrature nodes (exact for discrete laws; continuous laws are never degenerate)."""
-    from numerics.lsa import norm_blocks
+    from mmicl.numerics.lsa import norm_blocks
 
     blocks = norm_blocks(law)
     nodes, w = blocks.nodes, blocks.weights
@@ -56,7 +56,7 @@ def zero_gap_expected(law: TaskLaw) -> bool:
 def _symbolic_checks(d: int = 2) -> Check:
     import sympy as sp
 
-    from theory import lsa as th
+    from mmicl.theory import lsa as th
 
     pred = th.derive_prediction(d, 2)
     flips = th.flip_maps(pred)
@@ -76,7 +76,7 @@ def _symbolic_checks(d: int = 2) -> Check:
 
 
 def _gap_check(law: TaskLaw) -> Check:
-    from numerics.lsa import best_lsa
+    from mmicl.numerics.lsa import best_lsa
 
     best = best_lsa(law)
     expect_zero = zero_gap_expected(law)
@@ -92,7 +92,7 @@ def _gap_check(law: TaskLaw) -> Check:
 
 
 def _mc_check(law: TaskLaw, n: int, batch: int, seed: int, device: str) -> Check:
-    from numerics.lsa import best_lsa, mc_reduced_excess
+    from mmicl.numerics.lsa import best_lsa, mc_reduced_excess
 
     best = best_lsa(law, n)
     est = mc_reduced_excess(law, best.gamma, n, batch, seed, device)
@@ -109,7 +109,7 @@ def _training_check(law: TaskLaw, quick: bool, seed: int, device: str) -> tuple[
     """Several restarts: the full LSA's loss has a spurious local minimum (rank-1 Γ = q21 p_xᵀ with
     p_y = 0, Q11 = 0; see docs/lsa.md), so one run may stall there.  Every restart is compared with
     the exact best on paired test prompts; none may beat it."""
-    from numerics.lsa import best_lsa, paired_test_risks, train_full_lsa
+    from mmicl.numerics.lsa import best_lsa, paired_test_risks, train_full_lsa
 
     n = 20
     restarts = 3
@@ -138,8 +138,8 @@ def _training_check(law: TaskLaw, quick: bool, seed: int, device: str) -> tuple[
 
 
 def _lca_check(law: TaskLaw) -> Check:
-    from numerics import lca
-    from numerics.lsa import best_lsa
+    from mmicl.numerics import lca
+    from mmicl.numerics.lsa import best_lsa
 
     best = best_lsa(law)
     a1 = lca.alpha_T(law, 1)
@@ -160,7 +160,7 @@ def _figure(laws: list[TaskLaw], out) -> str:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from numerics.lsa import best_lsa, excess_given_norms, norm_blocks
+    from mmicl.numerics.lsa import best_lsa, excess_given_norms, norm_blocks
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     for law in laws:
@@ -208,7 +208,7 @@ def evaluate(config: RunConfig):
     train_check, train_summary = _training_check(mc_law, config.quick, config.seed, config.device)
     checks.append(train_check)
     checks += [_lca_check(law) for law in laws]
-    from numerics.lsa import best_lsa
+    from mmicl.numerics.lsa import best_lsa
 
     main = best_lsa(mc_law)
     summary = {"law": mc_law.spec(), "gap": main.gap, "gamma": main.to_json()["gamma"], **train_summary}

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from numerics.laws import TaskLaw
-from numerics.montecarlo import trained_reduced, z_score
-from proofs.registry import Check, RunConfig
+from mmicl.numerics.laws import TaskLaw
+from mmicl.numerics.montecarlo import trained_reduced, z_score
+from mmicl.proofs.registry import Check, RunConfig
 
 Z = 3.0  # agreement threshold in standard errors (two-sided p ≈ 0.003 per check)
 
@@ -26,7 +26,7 @@ def _sizes(config: RunConfig) -> dict:
 def thm62_mc_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
     """Trained one-parameter LCA: α_∞ (SAA at n = ∞) equals α_T within 3 se; the trained α lies
     within its stated error of α_T at each n."""
-    from numerics.lca import alpha_T
+    from mmicl.numerics.lca import alpha_T
 
     torch.set_num_threads(1)
     sz, checks = _sizes(config), []
@@ -57,7 +57,7 @@ def thm62_mc_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
 def thm63_mc_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
     """Trained two-parameter LCA from (α₀, β₀) = (α*/2, −α*/4): the SAA minimiser at n = ∞ equals
     ``minimise_two`` within 3 se in each coordinate, and β/α of the trained model is near −1."""
-    from numerics.lca import alpha_star, minimise_two, excess_risk
+    from mmicl.numerics.lca import alpha_star, minimise_two, excess_risk
 
     torch.set_num_threads(1)
     sz, checks = _sizes(config), []

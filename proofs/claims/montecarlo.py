@@ -17,10 +17,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from numerics.atomic import write_json
-from numerics.law_language import parse_law
-from numerics.montecarlo import depth_study, log_log_slope, noskip_study, sample_mean_baselines
-from proofs.registry import Check, Claim, Hypothesis, RunConfig, register
+from mmicl.numerics.atomic import write_json
+from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.montecarlo import depth_study, log_log_slope, noskip_study, sample_mean_baselines
+from mmicl.proofs.registry import Check, Claim, Hypothesis, RunConfig, register
 
 DEFAULT_LAW = "s=uniform(0.5,4); zeta=normal; d1=1; d2=1"
 Z = 3.0

@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from numerics.atomic import write_json
-from numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
-from numerics.testbed.experiments import Arm, ArmResults, run_arms
-from numerics.testbed.figures import plot_against, plot_curves
-from numerics.testbed.metrics import ablated_icl_accuracy, ablation_drop
-from numerics.testbed.stats import decide, spearman, t_interval, welch_interval
+from mmicl.numerics.atomic import write_json
+from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
+from mmicl.numerics.testbed.experiments import Arm, ArmResults, run_arms
+from mmicl.numerics.testbed.figures import plot_against, plot_curves
+from mmicl.numerics.testbed.metrics import ablated_icl_accuracy, ablation_drop
+from mmicl.numerics.testbed.stats import decide, spearman, t_interval, welch_interval
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
 

@@ -6,8 +6,8 @@ import json
 
 import click
 
-from numerics.law_language import parse_law
-from numerics.laws import LawError, TaskLaw
+from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws import LawError, TaskLaw
 
 
 def law_options(f):

@@ -22,8 +22,8 @@ from .common import emit_json, law_options
 def lsa(law, n, as_json, profile, compare, mc, seed):
     """The best LSA ŷ = x_qᵀ Γ (1/n) Σ y_i x_i for LAW: Γ (a scalar when Γ = γI), the gap (excess risk
     over the task-known Bayes risk), the Bayes risk and the LSA risk."""
-    from numerics.laws import LawError
-    from numerics.lsa import best_lsa, comparison, excess_given_norms, norm_blocks
+    from mmicl.numerics.laws import LawError
+    from mmicl.numerics.lsa import best_lsa, comparison, excess_given_norms, norm_blocks
 
     try:
         best = best_lsa(law, n)

@@ -13,11 +13,11 @@ from pathlib import Path
 import click
 import torch
 
-from numerics.atomic import write_json
-from numerics.testbed.config import TestbedConfigError
-from numerics.testbed.experiments import Arm, run_arms
-from numerics.testbed.figures import plot_against, plot_curves
-from numerics.testbed.stats import t_interval
+from mmicl.numerics.atomic import write_json
+from mmicl.numerics.testbed.config import TestbedConfigError
+from mmicl.numerics.testbed.experiments import Arm, run_arms
+from mmicl.numerics.testbed.figures import plot_against, plot_curves
+from mmicl.numerics.testbed.stats import t_interval
 
 from .common import emit_json
 

@@ -6,9 +6,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from numerics import flows, lca
-from numerics.law_language import GRAMMAR
-from numerics.laws import LawError
+from mmicl.numerics import flows, lca
+from mmicl.numerics.law_language import GRAMMAR
+from mmicl.numerics.laws import LawError
 
 from .common import emit_json, law_options
 

@@ -14,7 +14,7 @@ MODELS = ("lsa", "lca1", "lca2", "lca", "lca-noskip")
 def build_model(name: str, d: int, T: int, law, seed: int) -> torch.nn.Module:
     """The model called ``name``: ``lca1``/``lca2`` start at α = α*/2 (β = −α*/4 for lca2);
     ``lca``/``lca-noskip`` are the tied general stack (W^K = W^Q = W^R = I + 0.01·noise)."""
-    from numerics.models import LCA, LinearSelfAttention, ReducedLCA
+    from mmicl.numerics.models import LCA, LinearSelfAttention, ReducedLCA
 
     gen = torch.Generator().manual_seed(seed)
     lo, hi = law.s_bounds()
@@ -50,9 +50,9 @@ def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, se
 
     For lca1/lca2 also the minimiser of the sampled loss at n and at n = ∞ (Newton on 200k prompts)
     and the stated error of the trained α: |optimisation error| + |finite-n bias| + 3 se."""
-    from numerics.atomic import write_json
-    from numerics.lca import bayes_risk
-    from numerics.training import describe, estimate_risk, train
+    from mmicl.numerics.atomic import write_json
+    from mmicl.numerics.lca import bayes_risk
+    from mmicl.numerics.training import describe, estimate_risk, train
 
     torch.set_num_threads(1)
     if device == "auto":
@@ -73,7 +73,7 @@ def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, se
               "device": device, "n": n if ctx else "inf", "T": T, "law": law.spec(), "seed": seed,
               "diverged": res.diverged, "message": res.message}
     if model_name in ("lca1", "lca2") and not res.diverged:
-        from numerics.montecarlo import stationary_point
+        from mmicl.numerics.montecarlo import stationary_point
 
         at_n = stationary_point(model, law, n=ctx, seed=seed + 2, device=device)
         at_inf = stationary_point(model, law, n=None, seed=seed + 2, device=device)
@@ -105,7 +105,7 @@ def train_figures_command(out, quick, tiny, seed, as_json):
     """Figures of the Monte Carlo studies (law s=uniform(0.5,4), T = 5): the finite-n bias of the SAA
     minimiser α_n against n, SGD against the gradient flow at t = step × lr, and the full-matrix LCA's
     invariants RS, GV over training.  Writes finite_n_bias, sgd_vs_flow, full_matrix (.png + .json)."""
-    from numerics.montecarlo_figures import make_figures
+    from mmicl.numerics.montecarlo_figures import make_figures
 
     torch.set_num_threads(1)
     summary = make_figures(out, size="tiny" if tiny else "quick" if quick else "full", seed=seed)

@@ -1,0 +1,2 @@
+"""The version of mmicl (read by the build and by ``mmicl --version``)."""
+__version__ = "0.2.0"
