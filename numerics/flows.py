@@ -1,6 +1,6 @@
 """Gradient flows of the reduced LCA models on the population loss, integrated with SciPy.
 
-``dθ/dt = −∇L(θ)``.  Two traps (SPEC §5) shape the integrators:
+``dθ/dt = −∇L(θ)``.  Two numerical traps (docs/model.md) shape the integrators:
 
 - The two-parameter flow falls quickly into the valley ``β ≈ −α`` and then creeps along it for
   times like 10^10: it is integrated in log-time ``τ = log(1 + t)``, where

@@ -1,4 +1,4 @@
-"""Task laws: the prompt-to-prompt law of (v, r, ζ) of SPEC §1.
+"""Task laws: the prompt-to-prompt law of (v, r, ζ) of the latent-factor model (docs/model.md).
 
 A prompt's task is ``m = [v; r] ∈ R^{d1+d2}`` and a label scale ``ζ``.  The theory of the reduced
 LCA models only sees ``s = ‖m‖²`` and ``ζ²``; Monte Carlo needs the vectors themselves.
@@ -15,7 +15,7 @@ Building blocks
 
 Every expectation is a quadrature *rule* ``(nodes, weights)`` on ``s``: exact for discrete laws, and
 for continuous ones a composite Gauss rule whose pieces shrink geometrically towards both ends of
-the support (depth-T integrands ``|1 − αλ|^{2T}`` live within O(1/T) of the ends; SPEC §5), with
+the support (depth-T integrands ``|1 − αλ|^{2T}`` live within O(1/T) of the ends: a known trap), with
 Gauss–Jacobi pieces at the ends so that Beta densities with singular ends are integrated exactly.
 """
 from __future__ import annotations

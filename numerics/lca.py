@@ -4,7 +4,7 @@ The per-prompt formulas come from ``theory.lca`` (derived in SymPy, compiled, ca
 are integrated over the task law.  Everything is per ``E[ζ²·(·)]`` with ζ independent of m.
 
 One-parameter model (depth T): the excess risk is ``E[ζ² A(s) r^{2T}]`` with ``r = α(1+s) − 1``.
-``r^{2T}`` under/overflows float64 for large T (SPEC §5), so sums are kept in log scale:
+``r^{2T}`` under/overflows float64 for large T, so sums are kept in log scale:
 ``Σ w A r^{n} = e^{n ℓ_max} · Σ w A sign(r)^n e^{n(log|r| − ℓ_max)}``, ``ℓ_max = max_support log|r|``
 (``|r|`` is convex in s, so the max is at an end of the support).  The minimiser ``α_T`` is found
 by bracketed root finding of the scaled derivative on ``[1/(1+s_hi), 1/(1+s_lo)]``, where its sign
@@ -220,7 +220,7 @@ def alpha_T(law: TaskLaw, T: int) -> float:
     is ≤ 0 at ``1/(1+s_hi)`` and ≥ 0 at ``1/(1+s_lo)`` (s_lo, s_hi over prompts with m ≠ 0), so
     Brent's method on that bracket finds it;
     the tolerance is relative (``xtol = 1e-16``, ``rtol = 4·eps``), never an absolute one on the
-    gradient (SPEC §5)."""
+    gradient (it would stop at the initial guess)."""
     T = check_depth(T)
     lo, hi = _require_signal(law)
     a_lo, a_hi = 1.0 / (1.0 + hi), 1.0 / (1.0 + lo)

@@ -1,15 +1,15 @@
-"""The architectures of SPEC §2–§3 as torch modules.
+"""The architectures of docs/model.md (LSA, LCA) as torch modules.
 
 Every model maps a batch of prompts to its query predictions ``ŷ_q`` of shape ``(B,)``.  A batch
 is either a ``Prompts`` (the tokens) or a ``PromptMoments`` (the context reduced to
 ``C = (1/n)Σ x_i x_iᵀ``, ``h = (1/n)Σ y_i x_i``, ``(1/n)Σ y_i²``): every model here reads the
 context only through these moments, so the fast paths take either.
 
-``LinearSelfAttention``  the full single LSA layer (SPEC §2): value-projection ``W^{PV}`` and
+``LinearSelfAttention``  the full single LSA layer: value-projection ``W^{PV}`` and
                          key-query ``W^{KQ}``, both (d+1)×(d+1); the query is masked out as a key;
                          ``1/n``.  ``forward_full`` builds the whole output matrix; ``forward`` reads
                          its bottom-right entry through the moments.
-``LCA``                  the general stack of SPEC §3 with per-layer or tied W^S, W^V, W^K, W^Q and
+``LCA``                  the general LCA stack with per-layer or tied W^S, W^V, W^K, W^Q and
                          a readout W^R; ``skip=False`` is the no-skip ablation (W^S ≡ 0).
                          ``forward_layers`` runs every token column through every layer with the
                          attention written out; ``forward`` runs the query column only (columns do
@@ -51,7 +51,7 @@ def _small(shape, scale: float, generator: torch.Generator | None) -> torch.Tens
 
 
 # ---------------------------------------------------------------------------------------------
-# Single-layer linear self-attention (SPEC §2)
+# Single-layer linear self-attention
 # ---------------------------------------------------------------------------------------------
 
 
@@ -111,7 +111,7 @@ class LinearSelfAttention(nn.Module):
 
 
 # ---------------------------------------------------------------------------------------------
-# The general LCA stack (SPEC §3)
+# The general LCA stack
 # ---------------------------------------------------------------------------------------------
 
 
@@ -122,7 +122,7 @@ class LCA(nn.Module):
         ŷ_q = (1/n) Σ_{i≤n} y_i x_iᵀ W^R F^T_q.
 
     ``tied``: one set of matrices for all layers (else one per layer).  ``skip=False``: W^S ≡ 0,
-    not trained (the ablation of the seed's Appendix F; with F⁰ = 0 the model then predicts 0).
+    not trained (the ablation of Appendix F of arXiv:2602.04872; with F⁰ = 0 the model then predicts 0).
     Initialisation: W^K = W^Q = W^R = I plus ``N(0, init_scale²)`` noise, W^S and W^V pure noise
     (pass ``identity_init=False`` for pure noise everywhere).
     """

@@ -1,4 +1,4 @@
-"""Prompts of the latent-factor model (SPEC §1), vectorised in torch on any device.
+"""Prompts of the latent-factor model (docs/model.md), vectorised in torch on any device.
 
 For each prompt: a task (v, r, ζ) from the ``TaskLaw``; for each of its n context tokens and its
 query, independently ``u ~ N(0,1)``, ``x = u·m + noise`` with ``noise ~ N(0, I_d)`` and ``y = ζ u``.
@@ -91,7 +91,7 @@ class PromptMoments:
     query_x (B, d), query_y (B,), m (B, d), zeta (B,) as in ``Prompts``;
     n: the context length, ``None`` for the large-context limit.
 
-    Every model of SPEC §2–§3 reads a prompt's context only through (C, h, (1/n)Σy²): its query
+    Every model (LSA, LCA) reads a prompt's context only through (C, h, (1/n)Σy²): its query
     prediction is a function of these and of x_q.
     """
 

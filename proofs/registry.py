@@ -1,4 +1,4 @@
-"""The theorem registry: each claim of SPEC §4 (and TESTBED) as an object with its checks.
+"""The theorem registry: each claim (docs/model.md, "The claims") as an object with its checks.
 
 A ``Claim`` has an id, a statement, its hypotheses and a ``run(config) -> ClaimResult``.  A run
 collects ``Check`` results (each with its method, its numbers and where its tolerance comes from)

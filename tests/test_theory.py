@@ -133,7 +133,7 @@ def test_mpmath_source_uses_mpmath():
 
 
 def test_readouts_by_matrices():
-    """SPEC §3 [convention] readout: keys raw / query evolved equals keys evolved / query raw in the
+    """The readout convention (docs/model.md): keys raw / query evolved equals keys evolved / query raw in the
     large-context limit; evolving both squares the factor (a different model, not the same limit).
     Checked against d×d matrices: F^T_i = P x_i for every column."""
     rng = np.random.default_rng(7)

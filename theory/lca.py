@@ -1,4 +1,4 @@
-"""Linearised cross-attention (LCA, SPEC §3) in the large-context limit, reduced symbolically.
+"""Linearised cross-attention (LCA) in the large-context limit, reduced symbolically.
 
 With tied weights ``W^S = w_S I``, ``W^V = w_V I``, ``W^K = W^Q = I`` and ``(1/n) X_c X_cᵀ → Λ``, the
 query column obeys
@@ -197,7 +197,7 @@ def depth_factorisation(expr: sp.Expr, base: sp.Expr, power: sp.Expr) -> sp.Expr
     """Return ``A`` with ``expr = A · base**power`` and ``A`` free of ``base`` and of ``T``.
 
     Used to evaluate depth-T integrands as ``A(s) · sign · exp(power · log|base|)`` in log scale
-    (``(1 − α(1+s))^{2T}`` under- and overflows float64 for large T; SPEC §5)."""
+    (``(1 − α(1+s))^{2T}`` under- and overflows float64 for large T: a numerical trap of docs/model.md)."""
     R = sp.Symbol("R")
     amp = sp.simplify(sp.powsimp(expr.subs(sp.expand(base), R) / R**power, force=True))
     amp = sp.simplify(sp.powsimp(amp, force=True))

@@ -1,4 +1,4 @@
-"""Single-layer linear self-attention (LSA, SPEC §2, Theorem 4.1), derived in SymPy.
+"""Single-layer linear self-attention (LSA, Theorem 4.1 of arXiv:2602.04872), derived in SymPy.
 
 The layer acts on ``Z = [[x_1 … x_n x_q], [y_1 … y_n 0]] ∈ R^{(d+1)×(n+1)}`` as
 

@@ -1,4 +1,4 @@
-"""The latent-factor model of SPEC §1 and its Bayes predictor, derived in SymPy.
+"""The latent-factor model (docs/model.md) and its Bayes predictor, derived in SymPy.
 
 For one prompt with task ``m = [v; r]``, ``s = ‖m‖²``, and label scale ``ζ``, each token is
 

@@ -1,4 +1,4 @@
-"""The synthetic in-context classification testbed (TESTBED.md, unimodal part).
+"""The synthetic in-context classification testbed (docs/testbed.md, unimodal part).
 
 - ``config``: the data, model and training settings, validated at the boundary;
 - ``data``: the Gaussian-mixture sequence generator and the ICL / ICL-flip / IWL evaluation sets;

@@ -20,7 +20,7 @@ class TestbedConfigError(ValueError):
 
 @dataclass(frozen=True)
 class DataConfig:
-    """The Gaussian-mixture law of TESTBED.md.
+    """The Gaussian-mixture law of the testbed (docs/testbed.md).
 
     K classes with means μ_k ~ N(0, I/D), L label vectors ~ N(0, I/D), class k has label k mod L.
     An item of class k is (μ_k + ε η)/√(1+ε²) with η ~ N(0, I/D).  Class frequencies P(k) ∝ (k+1)^(−α).

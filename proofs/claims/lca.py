@@ -155,7 +155,7 @@ def evaluate_thm62(config: RunConfig):
                 bool(all(np.diff(lex) < 0) and lex[-1] < -20) or lo == hi,
                 {"log10_excess": lex}, "strict decrease along T and below 1e-20 at the deepest T",
                 "computed in log scale (float64 underflows beyond T ≈ 10^3)"))
-            # which reading of the seed's formula: s = ‖m‖² or ‖m‖
+            # which reading of the limit formula: s = ‖m‖² or ‖m‖ (docs/model.md, "Task laws")
             norm_reading = 2 / (2 + math.sqrt(lo) + math.sqrt(hi))
             if lo != hi:
                 checks.append(Check(
@@ -173,7 +173,7 @@ def evaluate_thm62(config: RunConfig):
                     {"alpha_T_deepest": float(alphas[-1]), "with_s_lo_over_m_nonzero": a_star,
                      "with_ess_inf_s": naive},
                     "the m ≠ 0 reading is 1000× closer at the deepest T",
-                    "SPEC's ess inf s would give the wrong limit: prompts with m = 0 add a constant to the loss"))
+                    "the literal ess inf s would give the wrong limit: prompts with m = 0 add a constant to the loss"))
             if config.law is None and text == QUICK_LAWS[0]:
                 mp_T = 1000
                 a_mp = lca.alpha_T_mp(law, mp_T, dps=30)
@@ -322,7 +322,7 @@ def evaluate_thm63(config: RunConfig):
                          "region": _describe_basin(basin)},
                         "a start counts if its flow comes to rest within 1e-8 of the minimiser; "
                         "'diverged' = left |α|,|β| ≤ 10",
-                        "the seed does not state the initialisation condition: this maps it"))
+                        "the condition on the start was not available to us: this maps it"))
                     summary[f"basin_T{T}"] = f"{counts['rest']}/{n_grid * n_grid}"
                     figs.append(_plane_figure(config, law, T, basin, mini, a_star))
             if _with_monte_carlo(config, text):

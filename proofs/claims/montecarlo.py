@@ -1,6 +1,6 @@
 """Claims ``appF`` (the no-skip ablation) and ``depth`` (deeper is better), by Monte Carlo training.
 
-appF.  From SPEC §3 with W^S = 0 and F⁰ = 0, every layer adds ``W^V C (W^K)ᵀ W^Q F^{t−1} = 0``, so
+appF.  In the LCA with W^S = 0 and F⁰ = 0, every layer adds ``W^V C (W^K)ᵀ W^Q F^{t−1} = 0``, so
 F^T = 0 and the model predicts ŷ ≡ 0 whatever its weights (and its gradient is 0: training cannot
 move it).  Its risk is ``E[y_q²] = E[ζ²]`` at every T and n.  The "plain sample-mean predictor" is
 taken to be ``ȳ = (1/n) Σ y_i`` (the mean of the context labels), whose risk is ``E[ζ²](1 + 1/n)``:

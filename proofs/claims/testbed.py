@@ -1,4 +1,4 @@
-"""Claims 1, 2, 3 and 8 of TESTBED.md (unimodal): empirical, several seeds, intervals.
+"""Claims 1, 2, 3 and 8 of the testbed (unimodal; stated in docs/testbed.md): empirical, several seeds, intervals.
 
 Each claim trains its grid as one ensemble per model shape (``numerics.testbed.experiments``),
 compares final accuracies (and head strengths) across arms with Welch 95% intervals over seeds, and
@@ -138,7 +138,7 @@ def claim1(config: RunConfig):
         # ε is compared at K_edge, where neither ICL nor IWL is saturated (at K_mid both ε gave ICL ≈ 1
         # in the first quick run: a ceiling, not evidence); Zipf at K_hi, p_B = 0.9, where α = 0 gives
         # ICL, so that a trade toward IWL can show (at K_mid, α = 0 already memorised: see
-        # docs/notes/issue-5.md)
+        # notes/issue-5.md)
         Arm("edgeK_eps_lo", replace(d, K=sz.K_edge, p_bursty=1.0, eps=d.eps)),
         Arm("edgeK_eps_hi", replace(d, K=sz.K_edge, p_bursty=1.0, eps=sz.eps_hi)),
         Arm("highK_zipf0", replace(d, K=sz.K_hi, p_bursty=0.9, zipf=0.0)),
@@ -279,7 +279,7 @@ def claim8(config: RunConfig):
     # ablation: per member, zero every head whose final induction score exceeds INDUCTION_HEAD (half
     # of a perfect induction head's score); the strongest head if none does.  A first quick run that
     # zeroed only the strongest head found that both heads of the last layer had become induction
-    # heads (scores ≈ 0.9 each): one of them alone carried ICL (0.91 left); see docs/notes/issue-5.md.
+    # heads (scores ≈ 0.9 each): one of them alone carried ICL (0.91 left); see notes/issue-5.md.
     model_, sets = r.run.model, r.run.eval_sets
     ind = r.run.history.final("induction")                                   # (E, layers, H)
     E = ind.shape[0]
