@@ -1,4 +1,76 @@
-"""mmicl: a symbolic–numeric verifier for multi-modal in-context learning."""
+"""mmicl: a symbolic–numeric verifier for multi-modal in-context learning.
+
+The public API, for notebooks and scripts (the ``mmicl`` command line is a client of it)::
+
+    import mmicl
+    law = mmicl.parse_law("s=uniform(0.5,4)")      # or build one: mmicl.TaskLaw(s=mmicl.Uniform(0.5, 4))
+    mmicl.alpha_star(law)                           # 2/(2 + s_lo + s_hi)
+    mmicl.alpha_T("s=uniform(0.5,4)", 10)           # every function that takes a law takes LAW text too
+    mmicl.excess_risk(law, 1000).log10              # a ScaledValue: never overflows
+    flow = mmicl.flow_one(law, 10, alpha0=0.0)      # flow.time, flow.alphas: 1-D trajectory
+    mmicl.minimise_two(law, 20)                     # (α_T, β_T)
+    mmicl.best_lsa(law).gap                         # Theorem 4.1's gap
+    [r.verdict for r in mmicl.verify("thm6.2")]     # run claims, read verdicts
+
+Names are imported on first use, so ``import mmicl`` is cheap and changes no global state
+(no matplotlib backend, no torch threads).
+"""
+from __future__ import annotations
+
+from importlib import import_module
+
 from ._version import __version__
 
-__all__ = ["__version__"]
+# public name -> (module, attribute)
+_API: dict[str, tuple[str, str]] = {
+    # task laws
+    "TaskLaw": ("mmicl.numerics.laws", "TaskLaw"),
+    "ZetaLaw": ("mmicl.numerics.laws", "ZetaLaw"),
+    "Point": ("mmicl.numerics.laws", "Point"),
+    "Uniform": ("mmicl.numerics.laws", "Uniform"),
+    "Beta": ("mmicl.numerics.laws", "Beta"),
+    "TwoPoint": ("mmicl.numerics.laws", "TwoPoint"),
+    "Discrete": ("mmicl.numerics.laws", "Discrete"),
+    "Mixture": ("mmicl.numerics.laws", "Mixture"),
+    "Exponential": ("mmicl.numerics.laws", "Exponential"),
+    "LawError": ("mmicl.numerics.laws", "LawError"),
+    "parse_law": ("mmicl.numerics.law_language", "parse_law"),
+    "as_law": ("mmicl.numerics.law_language", "as_law"),
+    "GRAMMAR": ("mmicl.numerics.law_language", "GRAMMAR"),
+    # the LCA theory
+    "alpha_star": ("mmicl.numerics.lca", "alpha_star"),
+    "alpha_T": ("mmicl.numerics.lca", "alpha_T"),
+    "alpha_T_mp": ("mmicl.numerics.lca", "alpha_T_mp"),
+    "excess_risk": ("mmicl.numerics.lca", "excess_risk_scaled"),
+    "ScaledValue": ("mmicl.numerics.lca", "ScaledValue"),
+    "bayes_risk": ("mmicl.numerics.lca", "bayes_risk"),
+    "population_loss": ("mmicl.numerics.lca", "population_loss"),
+    "TwoParameterLoss": ("mmicl.numerics.lca", "TwoParameterLoss"),
+    "minimise_two": ("mmicl.numerics.lca", "minimise_two"),
+    "flow_one": ("mmicl.numerics.flows", "gradient_flow_one"),
+    "flow_two": ("mmicl.numerics.flows", "gradient_flow_two"),
+    "FlowResult": ("mmicl.numerics.flows", "FlowResult"),
+    # single-layer LSA (Theorem 4.1)
+    "best_lsa": ("mmicl.numerics.lsa", "best_lsa"),
+    "BestLSA": ("mmicl.numerics.lsa", "BestLSA"),
+    # the theorem registry
+    "verify": ("mmicl.proofs.registry", "verify"),
+    "claims": ("mmicl.proofs.registry", "claims"),
+    "ClaimResult": ("mmicl.proofs.registry", "ClaimResult"),
+    "VERDICTS": ("mmicl.proofs.registry", "VERDICTS"),
+}
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str):
+    if name in _API:
+        module, attr = _API[name]
+        value = getattr(import_module(module), attr)
+        globals()[name] = value  # later look-ups skip this function
+        return value
+    raise AttributeError(f"module 'mmicl' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

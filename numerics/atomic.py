@@ -1,11 +1,12 @@
 """Atomic file writes: a killed run never leaves a half-written result behind."""
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from .strict_json import dumps
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
@@ -27,16 +28,5 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
 
 
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
-    return write_text(path, json.dumps(obj, indent=2, default=_default) + "\n")
-
-
-def _default(o):
-    import numpy as np
-
-    if isinstance(o, (np.floating, np.integer, np.bool_)):
-        return o.item()
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    if isinstance(o, Path):
-        return str(o)
-    raise TypeError(f"cannot write {type(o).__name__} as JSON")
+    """Write ``obj`` as strict JSON (``strict_json.dumps``: no NaN/Infinity, ``schema_version``)."""
+    return write_text(path, dumps(obj) + "\n")

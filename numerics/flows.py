@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.integrate import solve_ivp
 
+from .law_language import takes_law
 from .laws import TaskLaw
 from .lca import (TwoParameterLoss, _require_signal, alpha_star, check_depth, loss_curvature_one,
                   loss_gradient_one)
@@ -45,6 +46,27 @@ class FlowResult:
     t: np.ndarray = field(repr=False)
     path: np.ndarray = field(repr=False)
     gamma: float | None = None  # α + β, kept as its own coordinate by the two-parameter flow
+    log10_time: np.ndarray | None = field(default=None, repr=False)
+    """log10 of the real flow time at each point of ``path`` (−inf at the start, t = 0)."""
+
+    @property
+    def alphas(self) -> np.ndarray:
+        """α along the trajectory (1-D)."""
+        return np.asarray(self.path, float)[:, 0]
+
+    @property
+    def betas(self) -> np.ndarray | None:
+        """β along the trajectory (1-D), or None for the one-parameter flow."""
+        return None if self.beta is None else np.asarray(self.path, float)[:, 1]
+
+    @property
+    def time(self) -> np.ndarray:
+        """Real flow time at each point of ``path``, whatever clock the integrator used (inf where
+        it exceeds float64: read ``log10_time`` there)."""
+        if self.clock == "real":
+            return np.asarray(self.t, float)
+        with np.errstate(over="ignore"):
+            return np.power(10.0, self.log10_time)
 
     def to_json(self) -> dict:
         return {"alpha": self.alpha, "beta": self.beta, "gamma": self.gamma, "converged": self.converged,
@@ -61,6 +83,7 @@ def _trajectory(sol, t_eval):
     return np.expm1(taus), sol.sol(taus).T
 
 
+@takes_law
 def gradient_flow_one(
     law: TaskLaw,
     T: int,
@@ -124,9 +147,31 @@ def gradient_flow_one(
         clock, t_end = "rescaled", float(sol.t[-1])
     end = float(sol.y[0, -1])
     ok = sol.success and _newton_step_one(law, T, end) < 1e-12
+    with np.errstate(divide="ignore"):
+        log10_time = np.log10(t) if clock == "real" else _log10_real_time(law, T, path[:, 0])
     return FlowResult(end, None, bool(ok), t_end, clock,
                       "came to rest (Newton step < 1e-12)" if ok else f"did not come to rest ({sol.message})",
-                      t, path)
+                      t, path, log10_time=log10_time)
+
+
+def _log10_real_time(law: TaskLaw, T: int, alphas: np.ndarray, nodes: int = 8) -> np.ndarray:
+    """Real time along a one-parameter orbit, in log10: α moves monotonically, so
+    ``t(α) = ∫_{α₀}^{α} dα' / (−L'(α'))``, summed over the segments between consecutive points with
+    an ``nodes``-point Gauss–Legendre rule, each term ``e^{−log_scale}/|mantissa|`` kept in logs
+    (the real time at large T is far beyond float64)."""
+    x, w = np.polynomial.legendre.leggauss(nodes)
+    logs = [-math.inf]
+    for a0, a1 in zip(alphas[:-1], alphas[1:]):
+        h = (a1 - a0) / 2
+        if h == 0:
+            logs.append(logs[-1])
+            continue
+        terms = []
+        for xi, wi in zip(x, w):
+            g = loss_gradient_one(law, T, a0 + h * (xi + 1))
+            terms.append(math.log(wi * abs(h)) - g.log_scale - math.log(abs(g.mantissa)) if g.mantissa else math.inf)
+        logs.append(float(np.logaddexp(logs[-1], np.logaddexp.reduce(terms))))
+    return np.asarray(logs) / math.log(10)
 
 
 def _newton_step_one(law: TaskLaw, T: int, alpha: float) -> float:
@@ -144,6 +189,7 @@ def _newton_step_one(law: TaskLaw, T: int, alpha: float) -> float:
 _METRIC = np.array([[2.0, 1.0], [1.0, 1.0]])
 
 
+@takes_law
 def gradient_flow_two(
     law: TaskLaw,
     T: int,

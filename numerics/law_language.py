@@ -13,6 +13,7 @@ Examples: ``s=uniform(0.5,4)``, ``sv=point(1); sr=beta(2,2,0,3); zeta=rademacher
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from .laws import (
@@ -29,7 +30,7 @@ from .laws import (
     ZetaLaw,
 )
 
-__all__ = ["GRAMMAR", "LawSyntaxError", "parse_law", "parse_scalar_law", "parse_zeta"]
+__all__ = ["GRAMMAR", "LawSyntaxError", "parse_law", "parse_scalar_law", "parse_zeta", "as_law", "takes_law"]
 
 GRAMMAR = __doc__.split("\n\n")[1]
 
@@ -170,3 +171,22 @@ def _split_semicolons(text: str) -> list[str]:
     except ValueError as e:
         raise LawSyntaxError(text, str(e)) from None
     return [p for p in parts if p]
+
+
+def as_law(law: TaskLaw | str) -> TaskLaw:
+    """``law`` itself, or the ``TaskLaw`` that LAW text describes."""
+    if isinstance(law, TaskLaw):
+        return law
+    if isinstance(law, str):
+        return parse_law(law)
+    raise LawError(f"a task law must be a TaskLaw or LAW text such as 's=uniform(0.5,4)', got {law!r}")
+
+
+def takes_law(f):
+    """Let ``f(law, ...)`` take LAW text as well as a ``TaskLaw`` for its first argument."""
+
+    @functools.wraps(f)
+    def wrapper(law, *args, **kwargs):
+        return f(as_law(law), *args, **kwargs)
+
+    return wrapper

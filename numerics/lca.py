@@ -25,6 +25,8 @@ from mmicl.theory import lca as th
 from mmicl.theory.compile import compiled
 from mmicl.theory.model import bayes_predictor, s as s_sym, zeta as zeta_sym
 
+from .law_language import as_law, takes_law
+from .validate import check_depth, check_finite as _finite
 from .laws import LawError, Rule, TaskLaw
 
 __all__ = [
@@ -73,24 +75,17 @@ class ScaledValue:
             return None
         return self.mantissa * math.exp(self.log_scale)
 
-
-def check_depth(T) -> int:
-    """The depth as a positive int, or a clear error."""
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)):
-        if isinstance(T, float) and T.is_integer():
-            T = int(T)
-        else:
-            raise ValueError(f"the depth T must be a positive integer, got {T!r}")
-    if T < 1:
-        raise ValueError(f"the depth T must be ≥ 1 (T = 0 is no model at all), got {T}")
-    return int(T)
-
-
-def _finite(name: str, x) -> float:
-    x = float(x)
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {x}")
-    return x
+    def to_json(self, name: str) -> dict:
+        """``{name, "log10_" + name}``, each null with its reason where float64 cannot hold it."""
+        out: dict = {name: self.value, f"log10_{name}": self.log10 if self.mantissa != 0 else None}
+        if self.value is None:
+            out[f"{name}_null_reason"] = f"|{name}| = 10^{self.log10:.2f} is outside float64's range; see log10_{name}"
+        if self.mantissa == 0:
+            out[f"log10_{name}_null_reason"] = f"{name} is exactly 0"
+        elif self.mantissa < 0:
+            out[f"log10_{name}"] = None
+            out[f"log10_{name}_null_reason"] = f"{name} is negative; log10 of |{name}| is {self.log10:.6g}"
+        return out
 
 
 def _require_signal(law: TaskLaw) -> tuple[float, float]:
@@ -157,12 +152,14 @@ def _rule(law: TaskLaw, T: int) -> Rule:
 # ---------------------------------------------------------------------------------------------
 
 
+@takes_law
 def bayes_risk(law: TaskLaw) -> float:
     """``E[ζ²/(1+s)]``-type Bayes risk, from the derived Bayes risk per prompt."""
     f = _bayes_risk_fn()
     return _rule(law, 1).expect(lambda s: f(s)[0] * np.ones_like(s))
 
 
+@takes_law
 def alpha_star(law: TaskLaw) -> float:
     """``α* = 2/(2 + s_lo + s_hi)``, evaluated from the derived minimax expression."""
     lo, hi = _require_signal(law)
@@ -170,6 +167,7 @@ def alpha_star(law: TaskLaw) -> float:
     return float(expr.subs({s_lo: lo, s_hi: hi}))
 
 
+@takes_law
 def stable_interval(law: TaskLaw) -> tuple[float, float]:
     """α with ``|1 − α(1+s)| < 1`` on the whole support: ``(0, 2/(1 + s_hi))``."""
     _, hi = _require_signal(law)
@@ -196,23 +194,30 @@ def _one_parameter_sums(law: TaskLaw, T: int, alpha: float, order: int) -> Scale
     return ScaledValue(float(np.dot(rule.weights, terms)), n * lmax)
 
 
-def excess_risk_scaled(law: TaskLaw, T: int, alpha: float) -> ScaledValue:
-    """The one-parameter excess risk over Bayes, ``E[ζ² s/(1+s) (1 − α(1+s))^{2T}]``, in log scale."""
+@takes_law
+def excess_risk_scaled(law: TaskLaw, T: int, alpha: float | None = None) -> ScaledValue:
+    """The one-parameter excess risk over Bayes, ``E[ζ² s/(1+s) (1 − α(1+s))^{2T}]``, in log scale
+    (a ``ScaledValue``: ``.value`` is the float64 number or None where float64 cannot hold it,
+    ``.log10`` always holds).  ``alpha=None``: at the minimiser ``α_T``."""
     T = check_depth(T)
     _require_signal(law)
+    alpha = alpha_T(law, T) if alpha is None else alpha
     return _one_parameter_sums(law, T, _finite("alpha", alpha), 0)
 
 
+@takes_law
 def loss_gradient_one(law: TaskLaw, T: int, alpha: float) -> ScaledValue:
     """``dL/dα`` of the one-parameter population loss, in log scale."""
     return _one_parameter_sums(law, check_depth(T), _finite("alpha", alpha), 1)
 
 
+@takes_law
 def loss_curvature_one(law: TaskLaw, T: int, alpha: float) -> ScaledValue:
     """``d²L/dα²`` of the one-parameter population loss, in log scale."""
     return _one_parameter_sums(law, check_depth(T), _finite("alpha", alpha), 2)
 
 
+@takes_law
 def alpha_T(law: TaskLaw, T: int) -> float:
     """The unique minimiser of the one-parameter population loss at depth T.
 
@@ -235,6 +240,7 @@ def alpha_T(law: TaskLaw, T: int) -> float:
     return float(optimize.brentq(D, a_lo, a_hi, xtol=1e-16, rtol=4 * np.finfo(float).eps, maxiter=500))
 
 
+@takes_law
 def excess_risk(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -> float:
     """Excess risk over Bayes of the one-parameter model (``beta=None``) or the two-parameter
     model.  Raises if float64 cannot hold it (use ``excess_risk_scaled``)."""
@@ -246,11 +252,13 @@ def excess_risk(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -
     return two_parameter_terms(law, T, alpha, beta)[0]
 
 
+@takes_law
 def population_loss(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -> float:
     """``E[(ŷ − y)²]`` in the large-context limit: Bayes risk plus excess."""
     return bayes_risk(law) + excess_risk(law, T, alpha, beta)
 
 
+@takes_law
 def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
     """``α_T`` in high precision: mpmath quadrature of the derivative (no log scaling needed:
     mpf exponents do not overflow) and mpmath's root finder started from the float64 answer.
@@ -294,7 +302,8 @@ class TwoParameterLoss:
     ``coordinates="gamma-beta"`` takes ``(γ, β)`` with ``γ = α + β`` instead (derivatives in
     those): near the valley β ≈ −α, γ is tiny and a float64 γ keeps digits that α + β cannot."""
 
-    def __init__(self, law: TaskLaw, T: int, coordinates: str = "alpha-beta"):
+    def __init__(self, law: TaskLaw | str, T: int, coordinates: str = "alpha-beta"):
+        law = as_law(law)
         self.T = check_depth(T)
         _require_signal(law)
         if coordinates not in COORDINATES:
@@ -322,11 +331,13 @@ class TwoParameterLoss:
             return np.tensordot(vals, self.weights, axes=([1], [0]))
 
 
+@takes_law
 def two_parameter_terms(law: TaskLaw, T: int, alpha, beta) -> np.ndarray:
     """``TwoParameterLoss(law, T).terms(alpha, beta)`` (build the object once for many calls)."""
     return TwoParameterLoss(law, T).terms(alpha, beta)
 
 
+@takes_law
 def minimise_two(law: TaskLaw, T: int) -> tuple[float, float]:
     """The global minimiser ``(α_T, β_T)`` of the two-parameter population loss (α = γ − β from
     ``minimise_two_residual``)."""
@@ -334,6 +345,7 @@ def minimise_two(law: TaskLaw, T: int) -> tuple[float, float]:
     return float(gamma - beta), float(beta)
 
 
+@takes_law
 def minimise_two_residual(law: TaskLaw, T: int) -> tuple[float, float]:
     """The global minimiser as ``(γ_T, β_T)`` with ``γ_T = α_T + β_T``.
 

@@ -28,7 +28,9 @@ from functools import lru_cache
 import numpy as np
 from scipy import integrate
 
+from .law_language import takes_law
 from .laws import LawError, TaskLaw
+from .strict_json import context_length_fields
 
 __all__ = [
     "direction_moments",
@@ -114,6 +116,7 @@ class NormBlocks:
     zeta2: float  # E[ζ²]
 
 
+@takes_law
 def norm_blocks(law: TaskLaw) -> NormBlocks:
     """The block structure and a quadrature rule for the norms of ``law``."""
     if law.s is not None:
@@ -203,7 +206,7 @@ class BestLSA:
         g = self.gamma_scalar
         return {
             "law": self.law,
-            "n": self.n if self.n is not None else "inf",
+            **context_length_fields(self.n),
             "gamma": g if g is not None else self.gamma_matrix.tolist(),
             "gap": self.gap,
             "bayes_risk": self.bayes_risk,
@@ -222,6 +225,7 @@ def _normal_equations(blocks: NormBlocks, n: int | None) -> tuple[np.ndarray, np
     return A, E2
 
 
+@takes_law
 def best_lsa(law: TaskLaw, n: int | None = None) -> BestLSA:
     """Solve ``A γ = b`` and evaluate the gap and the Bayes risk with the same rule."""
     n = _check_n(n)
@@ -247,6 +251,7 @@ def _bayes_risk(blocks: NormBlocks) -> float:
     return blocks.zeta2 * float(blocks.weights @ (1.0 / (1.0 + s)))
 
 
+@takes_law
 def lsa_excess(law: TaskLaw, gamma, n: int | None = None, blocks: NormBlocks | None = None) -> float:
     """``E[e(diag γ)]``: the excess risk over Bayes of the reduced LSA with ``Γ = diag(γ)``
     (a scalar γ means ``γI``)."""
@@ -434,6 +439,7 @@ def paired_test_risks(trained: TrainedLSA, law: TaskLaw, gamma, batch: int, seed
 # ---------------------------------------------------------------------------------------------
 
 
+@takes_law
 def comparison(law: TaskLaw, depths=(1, 2, 5, 10, 20), mc_batch: int = 0, seed: int = 0,
                device: str = "cpu") -> list[dict]:
     """Rows ``{model, risk, excess, mc_excess?}`` in the large-context limit: Bayes, the best LSA,

@@ -23,12 +23,14 @@ context only through these moments, so the fast paths take either.
 """
 from __future__ import annotations
 
+import numbers
 from typing import Literal, Union
 
 import torch
 from torch import nn
 
 from .sampling import PromptMoments, Prompts, moments_of
+from .validate import check_depth, check_finite
 
 Batch = Union[Prompts, PromptMoments]
 
@@ -130,8 +132,9 @@ class LCA(nn.Module):
     def __init__(self, d: int, T: int, tied: bool = True, skip: bool = True, init_scale: float = 0.01,
                  identity_init: bool = True, generator: torch.Generator | None = None):
         super().__init__()
-        if d < 1 or T < 1:
-            raise ValueError(f"need d ≥ 1 and depth T ≥ 1, got d={d}, T={T}")
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 1:
+            raise ValueError(f"the dimension d must be a positive integer, got {d!r}")
+        T = check_depth(T)
         self.d, self.T, self.tied, self.skip = d, T, tied, skip
         shape = (d, d) if tied else (T, d, d)
         eye = torch.eye(d).expand(shape).clone() if identity_init else torch.zeros(shape)
@@ -197,19 +200,18 @@ class ReducedLCA(nn.Module):
 
     def __init__(self, T: int, mode: Mode = "one", alpha: float = 0.0, beta: float | None = None):
         super().__init__()
-        if T < 1:
-            raise ValueError(f"depth T must be ≥ 1, got {T}")
+        T = check_depth(T)
         if mode not in ("one", "two", "noskip"):
             raise ValueError(f"mode must be one, two or noskip, got {mode!r}")
         self.T, self.mode = T, mode
         if mode == "noskip":
             self.register_buffer("alpha", torch.tensor(0.0))
         else:
-            self.alpha = nn.Parameter(torch.tensor(float(alpha)))
+            self.alpha = nn.Parameter(torch.tensor(check_finite("alpha", alpha)))
         if mode == "one":
             self.beta_param = None
         else:
-            self.beta_param = nn.Parameter(torch.tensor(float(-alpha if beta is None else beta)))
+            self.beta_param = nn.Parameter(torch.tensor(check_finite("beta", -alpha if beta is None else beta)))
 
     @property
     def beta(self) -> torch.Tensor:

@@ -134,6 +134,13 @@ def register(claim: Claim) -> Claim:
     return claim
 
 
+def claims(everything: bool = True) -> dict[str, str]:
+    """``{id: title}`` of the registered claims (only the default ones with ``everything=False``)."""
+    from . import claims as _register  # noqa: F401  (importing registers every claim)
+
+    return {c.id: c.title for c in REGISTRY.values() if c.default or everything}
+
+
 def select(patterns: list[str] | tuple[str, ...], everything: bool = False) -> list[Claim]:
     """The claims whose ids match any of the glob patterns; with no pattern, the default claims
     (or all of them with ``everything``)."""
@@ -146,3 +153,26 @@ def select(patterns: list[str] | tuple[str, ...], everything: bool = False) -> l
     if unknown:
         raise KeyError(f"no claim matches {unknown}; known claims: {sorted(REGISTRY)}")
     return chosen
+
+
+def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True, law=None, seed: int = 0,
+           device: str = "cpu", out: str | Path = "results", everything: bool = False) -> list[ClaimResult]:
+    """Run claims and return their results (``ClaimResult``: ``.verdict``, ``.hypotheses``,
+    ``.checks``, ``.summary``, ``.figures``, ``.to_json()``).
+
+    ``claims``: ids or glob patterns (``"thm6.2"``, ``"testbed.*"``); none means the default claims
+    (all of them with ``everything=True``).  ``law``: a ``TaskLaw`` or LAW text to check the claims
+    on instead of each claim's own laws.  Figures go to ``out/figures``.  Unlike the ``mmicl verify``
+    command this writes no ``verdicts.json`` or report and leaves torch's thread count alone."""
+    patterns = [claims] if isinstance(claims, str) else list(claims)
+    chosen = select(patterns, everything)
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    if law is not None and not isinstance(law, str):
+        law = law.spec()  # a TaskLaw: its LAW text
+    if law is not None:
+        from mmicl.numerics.law_language import parse_law
+
+        parse_law(law)  # a bad law fails here, before any claim runs
+    config = RunConfig(quick=quick, out=Path(out), seed=int(seed), device=device, law=law)
+    return [claim.run(config) for claim in chosen]

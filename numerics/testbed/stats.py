@@ -25,7 +25,12 @@ class Interval:
     method: str
 
     def to_json(self) -> dict:
-        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+        """Rounded to 6 decimals; an interval that cannot be formed (one seed: ±∞) is null, with why."""
+        out = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+        if not (math.isfinite(self.lo) and math.isfinite(self.hi)):
+            why = f"no interval from {self.n} seed(s): the spread over seeds is unknown"
+            out.update(lo=None, hi=None, lo_null_reason=why, hi_null_reason=why)
+        return out
 
     def __str__(self) -> str:
         return f"{self.mean:.3f} [{self.lo:.3f}, {self.hi:.3f}]"

@@ -8,10 +8,10 @@ minimiser in standard errors.  At finite n the check is that α_T lies within th
 """
 from __future__ import annotations
 
-import torch
 
 from mmicl.numerics.laws import TaskLaw
 from mmicl.numerics.montecarlo import trained_reduced, z_score
+from mmicl.numerics.strict_json import context_length_fields
 from mmicl.proofs.registry import Check, RunConfig
 
 Z = 3.0  # agreement threshold in standard errors (two-sided p ≈ 0.003 per check)
@@ -28,7 +28,6 @@ def thm62_mc_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
     within its stated error of α_T at each n."""
     from mmicl.numerics.lca import alpha_T
 
-    torch.set_num_threads(1)
     sz, checks = _sizes(config), []
     for T in sz["Ts"]:
         a_T = alpha_T(law, T)
@@ -36,9 +35,9 @@ def thm62_mc_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
             r = trained_reduced(law, T, mode="one", n=n, steps=sz["steps"], lr=0.005, alpha0=0.5 * a_T,
                                 seed=config.seed + T, saa_samples=sz["saa"], risk_samples=sz["risk"],
                                 device=config.device)
-            nums = {"T": T, "n": n if n is not None else "inf", "alpha_T": a_T, **r.to_json()}
+            nums = {"T": T, **context_length_fields(n), "alpha_T": a_T, **r.to_json()}
             if r.diverged:
-                checks.append(Check(f"MC training lca1 T={T} n={nums['n']}", "monte-carlo", False, nums,
+                checks.append(Check(f"MC training lca1 T={T} n={n or '∞'}", "monte-carlo", False, nums,
                                     detail="training diverged"))
                 continue
             if n is None:
@@ -59,7 +58,6 @@ def thm63_mc_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
     ``minimise_two`` within 3 se in each coordinate, and β/α of the trained model is near −1."""
     from mmicl.numerics.lca import alpha_star, minimise_two, excess_risk
 
-    torch.set_num_threads(1)
     sz, checks = _sizes(config), []
     a_star = alpha_star(law)
     for T in [t for t in sz["Ts"] if t > 1]:

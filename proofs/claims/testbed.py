@@ -13,7 +13,6 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from mmicl.numerics.atomic import write_json
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
@@ -79,7 +78,6 @@ def _out(config: RunConfig) -> Path:
 
 
 def _run(config: RunConfig, model: ModelConfig, arms: list[Arm], description: str) -> ArmResults:
-    torch.set_num_threads(max(1, min(torch.get_num_threads(), 1 if config.device == "cpu" else 4)))
     sz = sizes(config)
     seeds = [config.seed * 100 + s for s in range(sz.seeds)]
     return run_arms(model, arms, seeds, sz.train, device=config.device, data_seed=config.seed,

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import json
 
 import click
 
@@ -33,13 +32,7 @@ def load_law(text: str, **overrides) -> TaskLaw:
 
 
 def emit_json(obj) -> None:
-    """Print a JSON object on stdout (for ``--json`` options)."""
-    click.echo(json.dumps(obj, indent=2, default=_default))
+    """Print a strict JSON document on stdout (for ``--json`` options; see ``strict_json``)."""
+    from mmicl.numerics.strict_json import dumps
 
-
-def _default(o):
-    if hasattr(o, "item"):
-        return o.item()
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    return str(o)
+    click.echo(dumps(obj))

@@ -61,5 +61,3 @@ def lsa(law, n, as_json, profile, compare, mc, seed):
         extra = f"   MC {mcx['mean']:.4g} ± {mcx['se']:.2g}" if mcx else ""
         click.echo(f"  {row['model']:<10} risk={row['risk']:.12g} excess={row['excess']:.6g}{extra}")
 
-
-COMMANDS = [lsa]

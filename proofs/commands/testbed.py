@@ -79,8 +79,12 @@ def _summary(results, arm: str) -> dict:
     out = {}
     for m in ("acc_icl", "acc_flip", "acc_iwl", "iwl_context_rate", "induction_max", "prev_token_max"):
         iv = t_interval(results.final(m, arm))
-        out[m] = {"mean": round(iv.mean, 4), "interval95": [round(iv.lo, 4), round(iv.hi, 4)],
+        ivj = iv.to_json()
+        out[m] = {"mean": round(iv.mean, 4),
+                  "interval95": None if ivj["lo"] is None else [round(iv.lo, 4), round(iv.hi, 4)],
                   "seeds": [round(float(v), 4) for v in results.final(m, arm)]}
+        if ivj["lo"] is None:
+            out[m]["interval95_null_reason"] = ivj["lo_null_reason"]
     out["peak_acc_icl"] = [round(float(v), 4) for v in results.peak("acc_icl", arm)]
     return out
 
@@ -161,5 +165,3 @@ def sweep(knob, values, quick, seeds, seed, device, threads, out, as_json, **kw)
         for name, v in result["final"].items():
             click.echo(f"{name}: ICL {v['acc_icl']['mean']} IWL {v['acc_iwl']['mean']} flip {v['acc_flip']['mean']}")
 
-
-COMMANDS = [testbed]

@@ -1,13 +1,11 @@
-"""Commands for the theory: ``alpha`` (one-parameter LCA), ``flow2`` (two-parameter flow), ``laws``."""
+"""Commands for the theory: ``alpha`` (one-parameter LCA) and ``flow2`` (two-parameter flow)."""
 from __future__ import annotations
-
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from mmicl.numerics import flows, lca
-from mmicl.numerics.law_language import GRAMMAR
 from mmicl.numerics.laws import LawError
 
 from .common import emit_json, law_options
@@ -28,9 +26,9 @@ def alpha(law, Ts, more_ts, alpha0, as_json):
     """α* and, for each depth T: α_T (root of dL/dα), the excess risk at α_T, the flow's limit.
 
     \b
-    JSON: {"alpha_star", "law", "rows": [{"T", "alpha", "excess", "log10_excess", "flow_alpha",
-    "flow_converged", "flow_clock"}]}.  "excess" is null where float64 cannot hold it (see
-    log10_excess)."""
+    JSON: {"schema_version", "alpha_star", "law", "rows": [{"T", "alpha", "excess", "log10_excess",
+    "flow_alpha", "flow_converged", "flow_clock"}]}.  "excess" is null where float64 cannot hold it
+    (see log10_excess), with "excess_null_reason" next to it."""
     Ts = list(Ts) + list(more_ts) or [1, 10, 100, 1000]
     try:
         a_star = lca.alpha_star(law)
@@ -39,7 +37,7 @@ def alpha(law, Ts, more_ts, alpha0, as_json):
             a = lca.alpha_T(law, T)
             ex = lca.excess_risk_scaled(law, T, a)
             fl = flows.gradient_flow_one(law, T, alpha0)
-            rows.append({"T": T, "alpha": a, "excess": ex.value, "log10_excess": ex.log10,
+            rows.append({"T": T, "alpha": a, **ex.to_json("excess"),
                          "flow_alpha": fl.alpha, "flow_converged": fl.converged, "flow_clock": fl.clock})
     except (LawError, ValueError) as e:
         _fail(e)
@@ -50,7 +48,7 @@ def alpha(law, Ts, more_ts, alpha0, as_json):
     for col in ("T", "α_T", "excess risk", "flow − α_T", "flow"):
         table.add_column(col, justify="right")
     for r in rows:
-        ex = f"{r['excess']:.6e}" if r["excess"] not in (None, 0.0) else f"10^{r['log10_excess']:.2f}"
+        ex = f"{r['excess']:.6e}" if r["excess"] is not None else f"10^{r['log10_excess']:.2f}"
         table.add_row(str(r["T"]), f"{r['alpha']:.15f}", ex, f"{r['flow_alpha'] - r['alpha']:.1e}",
                       ("ok" if r["flow_converged"] else "NOT converged") + f", {r['flow_clock']} clock")
     Console(width=110).print(table)
@@ -69,25 +67,23 @@ def flow2(law, T, alpha0, beta0, as_json):
     "reason", "minimiser": [α_T, β_T]}."""
     try:
         r = flows.gradient_flow_two(law, T, alpha0, beta0)
-        mini = lca.minimise_two(law, T) if T >= 2 else None
     except (LawError, ValueError) as e:
         _fail(e)
+    try:
+        mini, why = lca.minimise_two(law, T), None
+    except ValueError as e:  # T = 1 or s constant: no unique minimiser, a fact about the model
+        mini, why = None, str(e)
     out = {"alpha": r.alpha, "beta": r.beta, "gamma": r.gamma, "converged": r.converged, "t_end": r.t_end,
            "reason": r.reason, "minimiser": list(mini) if mini else None}
+    if why:
+        out["minimiser_null_reason"] = why
     if as_json:
         emit_json(out)
         return
     Console().print(f"flow from ({alpha0}, {beta0}) at T = {T}: α = {r.alpha:.15g}, β = {r.beta:.15g}, "
                     f"t_end = {r.t_end:.4g}; {r.reason}")
+    if why:
+        Console().print(f"no global minimiser: {why}")
     if mini:
         Console().print(f"global minimiser (α_T, β_T) = ({mini[0]:.15g}, {mini[1]:.15g}); "
                         f"α* = {lca.alpha_star(law):.15g}")
-
-
-@click.command()
-def laws():
-    """Show the LAW language."""
-    click.echo(GRAMMAR)
-
-
-COMMANDS = [alpha, flow2, laws]

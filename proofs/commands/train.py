@@ -51,7 +51,9 @@ def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, se
     For lca1/lca2 also the minimiser of the sampled loss at n and at n = ∞ (Newton on 200k prompts)
     and the stated error of the trained α: |optimisation error| + |finite-n bias| + 3 se."""
     from mmicl.numerics.atomic import write_json
+    from mmicl.numerics.laws import LawError
     from mmicl.numerics.lca import bayes_risk
+    from mmicl.numerics.strict_json import context_length_fields, null_reason_key
     from mmicl.numerics.training import describe, estimate_risk, train
 
     torch.set_num_threads(1)
@@ -65,12 +67,12 @@ def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, se
                 seed=seed, device=device, checkpoint=checkpoint, progress=not as_json)
     est = estimate_risk(model, law, n=ctx, samples=samples, seed=seed + 1, device=device)
     try:
-        bayes = bayes_risk(law)
-    except Exception as e:  # unbounded law: no quadrature
-        bayes = f"unavailable: {e}"
+        bayes = {"bayes_risk": bayes_risk(law)}
+    except LawError as e:  # unbounded law: no quadrature
+        bayes = {"bayes_risk": None, null_reason_key("bayes_risk"): f"unavailable: {e}"}
     result = {"model": model_name, "params": describe(model), "risk": est.risk, "risk_se": est.risk_se,
-              "excess": est.excess, "excess_se": est.excess_se, "bayes_risk": bayes, "steps": res.steps_done,
-              "device": device, "n": n if ctx else "inf", "T": T, "law": law.spec(), "seed": seed,
+              "excess": est.excess, "excess_se": est.excess_se, **bayes, "steps": res.steps_done,
+              "device": device, **context_length_fields(ctx), "T": T, "law": law.spec(), "seed": seed,
               "diverged": res.diverged, "message": res.message}
     if model_name in ("lca1", "lca2") and not res.diverged:
         from mmicl.numerics.montecarlo import stationary_point
@@ -115,5 +117,3 @@ def train_figures_command(out, quick, tiny, seed, as_json):
         for name, f in summary["files"].items():
             click.echo(f"{name}: {f['png']} + {f['json']} ({f['seconds']} s)")
 
-
-COMMANDS = [train_command, train_figures_command]

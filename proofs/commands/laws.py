@@ -1,0 +1,12 @@
+"""``mmicl laws``: the LAW language."""
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+def laws():
+    """Show the LAW language."""
+    from mmicl.numerics.law_language import GRAMMAR
+
+    click.echo(GRAMMAR)

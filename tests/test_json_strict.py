@@ -1,0 +1,152 @@
+"""Every JSON document the command line prints or writes parses under a strict parser (no NaN,
+no Infinity), carries ``schema_version``, and puts a reason next to every null that replaced a number;
+on point laws, the large-context limit and one-seed runs too."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from mmicl.numerics.strict_json import SCHEMA_VERSION, dumps, to_strict
+from mmicl.proofs.cli import main
+from mmicl.proofs.registry import REGISTRY, Check, Claim, Hypothesis, register
+
+
+def _refuse(constant):
+    raise ValueError(f"non-strict JSON constant {constant}")
+
+
+def strict_load(text: str):
+    return json.loads(text, parse_constant=_refuse)
+
+
+NOT_NUMBERS = {"passed"}  # a check's "passed": null means "could not decide", a documented value
+
+
+def _nulls_without_reason(obj, path="$"):
+    """Paths of nulls in dicts that have no ``<key>_null_reason`` beside them."""
+    bad = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if v is None and f"{k}_null_reason" not in obj and k not in NOT_NUMBERS:
+                bad.append(f"{path}.{k}")
+            bad += _nulls_without_reason(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            bad += _nulls_without_reason(v, f"{path}[{i}]")
+    return bad
+
+
+def check_document(text: str) -> dict:
+    doc = strict_load(text)
+    assert doc["schema_version"] == SCHEMA_VERSION
+    return doc
+
+
+def run_json(*args) -> dict:
+    r = CliRunner().invoke(main, [*args, "--json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    return check_document(r.output)
+
+
+# --- the encoder itself ---------------------------------------------------------------------
+
+def test_non_finite_numbers_become_null_with_a_reason():
+    doc = to_strict({"a": math.inf, "b": np.float64("nan"), "c": [1.0, -math.inf], "d": np.arange(2),
+                     "e": 2.5, "f_null_reason": "given", "f": math.nan})
+    assert doc["a"] is None and "inf" in doc["a_null_reason"]
+    assert doc["b"] is None and "nan" in doc["b_null_reason"]
+    assert doc["c"] == [1.0, None] and "some entries" in doc["c_null_reason"]
+    assert doc["d"] == [0, 1] and doc["e"] == 2.5
+    assert doc["f"] is None and doc["f_null_reason"] == "given"  # the caller's reason wins
+    assert _nulls_without_reason(doc) == []
+
+
+def test_dumps_is_strict_and_versioned():
+    doc = check_document(dumps({"x": math.inf, "schema_version": 99}))
+    assert doc["x"] is None and list(doc)[0] == "schema_version"
+
+
+def test_unknown_objects_are_refused_not_stringified():
+    with pytest.raises(TypeError, match="cannot write"):
+        to_strict({"x": object()})
+
+
+# --- every command --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("law", ["s=uniform(0.5,4)", "s=point(2)"])
+def test_alpha(law):
+    doc = run_json("alpha", "--law", law, "--T", "1", "3", "2000")
+    assert _nulls_without_reason(doc) == []
+    deep = doc["rows"][-1]
+    assert deep["excess"] is None or deep["excess"] == 0.0
+
+
+@pytest.mark.parametrize("T", ["1", "3"])
+def test_flow2(T):
+    doc = run_json("flow2", "--law", "s=uniform(0.5,4)", "--T", T)
+    assert _nulls_without_reason(doc) == []
+
+
+@pytest.mark.parametrize("extra", [(), ("--n", "40"), ("--profile", "3")])
+def test_lsa(extra):
+    doc = run_json("lsa", "--law", "s=uniform(0.5,4)", *extra)
+    assert _nulls_without_reason(doc) == []
+    if not extra:
+        assert doc["n"] is None and "large-context" in doc["n_null_reason"]
+
+
+def test_lsa_on_a_point_law():
+    assert run_json("lsa", "--law", "s=point(2)")["gap"] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_train_prints_and_writes_strict_json(tmp_path):
+    out = tmp_path / "train.json"
+    doc = run_json("train", "--model", "lca1", "--law", "s=exponential(1)", "--T", "2", "--n", "0",
+                   "--steps", "3", "--batch", "64", "--samples", "500", "--out", str(out))
+    assert doc["n"] is None and doc["bayes_risk"] is None and "unavailable" in doc["bayes_risk_null_reason"]
+    assert _nulls_without_reason(doc) == []
+    check_document(out.read_text())
+
+
+def test_train_figures_write_strict_json(tmp_path):
+    doc = run_json("train-figures", "--tiny", "--out", str(tmp_path))
+    files = sorted(tmp_path.glob("*.json"))
+    assert files
+    for f in files:
+        check_document(f.read_text())
+    assert doc
+
+
+def test_testbed_one_seed_run_has_null_intervals_with_reasons(tmp_path):
+    doc = run_json("testbed", "train", "--quick", "--seeds", "1", "--steps", "2", "--eval-every", "1",
+                   "--batch", "8", "--K", "64", "--out", str(tmp_path))
+    final = doc["final"]
+    some = next(iter(final.values()))
+    assert some["interval95"] is None and "seed" in some["interval95_null_reason"]
+    assert _nulls_without_reason(doc) == []
+    for f in Path(tmp_path).glob("*.json"):
+        check_document(f.read_text())
+
+
+@pytest.fixture
+def awkward_claim():
+    numbers = {"inf": math.inf, "nan": math.nan, "arr": np.array([1.0, np.inf]), "n": None, "n_null_reason": "∞"}
+    claim = register(Claim("test.awkward", "non-finite evidence", "x",
+                           lambda cfg: ([Hypothesis("none", True)], [Check("x", "arithmetic", None, numbers)],
+                                        {"z": math.inf}, []), default=False))
+    yield claim
+    del REGISTRY[claim.id]
+
+
+def test_verdicts_json_is_strict(awkward_claim, tmp_path):
+    r = CliRunner().invoke(main, ["verify", "--claim", "test.awkward", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    doc = check_document((tmp_path / "verdicts.json").read_text())
+    nums = doc["claims"][0]["evidence"]["checks"][0]["numbers"]
+    assert nums["inf"] is None and nums["arr"] == [1.0, None]
+    assert _nulls_without_reason(doc) == []
