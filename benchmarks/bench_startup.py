@@ -19,6 +19,7 @@ from pathlib import Path
 
 COMMANDS = {"help": ["--help"], "version": ["--version"], "laws": ["laws"]}
 
+
 def wall_times(args: list[str], repeat: int) -> list[float]:
     exe = shutil.which("mmicl")
     cmd = [exe, *args] if exe else [sys.executable, "-m", "mmicl.proofs.cli", *args]
