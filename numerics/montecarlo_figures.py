@@ -1,5 +1,6 @@
-"""Figures of the Monte Carlo studies (``mmicl train-figures``): PNG (matplotlib, Agg) plus the numbers
-behind each figure as JSON next to it.
+"""Figures of the Monte Carlo studies (``mmicl train-figures``): PNG plus the numbers behind each figure
+as JSON next to it.  matplotlib is imported lazily and used through ``matplotlib.figure.Figure`` only
+(no pyplot, no ``matplotlib.use``): making a figure leaves the user's backend alone.
 
 (a) ``finite_n_bias.png``   SAA minimiser α_n of the finite-n loss (one-parameter LCA) against n, ±1 se,
                             with the theory's α_T (``numerics.lca.alpha_T``) and the SAA α_∞ ± se;
@@ -39,13 +40,12 @@ SIZES = {
 FILES = ("finite_n_bias", "sgd_vs_flow", "full_matrix")
 
 
-def _plt():
-    import matplotlib
+def _figure(figsize=(10, 4)):
+    """A figure with two panels, made without pyplot."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots(1, 2)
 
 
 def figure_finite_n(law, out: Path, size: dict, seed: int) -> dict:
@@ -59,27 +59,25 @@ def figure_finite_n(law, out: Path, size: dict, seed: int) -> dict:
     n = np.array([r["n"] for r in fin], float)
     a = np.array([r["alpha_n"] for r in fin])
     se = np.array([r["se"] for r in fin])
-    plt = _plt()
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (ax, bx) = _figure()
     ax.errorbar(n, a, yerr=se, fmt="o", capsize=3, label="SAA minimiser α_n ± se")
     ax.axhline(a_T, color="k", lw=1, label=f"α_T (theory) = {a_T:.5f}")
     ax.axhspan(inf["alpha_n"] - inf["se"], inf["alpha_n"] + inf["se"], color="C1", alpha=0.3,
                label=f"SAA α_∞ ± se = {inf['alpha_n']:.5f} ± {inf['se']:.5f}")
     ax.set_xscale("log")
-    ax.set_xlabel("context length n")
+    ax.set_xlabel("context length n (log scale)")
     ax.set_ylabel("α")
     ax.set_title(f"finite-n minimiser, one-parameter LCA, T = {T}")
     ax.legend(fontsize=8)
     bx.errorbar(n, n * (a - a_T), yerr=n * se, fmt="o", capsize=3)
     bx.axhline(0, color="k", lw=0.5)
     bx.set_xscale("log")
-    bx.set_xlabel("context length n")
+    bx.set_xlabel("context length n (log scale)")
     bx.set_ylabel("n · (α_n − α_T)  (± n·se)")
     bx.set_title("bias × n (constant ⇔ bias ∝ 1/n)")
     fig.suptitle(law.spec(), fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "finite_n_bias.png", dpi=120)
-    plt.close(fig)
     return {"T": T, "alpha_T": a_T, "samples": size["saa_samples"], "rows": rows}
 
 
@@ -103,13 +101,12 @@ def figure_sgd_flow(law, out: Path, size: dict, seed: int) -> dict:
                      "alpha_flow": flow.tolist(), "max_abs_gap": float(np.abs(gap).max()),
                      "max_abs_gap_late": float(np.abs(gap[late]).max()), "late_from_t": 0.2 * t_max,
                      "diverged": r["diverged"]})
-    plt = _plt()
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (ax, bx) = _figure()
     ax.plot(t_fine, fine, "k-", lw=1.5, label="gradient flow (ODE)")
     for i, r in enumerate(runs):
         ax.plot(r["t"], r["alpha_sgd"], "o", ms=3, color=f"C{i}", label=f"SGD lr = {r['lr']}")
         bx.plot(r["t"], np.subtract(r["alpha_sgd"], r["alpha_flow"]), "-o", ms=2, color=f"C{i}",
-                label=f"lr = {r['lr']}: max |gap| {r['max_abs_gap']:.3g}, t ≥ {r['late_from_t']:.2g}: "
+                label=f"lr = {r['lr']}: max |gap| {r['max_abs_gap']:.3g}; over t ≥ {r['late_from_t']:.2g}: "
                       f"{r['max_abs_gap_late']:.3g}")
     ax.set_xlabel("t = step × lr")
     ax.set_ylabel("α")
@@ -118,11 +115,11 @@ def figure_sgd_flow(law, out: Path, size: dict, seed: int) -> dict:
     bx.axhline(0, color="k", lw=0.5)
     bx.set_xlabel("t = step × lr")
     bx.set_ylabel("α_SGD − α_flow")
+    bx.set_title("gap between SGD and the flow at the same t")
     bx.legend(fontsize=7)
     fig.suptitle(law.spec(), fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "sgd_vs_flow.png", dpi=120)
-    plt.close(fig)
     return {"T": T, "alpha0": a0, "batch": size["sgd_batch"], "flow_t": t_fine.tolist(), "flow_alpha": fine.tolist(),
             "runs": runs}
 
@@ -140,8 +137,7 @@ def figure_full_matrix(law, out: Path, size: dict, seed: int) -> dict:
         r.pop("history")
         r["seed"] = seed + s
         runs.append(r)
-    plt = _plt()
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (ax, bx) = _figure()
     for i, r in enumerate(runs):
         st = [p["step"] for p in r["invariants"]]
         ax.plot(st, [p["RS_scalar"] for p in r["invariants"]], "-", color=f"C{i}", label=f"RS scalar, seed {r['seed']}")
@@ -151,17 +147,16 @@ def figure_full_matrix(law, out: Path, size: dict, seed: int) -> dict:
     ax.axhline(a_T, color="k", lw=1, label=f"α_T = {a_T:.4f}")
     ax.axhline(-a_T, color="k", lw=1, ls=":", label="−α_T")
     ax.set_xlabel("Adam step")
-    ax.set_ylabel("mean diagonal c")
+    ax.set_ylabel("mean diagonal c of RS and GV")
     ax.set_title(f"tied full-matrix LCA, d = {law.d}, T = {T}, n = ∞")
     ax.legend(fontsize=7)
     bx.set_xlabel("Adam step")
-    bx.set_ylabel("‖M − cI‖_F / ‖I‖_F")
+    bx.set_ylabel("‖M − cI‖_F / ‖I‖_F (log scale)")
     bx.set_title("non-scalar residuals")
     bx.legend(fontsize=7)
     fig.suptitle(law.spec(), fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "full_matrix.png", dpi=120)
-    plt.close(fig)
     return {"T": T, "alpha_T": a_T, "steps": size["fm_steps"], "runs": runs}
 
 

@@ -107,21 +107,40 @@ def evaluate_depth(config: RunConfig):
 
 
 def _depth_figure(config: RunConfig, rows):
-    import matplotlib
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(4.5, 3.2))
-    T = [r["T"] for r in rows]
-    ax.errorbar(T, [r["excess"] for r in rows], yerr=[r["excess_se"] for r in rows], fmt="o", label="trained (MC ± se)")
-    ax.plot(T, [r["theory_excess_at_alpha_T"] for r in rows], "-", label="theory at α_T")
-    ax.set(xscale="log", yscale="log", xlabel="depth T", ylabel="excess risk")
-    ax.legend()
+    fig = Figure(figsize=(6.4, 4.4))
+    ax = fig.subplots()
+    T = np.array([r["T"] for r in rows], float)
+    ex = np.array([r["excess"] for r in rows], float)
+    se = np.array([r["excess_se"] for r in rows], float)
+    th = np.array([r["theory_excess_at_alpha_T"] for r in rows], float)
+    # a log axis cannot show a bar that reaches 0 or below: such a bar is cut at a tenth of the mean
+    pos = np.isfinite(ex) & (ex > 0)
+    cut = pos & (ex - se <= 0)
+    lower = np.where(cut, 0.9 * ex, se)
+    ax.errorbar(T[pos], ex[pos], yerr=[lower[pos], se[pos]], fmt="o", capsize=3,
+                label="trained LCA (MC mean ± se)" + (" (bars reaching ≤ 0 cut at mean/10)" if cut.any() else ""))
+    if not pos.all():
+        ax.plot([], [], " ", label=f"{int((~pos).sum())} MC point(s) ≤ 0 or not finite: not drawn")
+    ok = np.isfinite(th) & (th > 0)
+    ax.plot(T[ok], th[ok], "-", label="theory: excess at α_T")
+    if all("theory_excess_at_trained_alpha" in r for r in rows):
+        tt = np.array([r["theory_excess_at_trained_alpha"] for r in rows], float)
+        ok_tt = np.isfinite(tt) & (tt > 0)
+        ax.plot(T[ok_tt], tt[ok_tt], "x--", label="theory: excess at the trained α")
+        ok = ok | ok_tt
+    if pos.any() or ok.any():  # a log axis with nothing on it cannot be drawn
+        ax.set(xscale="log", yscale="log")
+        ax.set_xticks(T, [f"{t:g}" for t in T])  # the depths trained, not 2×10⁰
+        ax.minorticks_off()
+    ax.set(xlabel="depth T (log scale)", ylabel="excess risk over Bayes (log scale)")
+    ax.set_title(f"trained one-parameter LCA: excess risk vs depth\n{_law(config).spec()}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
     fig.tight_layout()
     path = config.figures / "depth_excess.png"
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
 
 
