@@ -1,0 +1,305 @@
+"""The reports of ``verify`` (HTML and Markdown) on small fake results, and the figure modules'
+promise to leave matplotlib's global state alone."""
+from __future__ import annotations
+
+import ast
+import base64
+import math
+import os
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from mmicl.proofs.registry import Check, ClaimResult, Hypothesis, RunConfig
+from mmicl.proofs.report import render_html, render_report
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE_SOURCES = sorted(p for folder in ("mmicl", "theory", "numerics", "proofs") for p in (ROOT / folder).rglob("*.py"))
+
+# a 1×1 PNG (raw bytes: no matplotlib needed to make it)
+PNG = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+
+# ---------------------------------------------------------------------------------------------
+# fake results
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def results(tmp_path):
+    figs = tmp_path / "figures"
+    figs.mkdir()
+    (figs / "a_plot.png").write_bytes(PNG)
+    (figs / "b_plot.png").write_bytes(PNG[:-4] + b"\x00\x00\x00\x01")  # other bytes: the test can tell them apart
+    long_list = [i / 7 for i in range(500)]
+    numbers = {
+        "none": None, "nan": float("nan"), "inf": float("inf"), "minus_inf": float("-inf"),
+        "pi": math.pi, "count": 42, "flag": True, "text": "a < b & c",
+        "long": long_list,
+        "nested": {"inner": {"deep": [1.0, None, float("nan")], "empty": {}}, "list": []},
+        "rows": [{"T": 1, "alpha": 0.27}, {"T": 10, "alpha": 0.3, "extra": "only here"}],
+        "mixed": [1, [2, 3], {"k": "v"}],
+    }
+    r1 = ClaimResult(
+        id="thm6.2", verdict="holds", statement="α_T → α* as T → ∞",
+        hypotheses=[Hypothesis("s is bounded", True, "s ∈ [0.5, 4]"), Hypothesis("ζ independent of m", True)],
+        checks=[
+            Check("closed form = matrix recurrence", "symbolic", True, numbers, "1e-9 relative: float64 rounding",
+                  "detail with <script>alert(1)</script> inside"),
+            Check("flow limit = root", "ode", None, {"x": 1.5}, "", ""),
+        ],
+        summary={"alpha_star": 0.307692307692, "basin": "21/25", "nan": float("nan")},
+        figures=[str(figs / "a_plot.png"), str(figs / "b_plot.png")], seconds=1.234)
+    r2 = ClaimResult(
+        id="testbed.claim1", verdict="fails", statement="ICL emerges & fades",
+        hypotheses=[], checks=[Check("ICL rises", "empirical", False, {}, "t-interval", "")],
+        summary={}, figures=[], seconds=0.5)
+    r3 = ClaimResult(
+        id="thm4.1", verdict="hypothesis-not-met", statement="LSA is not Bayes-optimal",
+        hypotheses=[Hypothesis("s bounded under s=exponential(1)", False, "s_hi = inf")], checks=[],
+        summary={}, figures=[str(figs / "missing.png")], seconds=0.0)
+    return [r1, r2, r3], RunConfig(quick=True, out=tmp_path, seed=7, device="cpu", law="s=uniform(0.5,4)")
+
+
+class _Structure(HTMLParser):
+    """Checks that structural elements open and close in order; collects img src and href values."""
+
+    STRUCTURAL = frozenset({"html", "head", "body", "header", "main", "section", "table", "thead", "tbody", "tr", "th", "td",
+                  "ul", "ol", "li", "figure", "figcaption", "h1", "h2", "h3", "p", "dl", "dt", "dd", "div", "span",
+                  "a", "b", "style", "title"})
+    VOID = frozenset({"meta", "img", "br", "hr", "link"})
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.srcs: list[str] = []
+        self.hrefs: list[str] = []
+        self.ids: list[str] = []
+        self.text: list[str] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        if "id" in a:
+            self.ids.append(a["id"])
+        if tag == "img":
+            self.srcs.append(a.get("src", ""))
+        if "href" in a:
+            self.hrefs.append(a["href"])
+        if tag in self.VOID:
+            return
+        if tag not in self.STRUCTURAL:
+            self.errors.append(f"unexpected tag <{tag}>")
+        self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in self.VOID and self.stack and self.stack[-1] == tag:
+            self.stack.pop()
+
+    def handle_endtag(self, tag):
+        if tag in self.VOID:
+            self.errors.append(f"end tag of void <{tag}>")
+        elif not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes <{self.stack[-1] if self.stack else None}>")
+        else:
+            self.stack.pop()
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def _parse(page: str) -> _Structure:
+    p = _Structure()
+    p.feed(page)
+    p.close()
+    return p
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML
+# ---------------------------------------------------------------------------------------------
+
+
+def test_html_is_well_formed(results):
+    page = render_html(*results)
+    assert page.startswith("<!DOCTYPE html>")
+    p = _parse(page)
+    assert p.errors == []
+    assert p.stack == []
+    assert len(p.ids) == len(set(p.ids))
+
+
+def test_html_holds_every_claim_verdict_and_check(results):
+    res, config = results
+    page = render_html(res, config)
+    p = _parse(page)
+    text = " ".join(p.text)
+    for r in res:
+        assert r.id in text
+        assert r.verdict in text
+        for c in r.checks:
+            assert c.name in text
+    from mmicl._version import __version__
+
+    for item in (__version__, "quick", "seed", "7", "cpu", "s=uniform(0.5,4)"):
+        assert item in text
+    # the verdict table links to every claim's section
+    for href in p.hrefs:
+        if href != "#top":
+            assert href.startswith("#") and href[1:] in p.ids
+    assert len([h for h in p.hrefs if h != "#top"]) == len(res)
+
+
+def test_html_inlines_every_figure_as_base64_png(results):
+    res, config = results
+    p = _parse(render_html(res, config))
+    pngs = [s for s in p.srcs if s.startswith("data:image/png;base64,")]
+    assert len(pngs) == len(p.srcs) == 2  # the missing file is reported, not linked
+    found = [Path(f) for r in res for f in r.figures if Path(f).exists()]
+    assert [base64.b64decode(s.split(",", 1)[1]) for s in pngs] == [f.read_bytes() for f in found]
+    text = " ".join(p.text)
+    assert "figures/a_plot.png" in text and "figures/b_plot.png" in text  # captions
+    assert "missing.png" in text and "could not be read" in text
+
+
+def test_html_has_no_external_resource_or_script(results):
+    page = render_html(*results)
+    p = _parse(page)
+    assert not any(re.match(r"\s*(https?:)?//", u) for u in p.srcs + p.hrefs)
+    assert "<script" not in page and "<link" not in page
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page)
+    assert "url(" not in page  # no CSS import or remote font either
+
+
+def test_html_escapes_text(results):
+    page = render_html(*results)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "a &lt; b &amp; c" in page
+    assert "ICL emerges &amp; fades" in page
+
+
+def test_html_numbers_are_tables_with_readable_values(results):
+    page = render_html(*results)
+    p = _parse(page)
+    text = " ".join(p.text)
+    for word in ("None", "NaN", "inf", "−inf", "3.14159", "42"):
+        assert word in text
+    assert "3.141592653" not in text  # 6 significant digits
+    assert "(500 items)" in text and "490 more" in text  # the long list, truncated with a count
+    assert "0.142857" in text and "71.2857" in text  # the head and the tail of it
+    assert "deep" in text and "(empty)" in text  # nested dicts
+    assert "only here" in text  # a list of records as a table
+    assert "null" not in text and '"none":' not in page  # not a JSON blob
+    assert p.tags.count("table") >= 5  # verdicts, checks, numbers, nested, records
+
+
+def test_html_never_crashes_on_odd_values(tmp_path):
+    import numpy as np
+
+    class Odd:
+        def __repr__(self):
+            return "<Odd>"
+
+    deep: dict = {}
+    cur = deep
+    for _ in range(20):
+        cur["next"] = {}
+        cur = cur["next"]
+    numbers = {"array": np.arange(30.0), "np_float": np.float64("nan"), "np_int": np.int64(3), "np_bool": np.bool_(True),
+               "odd": Odd(), "deep": deep, "tuple": (1, 2), "set": {3, 1}, "bytes": b"\x00<", "complex": 1 + 2j,
+               "path": tmp_path, 3: "int key", "big": [[i] * 3 for i in range(100)]}
+    r = ClaimResult("x", "inconclusive", "s", [], [Check("odd", "m", None, numbers)], {"arr": np.ones(3)}, [], 0.0)
+    page = render_html([r], RunConfig(out=tmp_path))
+    p = _parse(page)
+    assert p.errors == [] and p.stack == []
+    assert "&lt;Odd&gt;" in page and "<Odd>" not in page
+
+
+def test_html_with_no_results(tmp_path):
+    p = _parse(render_html([], RunConfig(out=tmp_path)))
+    assert p.errors == [] and p.stack == []
+
+
+def test_markdown_report_still_renders(results):
+    md = render_report(*results)
+    assert md.startswith("# mmicl verification report")
+    for r in results[0]:
+        assert f"## {r.id}: {r.verdict}" in md
+
+
+# ---------------------------------------------------------------------------------------------
+# matplotlib's global state
+# ---------------------------------------------------------------------------------------------
+
+
+def _global_matplotlib_uses(source: str) -> list[str]:
+    """``"line: what"`` for each ``matplotlib.use(...)`` call and each import of pyplot (or pylab)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [f"{node.lineno}: import {a.name}" for a in node.names
+                      if a.name in ("matplotlib.pyplot", "pylab", "matplotlib.pylab")]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module in ("matplotlib.pyplot", "pylab", "matplotlib.pylab") or (
+                    node.module == "matplotlib" and any(a.name in ("pyplot", "pylab") for a in node.names)):
+                found.append(f"{node.lineno}: from {node.module} import …")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "use":
+            base = node.func.value
+            if isinstance(base, ast.Name) and base.id in ("matplotlib", "mpl"):
+                found.append(f"{node.lineno}: {base.id}.use(…)")
+    return found
+
+
+def test_package_sources_are_found():
+    assert len(PACKAGE_SOURCES) > 30
+    assert ROOT / "proofs" / "figures.py" in PACKAGE_SOURCES
+
+
+@pytest.mark.parametrize("path", PACKAGE_SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_touches_matplotlibs_global_state(path):
+    assert _global_matplotlib_uses(path.read_text(encoding="utf-8")) == []
+
+
+def test_the_detector_sees_each_form():
+    source = ("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+              "from matplotlib import pyplot\nfrom matplotlib.pyplot import subplots\nimport matplotlib as mpl\n"
+              "mpl.use('Agg')\nfrom matplotlib.figure import Figure\n")
+    assert sorted(int(f.split(":")[0]) for f in _global_matplotlib_uses(source)) == [2, 3, 4, 5, 7]
+
+
+def test_importing_and_plotting_keeps_the_backend(tmp_path):
+    """In a fresh interpreter whose backend is not Agg: importing the figure modules and making a
+    figure leaves ``matplotlib.get_backend()`` as it was, and pyplot unimported."""
+    code = f"""
+import sys, matplotlib
+matplotlib.use("svg")
+before = matplotlib.get_backend()
+import mmicl.proofs.figures as F, mmicl.numerics.montecarlo_figures, mmicl.numerics.testbed.figures
+import numpy as np
+from pathlib import Path
+F.alpha_sweep(Path({str(tmp_path)!r}) / "s.png", {{"s=point(2)": {{"T": [1, 10], "alpha": [0.3, 0.3],
+             "alpha_star": 0.3, "log10_excess": [float("-inf"), float("-inf")]}}}})
+assert matplotlib.get_backend() == before, (before, matplotlib.get_backend())
+assert "matplotlib.pyplot" not in sys.modules
+print("ok", before)
+"""
+    env = {k: v for k, v in os.environ.items() if k != "MPLBACKEND"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok svg")
+    assert (tmp_path / "s.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_importing_the_figure_module_does_not_import_matplotlib():
+    code = "import sys, mmicl.proofs.figures, mmicl.numerics.testbed.figures; print('matplotlib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
