@@ -19,6 +19,7 @@ def write_text(path: str | os.PathLike, text: str) -> Path:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes files only their owner can read; results are for sharing
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

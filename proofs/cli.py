@@ -2,7 +2,7 @@
 
 ``mmicl verify`` runs the theorem registry; the other commands expose the computations behind
 it.  Each family of commands lives in its own module under ``proofs/commands`` and is listed in
-``COMMAND_MODULES``; a module exposes ``COMMANDS``, a list of click commands or groups.
+``LAZY_COMMANDS``, which is imported only when one of its commands runs.
 """
 from __future__ import annotations
 
@@ -11,23 +11,49 @@ from importlib import import_module
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from mmicl.numerics.atomic import write_json, write_text
-from mmicl.numerics.laws import LawError
+from mmicl._version import __version__
 
-COMMAND_MODULES = [
-    "mmicl.proofs.commands.theory",
-    "mmicl.proofs.commands.testbed",
-    "mmicl.proofs.commands.train",
-    "mmicl.proofs.commands.lsa",
-]
+# name -> (module, attribute, one-line help).  Modules are imported only when their command runs,
+# so ``mmicl --help`` and ``mmicl laws`` start without loading torch, SciPy or SymPy.
+LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "alpha": ("mmicl.proofs.commands.theory", "alpha",
+              "α* and, per depth T, α_T, the excess risk and the gradient flow's limit."),
+    "flow2": ("mmicl.proofs.commands.theory", "flow2", "End point of the two-parameter gradient flow."),
+    "laws": ("mmicl.proofs.commands.laws", "laws", "Show the LAW language."),
+    "lsa": ("mmicl.proofs.commands.lsa", "lsa", "The best single-layer LSA for a law and its gap to Bayes."),
+    "train": ("mmicl.proofs.commands.train", "train_command",
+              "Train one model on sampled prompts; its risk with standard errors."),
+    "train-figures": ("mmicl.proofs.commands.train", "train_figures_command",
+                      "Monte Carlo figures: finite-n bias, SGD vs flow, full matrix."),
+    "testbed": ("mmicl.proofs.commands.testbed", "testbed",
+                "Synthetic in-context classification in small transformers."),
+}
 
-console = Console(stderr=True)
+
+class LazyGroup(click.Group):
+    """A click group whose sub-commands are imported on first use."""
+
+    def list_commands(self, ctx):
+        return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])
+
+    def get_command(self, ctx, name):
+        if name in LAZY_COMMANDS:
+            module, attr, _ = LAZY_COMMANDS[name]
+            return getattr(import_module(module), attr)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx, formatter):
+        rows = []
+        for name in self.list_commands(ctx):
+            own = LAZY_COMMANDS[name][2] if name in LAZY_COMMANDS else None
+            rows.append((name, own or super().get_command(ctx, name).get_short_help_str(80)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", prog_name="mmicl")
 def main():
     """mmicl: verify theorems about multi-modal in-context learning, numerically and symbolically."""
 
@@ -44,14 +70,23 @@ def verify(quick, claims, everything, out, seed, device, law):
     """Run the registry: print a verdict table, write OUT/verdicts.json and OUT/report.md.
 
     Exit status 1 if any claim fails."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from mmicl.numerics.atomic import write_json, write_text
+    from mmicl.numerics.laws import LawError
+
     from .registry import RunConfig, select
-    from .report import render_report
+    from .report import render_html, render_report
+
+    console = Console(stderr=True)
 
     try:
         chosen = select(list(claims), everything)
     except KeyError as e:
         raise click.UsageError(str(e.args[0]))
     config = RunConfig(quick=quick, out=out, seed=seed, device=_device(device), law=law)
+    _one_torch_thread()
     results = []
     table = Table(title=f"mmicl verify ({'quick' if quick else 'full'}, seed {seed})")
     for col in ("claim", "verdict", "key numbers", "s"):
@@ -67,8 +102,9 @@ def verify(quick, claims, everything, out, seed, device, law):
         write_json(out / "verdicts.json", {"seed": seed, "quick": quick, "claims": [r.to_json() for r in results]})
         table.add_row(res.id, _colour(res.verdict), _key_numbers(res.summary), f"{res.seconds:.1f}")
     write_text(out / "report.md", render_report(results, config))
+    write_text(out / "report.html", render_html(results, config))
     Console().print(table)
-    console.print(f"wrote {out / 'verdicts.json'} and {out / 'report.md'}")
+    console.print(f"wrote {out / 'verdicts.json'}, {out / 'report.md'} and {out / 'report.html'}")
     sys.exit(1 if any(r.verdict == "fails" for r in results) else 0)
 
 
@@ -80,6 +116,14 @@ def _device(choice: str) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def _one_torch_thread() -> None:
+    """The Monte Carlo claims train many small models: one torch thread each is fastest on the CPU.
+    Set here, by the command line, never on import or by a library call."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
 def _colour(verdict: str) -> str:
     return {"holds": "[green]holds[/]", "fails": "[red]fails[/]"}.get(verdict, f"[yellow]{verdict}[/]")
 
@@ -89,11 +133,6 @@ def _key_numbers(summary: dict) -> str:
     for k, v in summary.items():
         parts.append(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}")
     return ", ".join(parts)
-
-
-for _name in COMMAND_MODULES:
-    for _cmd in import_module(_name).COMMANDS:
-        main.add_command(_cmd)
 
 
 if __name__ == "__main__":

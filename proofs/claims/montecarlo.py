@@ -15,7 +15,6 @@ theory's rate at α_T.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from mmicl.numerics.atomic import write_json
 from mmicl.numerics.law_language import parse_law
@@ -31,7 +30,6 @@ def _law(config: RunConfig):
 
 
 def evaluate_appF(config: RunConfig):
-    torch.set_num_threads(1)
     law = _law(config)
     Ts = [1, 4, 16] if config.quick else [1, 2, 4, 8, 16, 32]
     n = 50 if config.quick else 200
@@ -65,7 +63,6 @@ def evaluate_appF(config: RunConfig):
 
 
 def evaluate_depth(config: RunConfig):
-    torch.set_num_threads(1)
     law = _law(config)
     lo, hi = law.s_bounds()
     hyps = [Hypothesis("s bounded (0 ≤ s_lo ≤ s_hi < ∞)", bool(np.isfinite(hi)), f"s ∈ [{lo}, {hi}]")]
