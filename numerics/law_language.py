@@ -14,6 +14,7 @@ Examples: ``s=uniform(0.5,4)``, ``sv=point(1); sr=beta(2,2,0,3); zeta=rademacher
 from __future__ import annotations
 
 import functools
+import inspect
 import re
 
 from .laws import (
@@ -183,10 +184,15 @@ def as_law(law: TaskLaw | str) -> TaskLaw:
 
 
 def takes_law(f):
-    """Let ``f(law, ...)`` take LAW text as well as a ``TaskLaw`` for its first argument."""
+    """Let ``f`` take LAW text as well as a ``TaskLaw`` for its parameter named ``law``."""
+    position = list(inspect.signature(f).parameters).index("law")
 
     @functools.wraps(f)
-    def wrapper(law, *args, **kwargs):
-        return f(as_law(law), *args, **kwargs)
+    def wrapper(*args, **kwargs):
+        if len(args) > position:
+            args = (*args[:position], as_law(args[position]), *args[position + 1:])
+        elif "law" in kwargs:
+            kwargs["law"] = as_law(kwargs["law"])
+        return f(*args, **kwargs)
 
     return wrapper

@@ -348,6 +348,7 @@ def reduced_prediction(batch, gamma) -> "torch.Tensor":  # noqa: F821
     return (mo.query_x * (mo.xy @ G.T)).sum(-1)
 
 
+@takes_law
 def mc_reduced_excess(law: TaskLaw, gamma, n: int | None, batch: int, seed: int,
                       device: str = "cpu", chunk: int = 20000, tokens: bool = True) -> MCEstimate:
     """Monte Carlo of ``E[(x_qᵀΓh − ŷ_Bayes)²]`` (= excess risk over the task-known Bayes, since
@@ -395,6 +396,7 @@ class TrainedLSA:
         return py * Q11.T + np.outer(q21, px)
 
 
+@takes_law
 def train_full_lsa(law: TaskLaw, n: int, steps: int, batch: int = 1024, lr: float = 0.02,
                    seed: int = 0, device: str = "cpu", init_scale: float = 0.3,
                    progress: bool = False) -> TrainedLSA:
@@ -415,6 +417,7 @@ def train_full_lsa(law: TaskLaw, n: int, steps: int, batch: int = 1024, lr: floa
     return TrainedLSA(model, n, steps, batch, lr, seed, float(run.history["loss"][-1]))
 
 
+@takes_law
 def paired_test_risks(trained: TrainedLSA, law: TaskLaw, gamma, batch: int, seed: int,
                       device: str = "cpu") -> dict[str, MCEstimate]:
     """On one fresh test set at the trained n: the squared loss of the trained full LSA, of the

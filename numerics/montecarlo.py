@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .law_language import takes_law
 from .laws import TaskLaw
 from .models import ReducedLCA, bayes_prediction
 from .sampling import sample_moments
@@ -50,6 +51,7 @@ def _flat_params(model: ReducedLCA) -> list[torch.nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
 
 
+@takes_law
 def stationary_point(model: ReducedLCA, law: TaskLaw, *, n: int | None, samples: int = 200_000,
                      seed: int = 2024, device="cpu", max_iter: int = 30, chunks: int = 64) -> StationaryPoint:
     """Newton's method from the model's current parameters on the SAA loss (float64), at most
@@ -147,6 +149,7 @@ class TrainedCheck:
                 "steps": self.steps, "seconds": round(self.seconds, 2)}
 
 
+@takes_law
 def trained_reduced(law: TaskLaw, T: int, *, mode: str = "one", n: int | None, steps: int, batch: int = 1024,
                     lr: float = 0.01, alpha0: float = 0.1, beta0: float | None = None, seed: int = 0,
                     saa_samples: int = 100_000, risk_samples: int = 100_000, device="cpu") -> TrainedCheck:
@@ -166,6 +169,7 @@ def trained_reduced(law: TaskLaw, T: int, *, mode: str = "one", n: int | None, s
 # ---------------------------------------------------------------------------------------------
 
 
+@takes_law
 @torch.no_grad()
 def sample_mean_baselines(law: TaskLaw, *, n: int, samples: int, seed: int, device="cpu") -> dict:
     """Risks of two "sample-mean" predictors on fresh prompts (tokens drawn), with standard errors:
@@ -187,6 +191,7 @@ def sample_mean_baselines(law: TaskLaw, *, n: int, samples: int, seed: int, devi
             "zero": (float(zero.mean()), float(zero.std() / k**0.5)), "samples": k}
 
 
+@takes_law
 def noskip_study(law: TaskLaw, Ts: list[int], *, n: int, steps: int, batch: int = 512, samples: int = 50_000,
                  seed: int = 0, device="cpu") -> list[dict]:
     """Train the general tied no-skip LCA (W^S ≡ 0, F⁰ = 0) at each depth and measure its risk on
@@ -223,6 +228,7 @@ def noskip_study(law: TaskLaw, Ts: list[int], *, n: int, steps: int, batch: int 
 # ---------------------------------------------------------------------------------------------
 
 
+@takes_law
 def depth_study(law: TaskLaw, Ts: list[int], *, n: int | None, steps: int, batch: int = 1024,
                 samples: int = 100_000, seed: int = 0, device="cpu") -> list[dict]:
     """Train the one-parameter LCA at each T; its measured excess risk against the theory's
@@ -252,6 +258,7 @@ def log_log_slope(x: list[float], y: list[float]) -> float:
 # ---------------------------------------------------------------------------------------------
 
 
+@takes_law
 def finite_n_study(law: TaskLaw, T: int, ns: list[int], *, samples: int = 200_000, seed: int = 0,
                    device="cpu") -> list[dict]:
     """The minimiser α_n of the finite-n loss (SAA, one-parameter model) against α_T, for each n,
@@ -269,6 +276,7 @@ def finite_n_study(law: TaskLaw, T: int, ns: list[int], *, samples: int = 200_00
     return rows
 
 
+@takes_law
 def gd_versus_flow(law: TaskLaw, T: int, *, alpha0: float, lr: float, steps: int, batch: int = 4096,
                    seed: int = 0, device="cpu") -> dict:
     """Plain SGD (online, n = ∞, Rao-Blackwell-free: the labels are the targets) on the one-parameter
@@ -291,6 +299,7 @@ def gd_versus_flow(law: TaskLaw, T: int, *, alpha0: float, lr: float, steps: int
 # ---------------------------------------------------------------------------------------------
 
 
+@takes_law
 def full_matrix_study(law: TaskLaw, T: int, *, n: int | None = None, steps: int = 2000, lr: float = 0.003,
                       init_scale: float = 0.1, identity_init: bool = False, seed: int = 0, device="cpu",
                       batch: int = 1024, risk_samples: int = 100_000, record_every: int | None = None) -> dict:

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .atomic import write_json
-from .law_language import parse_law
+from .law_language import parse_law, takes_law
 
 SIZES = {
     # finite-n: SAA prompts, context lengths; SGD: batch, learning rates, flow horizon; full-matrix: steps, seeds
@@ -48,6 +48,7 @@ def _figure(figsize=(10, 4)):
     return fig, fig.subplots(1, 2)
 
 
+@takes_law
 def figure_finite_n(law, out: Path, size: dict, seed: int) -> dict:
     from .lca import alpha_T
     from .montecarlo import finite_n_study
@@ -81,6 +82,7 @@ def figure_finite_n(law, out: Path, size: dict, seed: int) -> dict:
     return {"T": T, "alpha_T": a_T, "samples": size["saa_samples"], "rows": rows}
 
 
+@takes_law
 def figure_sgd_flow(law, out: Path, size: dict, seed: int) -> dict:
     from .flows import gradient_flow_one
     from .montecarlo import gd_versus_flow
@@ -124,6 +126,7 @@ def figure_sgd_flow(law, out: Path, size: dict, seed: int) -> dict:
             "runs": runs}
 
 
+@takes_law
 def figure_full_matrix(law, out: Path, size: dict, seed: int) -> dict:
     from .lca import alpha_T
     from .montecarlo import full_matrix_study

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .law_language import takes_law
 from .laws import TaskLaw
 
 
@@ -48,6 +49,7 @@ class Prompts:
         return (self.m**2).sum(-1)
 
 
+@takes_law
 def sample_tasks(law: TaskLaw, batch: int, generator: torch.Generator, device="cpu", dtype=torch.float32):
     """``batch`` tasks (m, ζ) as tensors on ``device``; the law is sampled by numpy from a seed
     drawn from ``generator`` (the task laws are numpy objects)."""
@@ -57,6 +59,7 @@ def sample_tasks(law: TaskLaw, batch: int, generator: torch.Generator, device="c
     return m, torch.as_tensor(zeta, dtype=dtype, device=device)
 
 
+@takes_law
 def sample_prompts(
     law: TaskLaw,
     batch: int,
@@ -144,6 +147,7 @@ def sample_wishart_identity(batch: int, dim: int, dof: int, generator: torch.Gen
     return a @ a.transpose(1, 2)
 
 
+@takes_law
 def sample_moments(
     law: TaskLaw,
     batch: int,

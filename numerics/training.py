@@ -27,6 +27,7 @@ from typing import Callable, Literal
 import torch
 from torch import nn
 
+from .law_language import takes_law
 from .laws import TaskLaw
 from .models import Batch, ReducedLCA, bayes_prediction
 from .sampling import PromptMoments, moments_of, sample_moments, sample_prompts
@@ -78,6 +79,7 @@ def describe(model: nn.Module) -> dict[str, float]:
     return out
 
 
+@takes_law
 def draw_batch(law: TaskLaw, batch: int, n: int | None, generator: torch.Generator, device, dtype,
                tokens: bool = False) -> Batch:
     if tokens:
@@ -111,6 +113,7 @@ def _save_atomic(obj, path: Path) -> None:
         raise
 
 
+@takes_law
 def train(
     model: nn.Module,
     law: TaskLaw,
@@ -292,6 +295,7 @@ class RiskEstimate:
         return dict(self.__dict__)
 
 
+@takes_law
 @torch.no_grad()
 def estimate_risk(model: nn.Module, law: TaskLaw, *, n: int | None, samples: int = 100_000,
                   seed: int = 12345, device="cpu", dtype=torch.float32, chunk: int = 8192,

@@ -164,3 +164,28 @@ def test_the_command_line_starts_without_the_heavy_libraries():
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_every_public_numerics_function_with_a_law_parameter_takes_law_text():
+    """Structural: each public function of ``mmicl.numerics`` whose signature has ``law`` is wrapped
+    by ``takes_law`` (so the rule holds for functions added later too)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import mmicl.numerics
+    from mmicl.numerics.law_language import as_law, takes_law
+
+    wrapper_code = takes_law(lambda law: law).__code__
+    missing = []
+    for info in pkgutil.walk_packages(mmicl.numerics.__path__, "mmicl.numerics."):
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if name.startswith("_") or not inspect.isfunction(obj) or obj.__module__ != module.__name__:
+                continue
+            if obj is as_law:
+                continue  # the coercion itself
+            if "law" in inspect.signature(obj).parameters and obj.__code__ is not wrapper_code:
+                missing.append(f"{info.name}.{name}")
+    assert missing == []
+    assert mmicl.numerics.sampling.sample_tasks.__wrapped__  # the scan did look at wrapped ones
