@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 
 from mmicl.numerics.law_language import GRAMMAR, LawSyntaxError, parse_law
-from mmicl.numerics.laws import LawError, TaskLaw, UnboundedSupportError, Uniform, ZetaLaw
+from mmicl.numerics.laws import (Beta, Discrete, LawError, Mixture, Point, SumLaw, TaskLaw, UnboundedSupportError,
+                                 Uniform, ZetaLaw)
 from strategies import scalar_laws, task_laws
 
 
@@ -84,3 +85,157 @@ def test_tasks_have_the_law_of_their_squared_norm():
 def test_zeta_second_moment_scales_the_rule():
     law = TaskLaw(s=Uniform(0.5, 4.0), zeta=ZetaLaw("const", 3.0))
     assert law.rule().weights.sum() == pytest.approx(9.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# SumLaw.rule: the product rule compressed piece by piece into Gauss rules
+# ---------------------------------------------------------------------------------------------
+
+N_PIECE = SumLaw.NODES_PER_PIECE
+SUMS = {
+    "uniform+uniform": SumLaw(Uniform(0.2, 1.0), Uniform(0.5, 2.0)),
+    "beta+uniform": SumLaw(Beta(0.5, 2.0, 0.2, 1.0), Uniform(0.5, 2.0)),
+    "twopoint+uniform": SumLaw(Discrete((0.2, 1.0), (0.3, 0.7)), Uniform(0.5, 2.0)),
+    "mix+mix": SumLaw(Mixture((Point(0.3), Uniform(0.0, 1.0)), (0.5, 0.5)),
+                      Mixture((Point(0.5), Beta(0.5, 0.5, 0.0, 2.0)), (0.3, 0.7))),
+}
+
+
+def _by_piece(law: SumLaw, depth: int, rule):
+    """``(edges, pieces)``: ``law.piece_edges(depth)`` and, per piece, the nodes and weights of
+    ``rule`` in it."""
+    edges = law.piece_edges(depth)
+    idx = np.clip(np.searchsorted(edges, rule.nodes, side="right") - 1, 0, len(edges) - 2)
+    order = np.argsort(idx, kind="stable")
+    cuts = np.searchsorted(idx[order], np.arange(len(edges)))
+    return edges, [(rule.nodes[order[a:b]], rule.weights[order[a:b]]) for a, b in zip(cuts[:-1], cuts[1:])]
+
+
+def _chebyshev_moments(u, w, degree):
+    """``Σ_k w_k T_j(u_k)`` for j = 0..degree (three-term recurrence, no big Vandermonde)."""
+    dot = lambda a, b: np.einsum("i,i->", a, b)  # noqa: E731  (a threaded BLAS dot stalls on a shared machine)
+    out, t0, t1 = [w.sum(), dot(w, u)], np.ones_like(u), u
+    for _ in range(degree - 1):
+        t0, t1 = t1, 2 * u * t1 - t0
+        out.append(dot(w, t1))
+    return np.array(out)
+
+
+EIGEN_EPS = N_PIECE * np.finfo(float).eps
+"""How far the eigen-solver may put a Gauss node in [−1, 1]: n·eps (‖J‖ ≤ 1)."""
+
+
+def _node_rounding_bound(u, w, du, degree):
+    """``Σ_k w_k |T_i'(u_k)| δu_k`` for i = 0..degree: the first-order change of the moments when
+    the nodes ``u_k`` move by ``δu_k``, with ``|T_i'(u)| = i·|U_{i−1}(u)| ≤ i·min(i, 1/√(1 − u²))``."""
+    inv = 1 / np.sqrt(np.maximum(1 - u**2, 1e-300))
+    return np.array([i * (w * np.minimum(i, inv) * du).sum() for i in range(degree + 1)])
+
+
+def _moment_tolerance(s, w, mass, c, h):
+    """The allowed |Δ| of the moments T_0..T_{2n−1} on a piece (centre c, half-width h) between
+    the compressed rule (nodes ``s``, weights ``w``) and the product rule: see the next test."""
+    du = EIGEN_EPS + np.spacing(s) / h  # found in [−1, 1], then stored as a float64 s
+    return 1e-13 * mass + _node_rounding_bound((s - c) / h, w, du, 2 * N_PIECE - 1)
+
+
+@pytest.mark.parametrize("name", list(SUMS))
+def test_sum_rule_integrates_polynomials_on_each_piece_like_the_product_rule(name):
+    """On every piece, the compressed rule and the product rule give the same integrals of the
+    Chebyshev polynomials T_0..T_{2n−1} of the piece (mapped to [−1, 1]).
+
+    Tolerance: 1e-13 × the piece's mass (the Lanczos and summation rounding; measured ≤ 1e-14 in
+    the Gauss rule's own variable), plus the effect of storing each Gauss node as a float64 s: it
+    moves by up to spacing(s) ≈ 4e-16, i.e. by spacing(s)/h in the piece's variable, ~3e-13 on
+    the end pieces (half-width h ≈ 1.4e-3 at depth 100), which T_59' (up to 59² at ±1) amplifies.
+    The product rule's nodes are the measure itself.  The same rounding is in any float64 rule
+    on so small a piece, and below what the depth-T integrands resolve."""
+    law, depth = SUMS[name], 100
+    new, old = law.rule(depth), law.product_rule(depth)
+    edges, p_new = _by_piece(law, depth, new)
+    _, p_old = _by_piece(law, depth, old)
+    assert new.nodes.size <= 2 * N_PIECE * (len(edges) - 1) and new.nodes.size < old.nodes.size
+    for j, ((sn, wn), (so, wo)) in enumerate(zip(p_new, p_old)):
+        c, h = (edges[j] + edges[j + 1]) / 2, (edges[j + 1] - edges[j]) / 2
+        mass = wo.sum()
+        m_new = _chebyshev_moments((sn - c) / h, wn, 2 * N_PIECE - 1)
+        m_old = _chebyshev_moments((so - c) / h, wo, 2 * N_PIECE - 1)
+        tol = _moment_tolerance(sn, wn, mass, c, h)
+        assert np.all(np.abs(m_new - m_old) <= tol), (j, np.max(np.abs(m_new - m_old) / tol))
+
+
+def test_sum_rule_matches_product_rule_on_the_depth_T_excess_integrand():
+    """E[h(s)] with h = s/(1+s)·(1 − α(1+s))^{2T}, T = 100, α = α*, compressed vs product rule.
+
+    The tolerance is the error bound of the construction, evaluated a posteriori: on each piece
+    I_j both rules have the mass μ_j and integrate each T_i of the piece alike to tol_ij (the
+    previous test), hence the degree-(2n−1) Chebyshev interpolant p_j = Σ_i c_ij T_i of h to
+    Σ_i |c_ij|·tol_ij, so
+    |G(h) − μ(h)| ≤ Σ_j [μ_j·(max_{G's nodes}|h − p_j| + max_{μ's nodes}|h − p_j|) + Σ_i |c_ij|·tol_ij]."""
+    law, T = SUMS["uniform+uniform"], 100
+    lo, hi = law.support()
+    alpha = 2 / (2 + lo + hi)
+    h = lambda s: s / (1 + s) * (1 - alpha * (1 + s)) ** (2 * T)  # noqa: E731
+    new, old = law.rule(T), law.product_rule(T)
+    edges, p_new = _by_piece(law, T, new)
+    _, p_old = _by_piece(law, T, old)
+    bound = 0.0
+    for j, ((sn, wn), (so, wo)) in enumerate(zip(p_new, p_old)):
+        c, hw = (edges[j] + edges[j + 1]) / 2, (edges[j + 1] - edges[j]) / 2
+        coef = np.polynomial.chebyshev.chebinterpolate(lambda u: h(c + hw * u), 2 * N_PIECE - 1)
+        err = lambda s: np.max(np.abs(h(s) - np.polynomial.chebyshev.chebval((s - c) / hw, coef)))  # noqa: E731
+        bound += wo.sum() * (err(sn) + err(so)) + np.abs(coef) @ _moment_tolerance(sn, wn, wo.sum(), c, hw)
+    ref = old.expect(h)
+    assert bound < 1e-10 * ref  # the bound is tight enough to mean something
+    assert abs(new.expect(h) - ref) <= bound
+
+
+def test_sum_of_discrete_laws_keeps_its_atoms_exactly():
+    """Few atoms: the rule is the product rule itself, node for node.  Many coinciding atoms
+    (1,600 products on 79 values): each value once, with the summed probability."""
+    small = SumLaw(Discrete((0.0, 0.3, 1.0), (0.2, 0.5, 0.3)), Discrete((0.1, 0.7), (0.4, 0.6)))
+    r, p = small.rule(100), small.product_rule(100)
+    assert np.array_equal(r.nodes, p.nodes) and np.array_equal(r.weights, p.weights)
+    grid = Discrete(tuple(k / 8 for k in range(40)), (1 / 40,) * 40)  # dyadic: sums are exact
+    r, p = SumLaw(grid, grid).rule(100), SumLaw(grid, grid).product_rule(100)
+    values, inverse = np.unique(p.nodes, return_inverse=True)
+    assert r.nodes.size == values.size == 79
+    order = np.argsort(r.nodes)
+    assert np.array_equal(r.nodes[order], values)
+    assert np.allclose(r.weights[order], np.bincount(inverse, weights=p.weights), rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("depth", [1, 100, 1000])
+def test_sum_rule_size_is_pieces_times_n_and_its_mass_is_one(depth):
+    """At most 2n nodes per graded piece (n where a piece is compressed), against n1·n2 for the
+    product rule; weights sum to 1; nodes in the support."""
+    law = SUMS["uniform+uniform"]
+    r = law.rule(depth)
+    pieces = len(law.piece_edges(depth)) - 1
+    n1, n2 = law.first.rule(depth).nodes.size, law.second.rule(depth).nodes.size
+    assert r.nodes.size <= 2 * N_PIECE * pieces < n1 * n2 / 10
+    assert r.weights.sum() == pytest.approx(1.0, abs=1e-14) and np.all(r.weights > 0)
+    lo, hi = law.support()
+    assert np.all((r.nodes >= lo) & (r.nodes <= hi))
+    assert law.rule(depth) is r  # built once per (law, depth)
+
+
+def test_discrete_gauss_is_exact_where_plain_lanczos_loses_orthogonality(monkeypatch):
+    """Two heavy atoms beside a light continuum: plain Lanczos loses orthogonality (its Ritz
+    values lock onto the atoms), the check sends it to full re-orthogonalisation, and the
+    30-point rule has the moments T_0..T_59 of the measure: to 1e-13 of the mass plus the effect
+    of the eigen-solver's n·eps on the nodes (Gauss nodes sit near the atom at 1, where
+    T_59' = 59²; here no float64 s is stored)."""
+    from mmicl.numerics import laws as laws_module
+
+    calls = []
+    plain = laws_module._lanczos
+    monkeypatch.setattr(laws_module, "_lanczos", lambda *a, full: calls.append(full) or plain(*a, full=full))
+    x = np.concatenate([np.linspace(-1.0, 0.5, 400), [0.9, 1.0]])
+    w = np.concatenate([np.full(400, 1e-3), [1.0, 2.0]])
+    t, g = laws_module._discrete_gauss(x, w, N_PIECE)
+    assert calls == [False, True]
+    assert np.all(g > 0) and np.all(np.abs(t) <= 1)
+    degree = 2 * N_PIECE - 1
+    tol = 1e-13 * w.sum() + _node_rounding_bound(t, g, EIGEN_EPS, degree)
+    assert np.all(np.abs(_chebyshev_moments(t, g, degree) - _chebyshev_moments(x, w, degree)) <= tol)
