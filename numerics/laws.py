@@ -28,8 +28,6 @@ from typing import Callable, Sequence
 
 import mpmath
 import numpy as np
-from scipy import special
-from scipy.linalg import eigh_tridiagonal
 
 __all__ = [
     "LawError",
@@ -191,6 +189,8 @@ class Point(ScalarLaw):
 @lru_cache(maxsize=64)
 def _gauss_jacobi(n: int, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
     """Nodes and weights on [0, 1] for the weight ``(1−x)^a x^b``, normalised to total mass 1."""
+    from scipy import special  # SciPy loads on first use: parsing a LAW stays light
+
     x, w = special.roots_jacobi(n, a, b)
     return (x + 1) / 2, w / w.sum()
 
@@ -252,6 +252,8 @@ class Beta(ScalarLaw):
         singular factor exactly (Gauss–Jacobi), the others evaluate the density."""
         p, q, n = self.p, self.q, self.NODES_PER_PIECE
         breaks = _graded_breaks(depth)
+        from scipy import special
+
         log_norm = -special.betaln(p, q)
         xs, ws = [], []
         last = len(breaks) - 2
@@ -518,6 +520,8 @@ def _discrete_gauss(x: np.ndarray, w: np.ndarray, n: int) -> tuple[np.ndarray, n
     Q, a, b = _lanczos(x, w, n, full=False)
     if a.size < n or _lost_orthogonality(Q) > 1e-13:  # (an early stop is confirmed the slow way)
         Q, a, b = _lanczos(x, w, n, full=True)
+    from scipy.linalg import eigh_tridiagonal
+
     theta, V = eigh_tridiagonal(a, b)
     return theta, float(w.sum()) * V[0] ** 2
 

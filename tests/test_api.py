@@ -152,12 +152,12 @@ def test_importing_mmicl_changes_no_global_state():
 
 
 def test_the_command_line_starts_without_the_heavy_libraries():
-    """``mmicl --help`` and ``mmicl --version`` load neither torch, SciPy, SymPy nor matplotlib
+    """``mmicl --help``, ``--version`` and ``laws`` load neither torch, SciPy, SymPy nor matplotlib
     (their start-up time is measured in benchmarks/bench_startup.py)."""
     code = (
         "import sys\n"
         "from mmicl.proofs.cli import main\n"
-        "for args in (['--help'], ['--version'], ['verify', '--help']):\n"
+        "for args in (['--help'], ['--version'], ['verify', '--help'], ['laws']):\n"
         "    try: main(args)\n"
         "    except SystemExit: pass\n"
         "heavy = [m for m in ('torch', 'scipy', 'sympy', 'matplotlib') if m in sys.modules]\n"
