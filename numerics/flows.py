@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.integrate import solve_ivp
+from scipy.integrate import LSODA, OdeSolution, solve_ivp
 
 from .law_language import takes_law
 from .laws import TaskLaw
@@ -75,12 +75,51 @@ class FlowResult:
 
 def _trajectory(sol, t_eval):
     """Real times and parameters: the solver's own steps, or ``t_eval`` read off the dense output
-    (times past the end of the integration are dropped)."""
+    (times past the end of the integration are dropped).  ``sol``: a ``solve_ivp`` result or an
+    ``_Integration`` (``t`` in log-time, ``y`` as (dim, steps) or (steps, dim) respectively)."""
+    ys = sol.y if isinstance(sol, _Integration) else sol.y.T
     if t_eval is None:
-        return np.expm1(sol.t), sol.y.T
+        return np.expm1(sol.t), ys
     taus = np.log1p(np.asarray(t_eval, float))
     taus = taus[taus <= sol.t[-1]]
     return np.expm1(taus), sol.sol(taus).T
+
+
+@dataclass
+class _Integration:
+    """What ``_integrate_until`` did: ``t`` (the solver's clock at each accepted step, from 0),
+    ``y`` (shape (steps, dim)), ``stopped`` (the stop test's answer, or None), ``failed`` (the
+    solver's message if it gave up), ``sol`` (dense output, or None)."""
+
+    t: np.ndarray
+    y: np.ndarray
+    stopped: str | None
+    failed: str | None
+    sol: OdeSolution | None
+
+
+def _integrate_until(rhs, jac, y0, t_max: float, stop, *, rtol: float, atol: float,
+                     dense: bool = False) -> _Integration:
+    """LSODA from 0 to ``t_max``, asking ``stop(y)`` after every accepted step and ending at the
+    first step where it answers (a string).  Unlike ``solve_ivp``'s events, nothing is root-found on
+    the interpolant: the stop tests of the two-parameter flow jump (where the loss overflows or the
+    Hessian stops being positive definite), and a root finder then has no sign change to find.  A
+    solver that gives up is reported (``failed``), not raised."""
+    solver = LSODA(rhs, 0.0, np.asarray(y0, float), t_max, jac=jac, rtol=rtol, atol=atol)
+    ts, ys, pieces = [0.0], [solver.y.copy()], []
+    stopped, failed = stop(solver.y), None
+    while stopped is None and solver.status == "running":
+        message = solver.step()
+        if solver.status == "failed":
+            failed = message or "the solver failed"
+            break
+        if dense:
+            pieces.append(solver.dense_output())
+        ts.append(solver.t)
+        ys.append(solver.y.copy())
+        stopped = stop(solver.y)
+    sol = OdeSolution(ts, pieces) if dense and pieces else None
+    return _Integration(np.asarray(ts), np.asarray(ys), stopped, failed, sol)
 
 
 @takes_law
@@ -224,7 +263,8 @@ def gradient_flow_two(
     last: dict = {}
 
     def terms(y):
-        """The loss terms at y; the two event functions ask at the same point, so keep the last."""
+        """The loss terms at y; the right-hand side, the Jacobian and the stop test ask at the same
+        point, so keep the last."""
         key = (float(y[0]), float(y[1]))
         if key not in last:
             last.clear()
@@ -240,26 +280,27 @@ def gradient_flow_two(
         _, _, _, hgg, hgb, hbb = terms(y)
         return -math.exp(tau) * (_METRIC @ np.array([[hgg, hgb], [hgb, hbb]]))
 
-    def escaped(tau, y):
+    def escaped(y) -> bool:
         size = max(abs(y[0] - y[1]), abs(y[1]))
-        ok = np.all(np.isfinite(terms(y))) if size <= bound else False
-        return bound - size if ok else -1.0
+        return size > bound or not np.all(np.isfinite(terms(y)))
 
-    def at_rest(tau, y):
-        return _newton_step_two(terms(y)) - 0.5e-12
+    def stop(y) -> str | None:
+        if escaped(y):
+            return "escaped"
+        return "rest" if _newton_step_two(terms(y)) < 0.5e-12 else None
 
-    escaped.terminal = at_rest.terminal = True
-    sol = solve_ivp(rhs, (0.0, tau_max), y0, method="LSODA", jac=jac, events=[escaped, at_rest],
-                    rtol=rtol, atol=atol, dense_output=t_eval is not None)
-    t, path = _trajectory(sol, t_eval)
+    run = _integrate_until(rhs, jac, y0, tau_max, stop, rtol=rtol, atol=atol, dense=t_eval is not None)
+    t, path = _trajectory(run, t_eval)
     path = np.column_stack([path[:, 0] - path[:, 1], path[:, 1]])  # back to (α, β)
-    end, t_end = sol.y[:, -1], float(np.expm1(sol.t[-1]))
-    if len(sol.t_events[0]) or escaped(0.0, end) < 0:
+    end, t_end = run.y[-1], float(np.expm1(run.t[-1]))
+    if run.stopped == "escaped" or escaped(end):
         status, reason = False, f"diverged: left |α|, |β| ≤ {bound:g} (or the loss overflowed)"
     elif _newton_step_two(terms(end)) < 1e-12:
         status, reason = True, "came to rest at a minimum (Newton step < 1e-12)"
+    elif run.failed:
+        status, reason = False, f"stiff failure at t = {t_end:.3g}: {run.failed}"
     else:
-        status, reason = False, (sol.message if not sol.success else f"still moving at t = {t_end:.3g}")
+        status, reason = False, f"still moving at t = {t_end:.3g}"
     return FlowResult(float(end[0] - end[1]), float(end[1]), status, t_end, "real", reason, t, path,
                       gamma=float(end[0]))
 

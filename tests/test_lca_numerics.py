@@ -194,3 +194,16 @@ def test_two_parameter_flow_in_gamma_beta_is_the_alpha_beta_flow():
     r = flows.gradient_flow_two(UNIFORM, T, *start, t_eval=times)
     np.testing.assert_allclose(r.path, direct.sol(r.t).T, atol=1e-7)
     assert np.max(np.abs(r.path[-1] - np.array(start))) > 0.05  # it did move
+
+
+def test_a_two_parameter_flow_the_integrator_cannot_finish_is_a_result_not_a_crash():
+    """From (0, −1.5) at T = 10 on U(0.5, 4) LSODA fails repeatedly (the flow heads out of the
+    stable region, β(1+s) < −2); the stop tests jump there, and root-finding them on the
+    interpolant used to raise "f(a) and f(b) must have different signs".  Now the flow ends with a
+    reason, and it is not reported as converged."""
+    from mmicl.numerics.flows import gradient_flow_two
+
+    r = gradient_flow_two(parse_law("s=uniform(0.5,4)"), 10, 0.0, -1.5)
+    assert not r.converged
+    assert r.reason.startswith(("stiff failure", "diverged", "still moving"))
+    assert len(r.t) == len(r.path) and np.all(np.isfinite(r.path))

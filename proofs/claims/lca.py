@@ -218,7 +218,8 @@ def _basin(law: TaskLaw, T: int, n: int, progress: Progress | None, minimiser) -
             if r.converged:
                 status = "rest" if math.hypot(r.alpha - minimiser[0], r.beta - minimiser[1]) < 1e-8 else "other"
             else:
-                status = "diverged" if r.reason.startswith("diverged") else "moving"
+                status = ("diverged" if r.reason.startswith("diverged") else
+                          "stiff-failure" if r.reason.startswith("stiff failure") else "moving")
             starts.append((float(a0), float(b0), status))
             paths.append(r.path)
             if progress:
@@ -314,14 +315,15 @@ def evaluate_thm63(config: RunConfig):
                     mini = lca.minimise_two(law, T)
                     basin = _basin(law, T, n_grid, progress, mini)
                     counts = {k: sum(1 for *_, st in basin["starts"] if st == k)
-                              for k in ("rest", "other", "diverged", "moving")}
+                              for k in ("rest", "other", "diverged", "moving", "stiff-failure")}
                     checks.append(Check(
                         f"[{text}] basin of starts at T = {T}: which (α₀, β₀) converge to (α_T, β_T)", "ode",
                         counts["rest"] > 0,
                         {"grid": f"{n_grid}×{n_grid}, α₀ ∈ [−0.5, 1.5], β₀ ∈ [−1.5, 0.5]", **counts,
                          "region": _describe_basin(basin)},
                         "a start counts if its flow comes to rest within 1e-8 of the minimiser; "
-                        "'diverged' = left |α|,|β| ≤ 10",
+                        "'diverged' = left |α|,|β| ≤ 10; 'stiff-failure' = the stiff integrator gave up "
+                        "(reported, not counted as converging)",
                         "the condition on the start was not available to us: this maps it"))
                     summary[f"basin_T{T}"] = f"{counts['rest']}/{n_grid * n_grid}"
                     figs.append(_plane_figure(config, law, T, basin, mini, a_star))
