@@ -99,19 +99,26 @@ class _Integration:
 
 
 def _integrate_until(rhs, jac, y0, t_max: float, stop, *, rtol: float, atol: float,
-                     dense: bool = False) -> _Integration:
+                     dense: bool = False, max_restarts: int = 3) -> _Integration:
     """LSODA from 0 to ``t_max``, asking ``stop(y)`` after every accepted step and ending at the
     first step where it answers (a string).  Unlike ``solve_ivp``'s events, nothing is root-found on
     the interpolant: the stop tests of the two-parameter flow jump (where the loss overflows or the
     Hessian stops being positive definite), and a root finder then has no sign change to find.  A
-    solver that gives up is reported (``failed``), not raised."""
+    solver that gives up is restarted from its last accepted point (at most ``max_restarts``
+    times), then reported (``failed``), never raised."""
     solver = LSODA(rhs, 0.0, np.asarray(y0, float), t_max, jac=jac, rtol=rtol, atol=atol)
     ts, ys, pieces = [0.0], [solver.y.copy()], []
-    stopped, failed = stop(solver.y), None
+    stopped, failed, restarts = stop(solver.y), None, 0
     while stopped is None and solver.status == "running":
         message = solver.step()
+        if solver.status == "failed" and restarts < max_restarts:
+            # LSODA gave up (repeated convergence failures on the stiff valley): start it afresh
+            # from the last accepted point, which resets its step-size and method history
+            restarts += 1
+            solver = LSODA(rhs, ts[-1], ys[-1], t_max, jac=jac, rtol=rtol, atol=atol)
+            continue
         if solver.status == "failed":
-            failed = message or "the solver failed"
+            failed = (message or "the solver failed") + f" (after {restarts} restarts)"
             break
         if dense:
             pieces.append(solver.dense_output())
