@@ -29,6 +29,8 @@ from typing import Callable, Sequence
 import mpmath
 import numpy as np
 
+from .validate import check_finite
+
 __all__ = [
     "LawError",
     "UnboundedSupportError",
@@ -62,13 +64,7 @@ def _num(x: float) -> str:
 
 
 def _finite(name: str, x: float) -> float:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        raise LawError(f"{name} must be a real number, got {x!r}") from None
-    if not math.isfinite(x):
-        raise LawError(f"{name} must be finite, got {x!r}")
-    return x
+    return check_finite(name, x, LawError)
 
 
 def _nonneg(name: str, x: float) -> float:

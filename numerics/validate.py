@@ -20,12 +20,12 @@ def check_depth(T) -> int:
     return int(T)
 
 
-def check_finite(name: str, x) -> float:
-    """``x`` as a finite float, or a ``ValueError`` naming ``name``."""
+def check_finite(name: str, x, error: type[ValueError] = ValueError) -> float:
+    """``x`` as a finite float, or an ``error`` (a ``ValueError`` subclass) naming ``name``."""
     try:
         x = float(x)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite number, got {x!r}") from None
+        raise error(f"{name} must be a real number, got {x!r}") from None
     if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {x}")
+        raise error(f"{name} must be finite, got {x!r}")
     return x
