@@ -67,7 +67,7 @@ def main():
 @click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
 @click.option("--law", default=None, help="LAW to check the claims on (default: each claim's own laws).")
 def verify(quick, claims, everything, out, seed, device, law):
-    """Run the registry: print a verdict table, write OUT/verdicts.json and OUT/report.md.
+    """Run the registry: print a verdict table; write OUT/verdicts.json, OUT/report.md, OUT/report.html.
 
     Exit status 1 if any claim fails."""
     from rich.console import Console
