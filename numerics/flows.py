@@ -15,8 +15,10 @@
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 from scipy.integrate import LSODA, OdeSolution, solve_ivp
@@ -46,8 +48,17 @@ class FlowResult:
     t: np.ndarray = field(repr=False)
     path: np.ndarray = field(repr=False)
     gamma: float | None = None  # α + β, kept as its own coordinate by the two-parameter flow
-    log10_time: np.ndarray | None = field(default=None, repr=False)
-    """log10 of the real flow time at each point of ``path`` (−inf at the start, t = 0)."""
+    real_time_log10: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
+    """Computes ``log10_time`` on first use (a quadrature along the orbit: not paid by callers
+    that only want the end point)."""
+
+    @functools.cached_property
+    def log10_time(self) -> np.ndarray:
+        """log10 of the real flow time at each point of ``path`` (−inf at the start, t = 0)."""
+        if self.real_time_log10 is not None:
+            return self.real_time_log10()
+        with np.errstate(divide="ignore"):
+            return np.log10(np.asarray(self.t, float))
 
     @property
     def alphas(self) -> np.ndarray:
@@ -76,10 +87,9 @@ class FlowResult:
 def _trajectory(sol, t_eval):
     """Real times and parameters: the solver's own steps, or ``t_eval`` read off the dense output
     (times past the end of the integration are dropped).  ``sol``: a ``solve_ivp`` result or an
-    ``_Integration`` (``t`` in log-time, ``y`` as (dim, steps) or (steps, dim) respectively)."""
-    ys = sol.y if isinstance(sol, _Integration) else sol.y.T
+    ``_Integration`` (both: ``t`` in log-time, ``y`` of shape (dim, steps))."""
     if t_eval is None:
-        return np.expm1(sol.t), ys
+        return np.expm1(sol.t), sol.y.T
     taus = np.log1p(np.asarray(t_eval, float))
     taus = taus[taus <= sol.t[-1]]
     return np.expm1(taus), sol.sol(taus).T
@@ -88,7 +98,7 @@ def _trajectory(sol, t_eval):
 @dataclass
 class _Integration:
     """What ``_integrate_until`` did: ``t`` (the solver's clock at each accepted step, from 0),
-    ``y`` (shape (steps, dim)), ``stopped`` (the stop test's answer, or None), ``failed`` (the
+    ``y`` (shape (dim, steps), as ``solve_ivp``'s), ``stopped`` (the stop test's answer, or None), ``failed`` (the
     solver's message if it gave up), ``sol`` (dense output, or None)."""
 
     t: np.ndarray
@@ -126,7 +136,7 @@ def _integrate_until(rhs, jac, y0, t_max: float, stop, *, rtol: float, atol: flo
         ys.append(solver.y.copy())
         stopped = stop(solver.y)
     sol = OdeSolution(ts, pieces) if dense and pieces else None
-    return _Integration(np.asarray(ts), np.asarray(ys), stopped, failed, sol)
+    return _Integration(np.asarray(ts), np.asarray(ys).T, stopped, failed, sol)
 
 
 @takes_law
@@ -193,11 +203,10 @@ def gradient_flow_one(
         clock, t_end = "rescaled", float(sol.t[-1])
     end = float(sol.y[0, -1])
     ok = sol.success and _newton_step_one(law, T, end) < 1e-12
-    with np.errstate(divide="ignore"):
-        log10_time = np.log10(t) if clock == "real" else _log10_real_time(law, T, path[:, 0])
+    real_time = None if clock == "real" else functools.partial(_log10_real_time, law, T, path[:, 0])
     return FlowResult(end, None, bool(ok), t_end, clock,
                       "came to rest (Newton step < 1e-12)" if ok else f"did not come to rest ({sol.message})",
-                      t, path, log10_time=log10_time)
+                      t, path, real_time_log10=real_time)
 
 
 def _log10_real_time(law: TaskLaw, T: int, alphas: np.ndarray, nodes: int = 8) -> np.ndarray:
@@ -299,7 +308,7 @@ def gradient_flow_two(
     run = _integrate_until(rhs, jac, y0, tau_max, stop, rtol=rtol, atol=atol, dense=t_eval is not None)
     t, path = _trajectory(run, t_eval)
     path = np.column_stack([path[:, 0] - path[:, 1], path[:, 1]])  # back to (α, β)
-    end, t_end = run.y[-1], float(np.expm1(run.t[-1]))
+    end, t_end = run.y[:, -1], float(np.expm1(run.t[-1]))
     if run.stopped == "escaped" or escaped(end):
         status, reason = False, f"diverged: left |α|, |β| ≤ {bound:g} (or the loss overflowed)"
     elif _newton_step_two(terms(end)) < 1e-12:
