@@ -17,19 +17,8 @@ import functools
 import inspect
 import re
 
-from .laws import (
-    Beta,
-    Discrete,
-    Exponential,
-    LawError,
-    Mixture,
-    Point,
-    ScalarLaw,
-    TaskLaw,
-    TwoPoint,
-    Uniform,
-    ZetaLaw,
-)
+from .scalar_laws import Beta, Discrete, Exponential, LawError, Mixture, Point, ScalarLaw, TwoPoint, Uniform
+from .task_law import TaskLaw, ZetaLaw
 
 __all__ = ["GRAMMAR", "LawSyntaxError", "parse_law", "parse_scalar_law", "parse_zeta", "as_law", "takes_law"]
 

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from .law_language import takes_law
-from .laws import TaskLaw
+from .task_law import TaskLaw
 
 
 @dataclass
