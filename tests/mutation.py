@@ -1,0 +1,543 @@
+"""Mutation test of mmicl's maths: does the test suite fail when a formula breaks?
+
+Run as a script (pytest does not collect it: the name does not start with ``test_``)::
+
+    python tests/mutation.py                       # every mutant, on a copy of HEAD
+    python tests/mutation.py --only NAME[,NAME..]  # some mutants (the option may be repeated)
+    python tests/mutation.py --json OUT.json       # also write the report as JSON
+    python tests/mutation.py --list                # the mutations, and where each snippet is now
+    python tests/mutation.py --worktree            # a copy of the working tree instead of a commit
+
+How it works
+------------
+1. A *source tree* is exported to a scratch folder under /tmp (never /work/main, which others
+   edit): ``git archive REV`` (default HEAD; the commit hash goes into the report), or with
+   ``--worktree`` the tracked and untracked-but-not-ignored files of the working tree as they are
+   now.  Its ``mmicl/`` folder gets symlinks ``theory``, ``numerics``, ``proofs`` to the copy's
+   folders, so that with ``PYTHONPATH=<copy>`` and the copy as working directory, ``import mmicl``
+   and every ``mmicl.*`` module load from the copy (the editable install's finder, which points at
+   /work/main, sits *after* the path finder on ``sys.meta_path`` and is never asked).  This is
+   checked on every run, not assumed: a small pytest plugin (``-p _mutation_probe``) records the
+   file of every loaded ``mmicl*`` module, and a run where one of them lies outside the copy is an
+   error.
+2. Each mutation is a snippet (exact text or a regular expression) and its replacement.  The
+   snippet is searched for in every ``.py`` file under ``theory/`` and ``numerics/`` (not
+   ``numerics/testbed/``), so a function that moved to another module is still found.  A snippet
+   found nowhere is reported ``not-found``; found more than once, ``ambiguous`` (the mutation must
+   then be made more specific); both are left out of the score.  A mutated file that does not
+   compile is ``invalid`` (a bug in the mutation, also left out).
+3. For each mutant a fresh copy of the source tree is made, the one file is rewritten, and
+   ``nice -n 10 python -m pytest -q -x -p no:cacheprovider --hypothesis-seed=0 <mapped test files>``
+   runs in it, one mutant at a time, with ``PYTHONDONTWRITEBYTECODE=1`` (no stale ``.pyc`` across
+   copies) and one BLAS/OpenMP thread.  pytest exit status 1 (a test failed) or 2 (collection
+   failed, e.g. a module-level law no longer parses) is *killed*; 0 is *survived*; past the time
+   limit the process group is killed and the mutant is *timeout* (counted as killed in the score,
+   listed separately); anything else is an *error*.
+   Score = killed / (killed + survived + timeout).
+4. Compiled theory formulas are cached on disk under a key made of a hash of ``theory/``; the
+   builders of some of them live in numerics modules.  Each mutant gets its own cache folder:
+   empty when the mutated file is under ``theory/`` or contains ``compiled(`` (a builder), else a
+   copy of the cache the unmutated baseline run filled (nothing it holds can depend on that file).
+5. Before the mutants, every mapped test file runs once on the unmutated copy (the *baseline*): it
+   must pass, and its time sets the mutants' time limit (``3 × baseline + 60 s`` unless
+   ``--timeout``).  A failing baseline file stops the run (``--no-baseline`` skips this).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import datetime as _dt
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+SEARCHED = ("theory", "numerics")
+EXCLUDED = ("numerics/testbed",)
+
+# test files, named without the folder; fast ones first within each list (pytest -x stops at the
+# first failure, so the cheap killers should run first)
+THEORY = ["test_theory.py"]
+LAWS = ["test_laws.py"]
+LCA = ["test_theory.py", "test_lca_numerics.py", "test_lca_properties.py"]
+LSA = ["test_lsa.py", "test_lsa_properties.py"]
+FLOWS = ["test_lca_numerics.py", "test_api.py"]
+SAMPLING = ["test_sampling_moments.py", "test_models.py"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutation:
+    name: str
+    snippet: str  # exact text, or a regular expression if regex=True
+    replacement: str  # for a regex: a re.sub template (\1 … refer to groups)
+    tests: tuple[str, ...]
+    why: str  # what maths the mutant breaks
+    regex: bool = False
+
+
+def M(name, snippet, replacement, tests, why, regex=False):
+    return Mutation(name, snippet, replacement, tuple(tests), why, regex)
+
+
+MUTATIONS: list[Mutation] = [
+    # ------------------------------------------------------------------ theory/model.py
+    M("model_lambda", "lam = 1 + s  #", "lam = 2 + s  #", LCA,
+      "the eigenvalue of Λ on span{m} is 2 + s instead of 1 + s"),
+    M("model_coordinate", "reduced_coordinate = sp.sqrt(s) * u + g", "reduced_coordinate = s * u + g",
+      THEORY, "a = s·u + g: the signal coordinate uses ‖m‖² for ‖m‖"),
+    M("model_isserlis", "sp.factorial2(k - 1)", "sp.factorial(k - 1)", THEORY + LSA,
+      "E[z^k] = (k−1)! instead of (k−1)!!: wrong from the fourth moment on"),
+    M("model_bayes_risk", "risk=sp.simplify(r.subs(c, c_star))", "risk=sp.simplify(r.subs(c, c_star / 2))",
+      THEORY, "the Bayes risk is evaluated at half the Bayes coefficient"),
+    # ------------------------------------------------------------------ theory/lca.py
+    M("lca_rsolve_skip_sign", "(1 + w_value * lam) * p(_t) - w_skip,", "(1 + w_value * lam) * p(_t) + w_skip,",
+      LCA, "the closed-form recurrence p_{t+1} = (1 + w_V λ)p_t − w_S (skip sign flipped)"),
+    M("lca_depth_loop", r"(for _ in range\()depth(\):\n\s*p = sp\.expand)", r"\1depth - 1\2", THEORY,
+      "query_factor_at_depth runs depth − 1 layers (off by one)", regex=True),
+    M("lca_one_parameter_sign", '_build("one-parameter", (alpha,), alpha, -alpha)',
+      '_build("one-parameter", (alpha,), alpha, alpha)', LCA, "W^V = +αI instead of −αI"),
+    M("lca_readout_sqrt", "coefficient = zeta * sp.sqrt(s) * factor", "coefficient = zeta * s * factor",
+      LCA, "the readout multiplies by s instead of √s"),
+    M("lca_jet_initial", "initial = (lam * 0 - 1,)", "initial = (lam * 0 - sp.Rational(1, 2),)", LCA,
+      "the jet starts at ρ = −1/2, i.e. F⁰ ≠ 0"),
+    M("lca_jet_step_skip", "step = lam * ((1 + w_value * lam) * P + w_skip) - 1",
+      "step = lam * ((1 + w_value * lam) * P - w_skip) - 1", LCA, "one jet layer subtracts the skip"),
+    M("lca_alpha_star_minimax", "-(1 - alpha * (1 + s_hi))", "-(1 - alpha * (1 + 2 * s_hi))", LCA,
+      "α* = 2/(2 + s_lo + 2 s_hi) instead of 2/(2 + s_lo + s_hi)"),
+    # ------------------------------------------------------------------ theory/lsa.py
+    M("lsa_mask", "M = sp.diag(*([1] * n + [0]))", "M = sp.diag(*([1] * (n + 1)))", LSA,
+      "the query serves as its own key (no mask)"),
+    M("lsa_closed_form_trace", "(G.T * Lam * G * (sp.eye(d) + 2 * m * m.T)).trace()",
+      "(G.T * Lam * G * (sp.eye(d) + m * m.T)).trace()", LSA,
+      "the closed form's 1/n term uses I + m mᵀ instead of I + 2 m mᵀ"),
+    # ------------------------------------------------------------------ quadrature (laws)
+    M("quad_jacobi_roots_swapped", "special.roots_jacobi(n, a, b)", "special.roots_jacobi(n, b, a)",
+      LAWS + ["test_lca_numerics.py"], "Gauss–Jacobi weight (1−x)^b x^a instead of (1−x)^a x^b"),
+    M("quad_jacobi_left_swapped", r"(gauss_jacobi\(n, )0\.0, p - 1\.0\)", r"\1p - 1.0, 0.0)",
+      LAWS + ["test_lca_numerics.py"], "the left end piece carries x^(p−1) at the wrong end", regex=True),
+    M("quad_jacobi_unnormalised", "return (x + 1) / 2, w / w.sum()", "return (x + 1) / 2, w", LAWS,
+      "Gauss–Jacobi weights not normalised to mass 1"),
+    M("quad_no_grading", "finest = min(0.25, 1.0 / (8.0 * max(depth, 1)))", "finest = 0.25",
+      LAWS + ["test_lca_numerics.py"], "no geometric grading towards the ends of the support"),
+    M("beta_left_mass", "mass = h**p / p", "mass = h**p", LAWS, "∫_0^h x^(p−1) dx = h^p (the /p dropped)"),
+    M("beta_right_mass", "mass = h**q / q", "mass = h**q / p", LAWS, "∫ (1−x)^(q−1) on the right piece divided by p"),
+    M("beta_support_map", "return Rule(self.a + (self.b - self.a) * x, w)", "return Rule(self.a + self.b * x, w)",
+      LAWS + ["test_lca_numerics.py"], "the Beta rule maps [0, 1] onto [a, a + b] instead of [a, b]"),
+    M("beta_mean", "(self.b - self.a) * self.p / (self.p + self.q)", "(self.b - self.a) * self.q / (self.p + self.q)",
+      LAWS, "the Beta law's mean uses q/(p + q)"),
+    M("point_rule_weight", "return Rule(np.array([self.c]), np.array([1.0]))",
+      "return Rule(np.array([self.c]), np.array([0.5]))", LAWS + ["test_lca_numerics.py"],
+      "a point mass gets weight 1/2"),
+    M("discrete_rule_weights", "return Rule(np.asarray(self.values, float), np.asarray(self.probs, float))",
+      "return Rule(np.asarray(self.values, float), np.asarray(self.probs[::-1], float))",
+      LAWS + ["test_lca_numerics.py"], "a discrete law's probabilities attached to the atoms in reverse"),
+    M("discrete_signal_support_atom0", "pos = [v for v in self.values if v > 0]", "pos = [v for v in self.values if v >= 0]",
+      LAWS + ["test_lca_numerics.py", "test_lca_properties.py", "test_claims_lca.py"],
+      "an atom at s = 0 of a discrete law counts in s_lo"),
+    M("mixture_signal_support_atom0", "sups = [c.signal_support() for c, p in zip(self.components, self.probs) if p > 0]",
+      "sups = [c.support() for c, p in zip(self.components, self.probs) if p > 0]",
+      LAWS + ["test_lca_numerics.py", "test_lca_properties.py", "test_claims_lca.py"],
+      "a mixture's signal support includes its components' atoms at 0"),
+    M("point_signal_support_zero", "return None if self.c == 0 else (self.c, self.c)", "return (self.c, self.c)",
+      LAWS + ["test_lca_numerics.py"], "s ≡ 0 is taken to carry signal"),
+    M("sum_signal_support_min", "return (min(lows), a1 + b1) if lows else None", "return (max(lows), a1 + b1) if lows else None",
+      LAWS + ["test_lca_numerics.py", "test_claims_lca.py"],
+      "S1 + S2: the lower end over m ≠ 0 is the larger of the two cases"),
+    M("mixture_rule_unweighted", "return Rule.join([c.rule(depth) for c in self.components], self.probs)",
+      "return Rule.join([c.rule(depth) for c in self.components], [1.0] * len(self.probs))",
+      LAWS + ["test_lca_numerics.py"], "mixture components not weighted by their probabilities"),
+    M("sum_product_rule_pairing", "weights = (r1.weights[:, None] * r2.weights[None, :]).ravel()",
+      "weights = (r1.weights[:, None] * r2.weights[None, ::-1]).ravel()", LAWS + ["test_lca_numerics.py"],
+      "the product rule pairs S2's weights with its nodes in reverse"),
+    M("discrete_gauss_mass", "return theta, float(w.sum()) * V[0] ** 2", "return theta, V[0] ** 2", LAWS,
+      "the compressed Gauss rule of a piece loses the piece's mass"),
+    # ------------------------------------------------------------------ ζ and the task law
+    M("zeta_const_second_moment", "return self.value**2", "return abs(self.value)",
+      LAWS + ["test_lca_properties.py", "test_lsa_properties.py"], "E[ζ²] = |c| for ζ ≡ c"),
+    M("zeta_samples_second_moment", "return float(np.mean(np.square(self.samples)))",
+      "return float(np.mean(self.samples) ** 2)", LAWS + ["test_lsa.py"], "E[ζ²] = (E ζ)² for sampled ζ"),
+    M("task_rule_zeta2", "return Rule(r.nodes, r.weights * self.zeta.second_moment())",
+      "return Rule(r.nodes, r.weights)", LAWS + ["test_lca_numerics.py"], "E[ζ² h(s)] drops E[ζ²]"),
+    M("task_sample_norm_not_squared", "m = g * np.sqrt(self.s.sample(n, rng))[:, None]",
+      "m = g * self.s.sample(n, rng)[:, None]", LAWS + SAMPLING + ["test_lsa.py"],
+      "sampled ‖m‖ = s instead of √s (the law of s read as a law of ‖m‖)"),
+    # ------------------------------------------------------------------ the LAW language
+    M("parse_uniform_swapped", "return Uniform(*_numbers(args, 2, name))", "return Uniform(*_numbers(args, 2, name)[::-1])",
+      LAWS, "uniform(a,b) read as uniform(b,a)"),
+    M("parse_twopoint_p", "return TwoPoint(*_numbers(args, 3, name))",
+      "return (lambda a, b, p: TwoPoint(a, b, 1 - p))(*_numbers(args, 3, name))",
+      LAWS + ["test_lca_numerics.py"], "twopoint(a,b,p) gives a the probability 1 − p"),
+    M("parse_beta_shapes", "return Beta(*_numbers(args, 4, name))",
+      "return (lambda p, q, a, b: Beta(q, p, a, b))(*_numbers(args, 4, name))",
+      LAWS + ["test_lca_numerics.py", "test_lsa.py"], "beta(p,q,a,b) read with p and q swapped"),
+    M("parse_discrete_probs", "tuple(float(p) for _, p in pairs))", "tuple(float(p) for _, p in pairs[::-1]))",
+      LAWS + ["test_lsa.py"], "discrete(v1:p1,…) attaches the probabilities in reverse"),
+    M("parse_mix_weights", "tuple(float(w) for w, _ in pairs))", "tuple(float(w) for w, _ in pairs[::-1]))",
+      LAWS + ["test_lca_numerics.py", "test_claims_lca.py"], "mix(w1*D1,…) attaches the weights in reverse"),
+    M("parse_zeta_const", 'return ZetaLaw("const", c)', 'return ZetaLaw("const", c * c)', LAWS + ["test_lsa.py"],
+      "zeta=const(c) read as const(c²)"),
+    M("parse_default_dims", 'items.get(key, "1")', 'items.get(key, "2")', LAWS + ["test_lsa.py"],
+      "d1 and d2 default to 2"),
+    # ------------------------------------------------------------------ numerics/lca.py
+    M("stable_interval_end", "return (0.0, 2.0 / (1.0 + hi))", "return (0.0, 2.0 / (1.0 + lo))",
+      ["test_lca_numerics.py", "test_lca_properties.py"], "the stable interval ends at 2/(1 + s_lo)"),
+    M("alpha_T_bracket", "a_lo, a_hi = 1.0 / (1.0 + hi), 1.0 / (1.0 + lo)", "a_lo, a_hi = 1.0 / (1.0 + hi), 1.0 / (2.0 + lo)",
+      ["test_lca_numerics.py", "test_lca_properties.py"], "Brent's bracket ends at 1/(2 + s_lo)"),
+    M("one_param_power", "n = 2 * T - order", "n = 2 * T - 1 - order", ["test_theory.py", "test_lca_numerics.py"],
+      "the depth-T sums use r^(2T−1−k) instead of r^(2T−k)"),
+    M("one_param_build_power", "base, 2 * th.T - k)", "base, 2 * th.T - 1 - k)", ["test_theory.py", "test_lca_numerics.py"],
+      "the compiled amplitudes are factored against r^(2T−1−k)"),
+    M("one_param_log_scale", "return ScaledValue(float(np.dot(rule.weights, terms)), n * lmax)",
+      "return ScaledValue(float(np.dot(rule.weights, terms)), (n - 1) * lmax)", ["test_theory.py", "test_lca_numerics.py"],
+      "the log scale of the sums is (n − 1)ℓ_max instead of nℓ_max"),
+    M("one_param_sign_parity", "(base < 0) & (n % 2 == 1)", "(base < 0) & (n % 2 == 0)",
+      ["test_theory.py", "test_lca_numerics.py"], "negative r raised to an even power taken as negative"),
+    M("gamma_beta_coordinates", "th.gamma - th.beta, th.beta)", "th.gamma + th.beta, th.beta)",
+      ["test_lca_numerics.py", "test_lca_properties.py"], "in (γ, β) coordinates W^S = γ + β instead of γ − β"),
+    M("two_param_depth_loop", r"(for _ in range\(self\.T)(\):\n\s*state = self\._step)", r"\1 - 1\2",
+      ["test_theory.py", "test_lca_numerics.py"], "the two-parameter jet runs T − 1 layers", regex=True),
+    M("minimise_two_grid", "grid = np.linspace(-4.0 / (1.0 + lo)", "grid = np.linspace(-0.4 / (1.0 + lo)",
+      ["test_lca_numerics.py", "test_lca_properties.py", "test_claims_lca.py"],
+      "the β grid of the profile search stops short of the valley β ≈ −α"),
+    M("lca_bayes_risk_half", "return _rule(law, 1).expect(lambda s: f(s)[0] * np.ones_like(s))",
+      "return _rule(law, 1).expect(lambda s: f(s)[0] * np.ones_like(s) / 2)",
+      ["test_lca_numerics.py", "test_api.py", "test_lsa.py"], "the population Bayes risk is halved"),
+    # ------------------------------------------------------------------ numerics/lca_matrix.py
+    M("matrix_recurrence_lambda", "P = P + w_skip + w_value @ lam @ P", "P = P + w_skip + w_value @ P", THEORY,
+      "the independent d×d recurrence drops Λ"),
+    # ------------------------------------------------------------------ numerics/flows.py
+    M("flow_one_stop_threshold", r"(def at_rest\(tau, y\):\n\s*return _newton_step_one\(law, T, y\[0\]\) - )0\.5e-12",
+      r"\g<1>0.5e-6", FLOWS, "the real-clock flow stops when the Newton step is below 5e-7", regex=True),
+    M("flow_real_clock_scale", r"return \[-math\.exp\(tau\) \* (\w+)\.mantissa \* math\.exp\(\1\.log_scale\)\]",
+      r"return [-math.exp(tau) * \1.mantissa]", FLOWS, "the 'real' clock drops the gradient's scale e^(log_scale)", regex=True),
+    M("flow_metric", "_METRIC = np.array([[2.0, 1.0], [1.0, 1.0]])", "_METRIC = np.array([[1.0, 0.0], [0.0, 1.0]])",
+      FLOWS, "the (γ, β) flow uses the Euclidean metric of (γ, β), not the pull-back of (α, β)'s"),
+    M("flow_real_time_sign", "math.log(wi * abs(h)) - g.log_scale", "math.log(wi * abs(h)) + g.log_scale", FLOWS,
+      "dt = dα/|L'| integrated with e^(+log_scale)"),
+    # ------------------------------------------------------------------ numerics/lsa.py
+    M("lsa_sphere_fourth_moment", "/ (dim * (dim + 2))", "/ (dim * (dim + 1))", LSA,
+      "E θ_i²θ_j² on the sphere divided by d(d + 1) instead of d(d + 2)"),
+    M("lsa_normal_equations_E4", "A = np.diag(E2) + E4", "A = np.diag(E2) + 2 * E4", LSA,
+      "the normal equations count E[m² m²ᵀ] twice"),
+    M("lsa_normal_equations_finite_n", "A = A + (np.diag(1 + 3 * E2) + 2 * E4) / n",
+      "A = A + (np.diag(1 + 2 * E2) + 2 * E4) / n", LSA, "the 1/n term of A uses 1 + 2E m_i²"),
+    M("lsa_excess_finite_n", "(g**2 * (1 + 3 * mu2)).sum(1)", "(g**2 * (1 + 2 * mu2)).sum(1)", LSA,
+      "the 1/n term of the excess uses 1 + 2 μ2"),
+    M("lsa_bayes_coefficient", "c = 1.0 / (1.0 + norms.sum(1))", "c = 1.0 / (1.0 + norms.max(1))", LSA,
+      "the Bayes coefficient 1/(1 + s) uses the larger block norm for s"),
+    M("lsa_cross_block_moments", "mu4 = mu2[:, :, None] * mu2[:, None, :]  #", "mu4 = 0 * mu2[:, :, None] * mu2[:, None, :]  #",
+      LSA, "E[m_i² m_j²] across blocks set to 0"),
+    M("lsa_anisotropic_m2", "a[i] / (1 + 2 * t * a[i]) * base(t)", "a[i] / (1 + t * a[i]) * base(t)", LSA,
+      "E θ_i² of an anisotropic direction with (1 + t a_i)^(−1)"),
+    M("lsa_per_prompt_quadratic", "quad = (e**2).sum(1) + (e * m).sum(1) ** 2", "quad = (e**2).sum(1)", LSA,
+      "eᵀΛe computed as eᵀe"),
+    M("lsa_bayes_risk_value", "(1.0 / (1.0 + s)))", "(1.0 / (2.0 + s)))", LSA,
+      "the best LSA's reported Bayes risk uses 1/(2 + s)"),
+    # ------------------------------------------------------------------ sampling and models
+    M("model_bayes_prediction", "(m * batch.query_x).sum(-1) / (1 + s)", "(m * batch.query_x).sum(-1) / (2 + s)",
+      SAMPLING + ["test_lsa.py"], "the task-known Bayes prediction divides by 2 + s"),
+    M("sampling_wishart_dof", "shape = (dof - k) / 2", "shape = (dof - k + 1) / 2", SAMPLING,
+      "Bartlett: A_kk² ~ χ²(dof − k + 1)"),
+    M("sampling_limit_h", "xy = zeta[:, None] * m\n", "xy = 2 * zeta[:, None] * m\n", SAMPLING,
+      "in the large-context limit h = 2ζm"),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Finding snippets
+# ---------------------------------------------------------------------------------------------
+
+
+def searched_files(root: Path) -> list[Path]:
+    out = []
+    for top in SEARCHED:
+        for p in sorted((root / top).rglob("*.py")):
+            rel = p.relative_to(root).as_posix()
+            if "__pycache__" in rel or any(rel == e or rel.startswith(e + "/") for e in EXCLUDED):
+                continue
+            out.append(p)
+    return out
+
+
+def locate(mut: Mutation, root: Path) -> list[tuple[Path, int, int]]:
+    """Every match ``(file, start, end)`` of the snippet in the searched files."""
+    hits = []
+    for p in searched_files(root):
+        text = p.read_text()
+        if mut.regex:
+            hits += [(p, m.start(), m.end()) for m in re.finditer(mut.snippet, text, re.M)]
+        else:
+            start = text.find(mut.snippet)
+            while start >= 0:
+                hits.append((p, start, start + len(mut.snippet)))
+                start = text.find(mut.snippet, start + 1)
+    return hits
+
+
+def mutated_text(mut: Mutation, text: str, start: int, end: int) -> str:
+    if mut.regex:
+        m = re.compile(mut.snippet, re.M).match(text, start)
+        new = m.expand(mut.replacement)
+    else:
+        new = mut.replacement
+    return text[:start] + new + text[end:]
+
+
+# ---------------------------------------------------------------------------------------------
+# Source trees
+# ---------------------------------------------------------------------------------------------
+
+PROBE = '''"""pytest plugin written by tests/mutation.py: where did every mmicl module come from?"""
+import json, os, sys
+
+
+def pytest_sessionfinish(session, exitstatus):
+    mods = {name: os.path.realpath(getattr(m, "__file__", "") or "")
+            for name, m in list(sys.modules.items()) if name == "mmicl" or name.startswith("mmicl.")}
+    with open(os.environ["MUTATION_PROBE_OUT"], "w") as f:
+        json.dump(mods, f)
+'''
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", "-C", str(REPO), *args], check=True, capture_output=True, text=True).stdout
+
+
+def export_tree(dest: Path, rev: str | None) -> dict:
+    """The source tree in ``dest``: ``git archive rev`` or (rev None) the working tree's tracked and
+    untracked-but-not-ignored files.  Returns what was exported."""
+    dest.mkdir(parents=True)
+    if rev is not None:
+        commit = git("rev-parse", rev).strip()
+        archive = subprocess.run(["git", "-C", str(REPO), "archive", commit], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+        info = {"source": f"git archive {rev}", "commit": commit}
+    else:
+        names = git("ls-files", "-z", "-c", "-o", "--exclude-standard").split("\0")
+        for name in filter(None, names):
+            src = REPO / name
+            if src.is_file():
+                (dest / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest / name)
+        dirty = git("status", "--porcelain", "--untracked-files=normal").splitlines()
+        info = {"source": "working tree", "commit": git("rev-parse", "HEAD").strip(),
+                "dirty": [line for line in dirty]}
+    for sub in ("theory", "numerics", "proofs"):
+        link = dest / "mmicl" / sub
+        if not link.exists():
+            link.symlink_to(Path("..") / sub)
+    (dest / "_mutation_probe.py").write_text(PROBE)
+    return info
+
+
+def run_env(tree: Path, cache: Path, probe_out: Path) -> dict:
+    env = dict(os.environ)
+    env.update(PYTHONPATH=str(tree), PYTHONDONTWRITEBYTECODE="1", MMICL_CACHE=str(cache),
+               MUTATION_PROBE_OUT=str(probe_out), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               MKL_NUM_THREADS="1", HYPOTHESIS_PROFILE=os.environ.get("HYPOTHESIS_PROFILE", "default"))
+    return env
+
+
+def run_pytest(tree: Path, tests: list[str], cache: Path, timeout: float) -> dict:
+    """Run the test files in ``tree``; returns rc (None on timeout), seconds, output tail and the
+    modules outside the tree (should be none)."""
+    probe_out = tree / ".probe.json"
+    if probe_out.exists():
+        probe_out.unlink()
+    cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+           "-p", "_mutation_probe", "--hypothesis-seed=0", *[f"tests/{t}" for t in tests]]
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=tree, env=run_env(tree, cache, probe_out), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the whole group: pytest and any child it started
+        out, _ = proc.communicate()
+        rc = None
+    seconds = time.monotonic() - t0
+    outside, loaded = [], 0
+    if probe_out.exists():
+        mods = json.loads(probe_out.read_text())
+        loaded = len(mods)
+        real_tree = os.path.realpath(tree)
+        outside = sorted(f"{k}: {v}" for k, v in mods.items() if v and not v.startswith(real_tree + os.sep))
+    return {"rc": rc, "seconds": round(seconds, 1), "tail": "\n".join(out.strip().splitlines()[-15:]),
+            "mmicl_modules_loaded": loaded, "modules_outside_copy": outside,
+            "probe_ran": probe_out.exists()}
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+# ---------------------------------------------------------------------------------------------
+
+
+def select(names: list[str] | None) -> list[Mutation]:
+    if not names:
+        return list(MUTATIONS)
+    wanted = [n for arg in names for n in arg.split(",") if n]
+    known = {m.name: m for m in MUTATIONS}
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        sys.exit(f"unknown mutation(s): {', '.join(unknown)}; see --list")
+    return [known[n] for n in wanted]
+
+
+def score(results: list[dict]) -> dict:
+    count = {k: sum(r["status"] == k for r in results)
+             for k in ("killed", "survived", "timeout", "not-found", "ambiguous", "invalid", "error")}
+    denom = count["killed"] + count["survived"] + count["timeout"]
+    count["score"] = round((count["killed"] + count["timeout"]) / denom, 4) if denom else None
+    count["score_text"] = f"{count['killed'] + count['timeout']}/{denom}" if denom else "n/a"
+    return count
+
+
+def table(results: list[dict]) -> str:
+    w = max(len(r["name"]) for r in results)
+    lines = [f"{'mutant':<{w}}  {'status':<9}  {'secs':>6}  where"]
+    for r in results:
+        where = f"{r.get('file', '')}:{r.get('line', '')}" if r.get("file") else r.get("detail", "")
+        lines.append(f"{r['name']:<{w}}  {r['status']:<9}  {r.get('seconds', 0):>6.1f}  {where}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", action="append", help="mutation names, comma-separated (repeatable)")
+    ap.add_argument("--json", type=Path, help="write the report here")
+    ap.add_argument("--rev", default="HEAD", help="the commit to mutate (default HEAD)")
+    ap.add_argument("--worktree", action="store_true", help="mutate a copy of the working tree instead of --rev")
+    ap.add_argument("--timeout", type=float, help="seconds per mutant (default 3 × baseline + 60)")
+    ap.add_argument("--no-baseline", action="store_true", help="skip the unmutated run (time limit then 900 s)")
+    ap.add_argument("--list", action="store_true", help="list the mutations and where each snippet is found")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    args = ap.parse_args(argv)
+    muts = select(args.only)
+
+    if args.list:  # where each snippet is, in --rev and in the working tree as it is now
+        with tempfile.TemporaryDirectory(prefix="mmicl-mutation-list-") as tmp:
+            at_rev = Path(tmp) / "rev"
+            export_tree(at_rev, args.rev)
+            for m in muts:
+                cols = []
+                for root in (at_rev, REPO):
+                    hits = locate(m, root)
+                    cols.append(", ".join(f"{p.relative_to(root)}:{p.read_text().count(chr(10), 0, s) + 1}"
+                                          for p, s, _ in hits) or "NOT FOUND")
+                print(f"{m.name:<32} {args.rev}: {cols[0]:<28} worktree: {cols[1]:<28} {m.why}")
+        print(f"{len(muts)} mutations")
+        return 0
+
+    scratch = Path(tempfile.mkdtemp(prefix="mmicl-mutation-"))
+    started = time.time()
+    base = scratch / "base"
+    info = export_tree(base, None if args.worktree else args.rev)
+    print(f"source: {info['source']} ({info['commit']}); scratch: {scratch}", flush=True)
+    report = {"schema_version": 1, **info, "started": _dt.datetime.now().isoformat(timespec="seconds"),
+              "python": sys.executable, "pytest_args": "-q -x -p no:cacheprovider --hypothesis-seed=0",
+              "baseline": {}, "mutants": []}
+
+    base_cache = scratch / "cache-base"
+    files = list(dict.fromkeys(t for m in muts for t in m.tests))
+    if not args.no_baseline:
+        for f in files:
+            r = run_pytest(base, [f], base_cache, timeout=1800)
+            report["baseline"][f] = {k: r[k] for k in ("rc", "seconds", "modules_outside_copy", "mmicl_modules_loaded")}
+            print(f"baseline {f}: rc={r['rc']} {r['seconds']} s, {r['mmicl_modules_loaded']} mmicl modules, "
+                  f"{len(r['modules_outside_copy'])} outside the copy", flush=True)
+            if r["rc"] != 0 or r["modules_outside_copy"] or not r["probe_ran"]:
+                print(r["tail"])
+                report["error"] = f"baseline {f} failed or imported mmicl from outside the copy"
+                _write(report, args.json)
+                return 2
+
+    for mut in muts:
+        res = {"name": mut.name, "why": mut.why, "tests": list(mut.tests)}
+        hits = locate(mut, base)
+        if not hits:
+            res.update(status="not-found", detail="snippet found in no searched file")
+        elif len(hits) > 1:
+            res.update(status="ambiguous", detail="; ".join(f"{p.relative_to(base)}@{s}" for p, s, _ in hits))
+        else:
+            path, start, end = hits[0]
+            rel = path.relative_to(base).as_posix()
+            text = path.read_text()
+            new = mutated_text(mut, text, start, end)
+            res.update(file=rel, line=text.count("\n", 0, start) + 1)
+            try:
+                compile(new, rel, "exec")
+            except SyntaxError as e:
+                res.update(status="invalid", detail=f"mutated file does not compile: {e}")
+            else:
+                tree = scratch / "mutant"
+                if tree.exists():
+                    shutil.rmtree(tree)
+                shutil.copytree(base, tree, symlinks=True)
+                (tree / rel).write_text(new)
+                cache = scratch / "cache-mutant"
+                if cache.exists():
+                    shutil.rmtree(cache)
+                fresh = rel.startswith("theory/") or "compiled(" in text or not base_cache.exists()
+                if fresh:
+                    cache.mkdir()
+                else:
+                    shutil.copytree(base_cache, cache)
+                limit = args.timeout or (
+                    900.0 if args.no_baseline else 60 + 3 * sum(report["baseline"][t]["seconds"] for t in mut.tests))
+                r = run_pytest(tree, list(mut.tests), cache, limit)
+                res.update(seconds=r["seconds"], rc=r["rc"], tail=r["tail"], fresh_cache=fresh, time_limit=limit,
+                           modules_outside_copy=r["modules_outside_copy"])
+                if r["modules_outside_copy"] or not r["probe_ran"]:
+                    res["status"] = "error"
+                    res["detail"] = "mmicl imported from outside the copy" if r["probe_ran"] else "the probe did not run"
+                elif r["rc"] is None:
+                    res["status"] = "timeout"
+                elif r["rc"] in (1, 2):
+                    res["status"] = "killed"
+                elif r["rc"] == 0:
+                    res["status"] = "survived"
+                else:
+                    res["status"] = "error"
+                    res["detail"] = f"pytest exit status {r['rc']}"
+        report["mutants"].append(res)
+        print(f"{mut.name:<32} {res['status']:<9} {res.get('seconds', 0):>6.1f} s  {res.get('file', res.get('detail', ''))}",
+              flush=True)
+        _write(report, args.json)
+
+    report["finished"] = _dt.datetime.now().isoformat(timespec="seconds")
+    report["duration_s"] = round(time.time() - started, 1)
+    report["summary"] = score(report["mutants"])
+    _write(report, args.json)
+    print()
+    print(table(report["mutants"]))
+    s = report["summary"]
+    print(f"\nscore {s['score_text']} = {s['score']}  (killed {s['killed']}, survived {s['survived']}, "
+          f"timeout {s['timeout']}; not found {s['not-found']}, ambiguous {s['ambiguous']}, invalid {s['invalid']}, "
+          f"error {s['error']}); {report['duration_s']:.0f} s")
+    survivors = [r["name"] for r in report["mutants"] if r["status"] == "survived"]
+    if survivors:
+        print("survivors: " + ",".join(survivors))
+    if not args.keep:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+def _write(report: dict, path: Path | None) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
+    os.replace(tmp, path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
