@@ -24,7 +24,8 @@ context only through these moments, so the fast paths take either.
 from __future__ import annotations
 
 import numbers
-from typing import Literal, Union
+from functools import lru_cache
+from typing import Callable, Literal, Union
 
 import torch
 from torch import nn
@@ -42,10 +43,23 @@ def as_moments(batch: Batch) -> PromptMoments:
 
 
 def bayes_prediction(batch: Batch) -> torch.Tensor:
-    """``E[y_q | x_q, task] = ζ mᵀ Λ⁻¹ x_q = ζ mᵀ x_q / (1 + s)`` (the task known)."""
-    m, zeta = batch.m, batch.zeta
-    s = (m**2).sum(-1)
-    return zeta * (m * batch.query_x).sum(-1) / (1 + s)
+    """``E[y_q | x_q, task] = ζ mᵀ Λ⁻¹ x_q = ζ mᵀ x_q / (1 + s)`` (the task known).
+
+    The formula is ``theory.model.bayes_predictor().prediction`` compiled to Python operators, so
+    it runs on the batch's tensors as they are (device, dtype, autograd); here only ``s = ‖m‖²`` and
+    ``mᵀx_q`` are formed."""
+    m = batch.m
+    (pred,) = _bayes_formula()((m**2).sum(-1), batch.zeta, (m * batch.query_x).sum(-1))
+    return pred
+
+
+@lru_cache(maxsize=1)
+def _bayes_formula() -> Callable:
+    """``f(s, ζ, mᵀx) -> (ŷ_Bayes,)`` from ``theory.compile`` (SymPy loads here, on first use)."""
+    from mmicl.theory.compile import compiled
+    from mmicl.theory.model import bayes_predictor, m_dot_x, s, zeta
+
+    return compiled("bayes_prediction", lambda: ([bayes_predictor().prediction], [s, zeta, m_dot_x]), "operators")
 
 
 def _small(shape, scale: float, generator: torch.Generator | None) -> torch.Tensor:

@@ -106,3 +106,33 @@ def test_bad_sizes_are_refused(bad):
         LCA(**bad)
     with pytest.raises(ValueError):
         ReducedLCA(T=0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(law_texts, dims, context_lengths, seeds)
+def test_bayes_prediction_is_zeta_m_lambda_inverse_x(law_text, dim, n, seed):
+    """The compiled Bayes predictor (theory.model) against ζ mᵀΛ⁻¹x_q with Λ = I + mmᵀ and Λ⁻¹m
+    solved by numpy.linalg.solve, prompt by prompt."""
+    import numpy as np
+
+    from mmicl.numerics.models import bayes_prediction
+
+    law, p = _prompts(law_text, *dim, n, seed)
+    got = bayes_prediction(p).numpy()
+    for k in range(got.size):
+        m, xq, z = p.m[k].numpy(), p.query_x[k].numpy(), float(p.zeta[k])
+        direct = z * np.linalg.solve(np.eye(m.size) + np.outer(m, m), m) @ xq
+        assert abs(got[k] - direct) <= 1e-12 * max(1.0, abs(direct))
+
+
+def test_bayes_prediction_keeps_dtype_and_gradient():
+    from mmicl.numerics.models import bayes_prediction
+
+    law = parse_law("s=uniform(0.5,4); d1=2; d2=1")
+    for dtype in (torch.float32, torch.float64):
+        mo = sample_moments(law, 8, 5, torch.Generator().manual_seed(2), dtype=dtype)
+        mo.zeta.requires_grad_(True)
+        out = bayes_prediction(mo)
+        assert out.dtype == dtype and out.shape == (8,)
+        out.sum().backward()  # ∂ŷ/∂ζ = mᵀx_q/(1+s)
+        assert _close(mo.zeta.grad.double(), ((mo.m * mo.query_x).sum(-1) / (1 + mo.s)).double(), rel=1e-6)

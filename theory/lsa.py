@@ -28,6 +28,9 @@ For the reduced LSA the risk at finite n is exact (``reduced_risk``): h is indep
 query, ``E[h] = ζ m`` and ``Cov(h) = ζ² (I + 2 m mᵀ)/n`` (Gaussian moments), so per prompt
 
     E[(x_qᵀΓh − y_q)²] = ζ²/(1+s) + ζ² (Γm − m/(1+s))ᵀ Λ (Γm − m/(1+s)) + (ζ²/n) tr(ΓᵀΛΓ(I + 2mmᵀ)).
+
+The excess over Bayes (the last two terms) depends on (Γ, m) only through six rotation invariants
+(``per_prompt_excess``), which is the form the numerics compile, for any d.
 """
 from __future__ import annotations
 
@@ -36,7 +39,9 @@ from functools import lru_cache
 
 import sympy as sp
 
-from .model import gaussian_expectation
+from .model import bayes_predictor, gaussian_expectation
+from .model import s as s_sym
+from .model import zeta as zeta_sym
 
 __all__ = [
     "LSAPrediction",
@@ -45,6 +50,8 @@ __all__ = [
     "flip_maps",
     "token_moments",
     "reduced_risk",
+    "InvariantExcess",
+    "per_prompt_excess",
     "reduced_excess_closed_form",
     "isotropic_best_gamma",
     "two_point_counterexample",
@@ -193,15 +200,70 @@ def reduced_risk(d: int = 2) -> dict[str, sp.Expr]:
             "G": G, "m": m, "zeta": zeta, "n": n}
 
 
+@dataclass(frozen=True)
+class InvariantExcess:
+    """The per-prompt excess risk of the reduced LSA over Bayes, in rotation invariants of (Γ, m).
+
+    With ``c`` the Bayes weight along m per unit ζ (``E[y_q | x_q, task] = ζ c mᵀx_q``, so
+    ``c = 1/(1+s)``, from ``theory.model.bayes_predictor``), the residual ``r = Γm − c m`` and
+    ``Λ = I + mmᵀ``:
+
+        ζ² rᵀΛr = ζ² (‖r‖² + (mᵀr)²),
+        (ζ²/n) tr(ΓᵀΛΓ(I + 2mmᵀ)) = (ζ²/n)(‖Γ‖_F² + ‖Γᵀm‖² + 2‖Γm‖² + 2(mᵀΓm)²)
+
+    (``tr(ΓᵀΛΓ) = ‖Γ‖_F² + ‖Γᵀm‖²`` and ``mᵀΓᵀΛΓm = ‖Γm‖² + (mᵀΓm)²``).  Every term is ≥ 0, and
+    the residual is formed before it is squared, so the excess of a Γ close to Bayes keeps its
+    digits.  ``args`` is the order of the compiled function's arguments; ``n = ∞`` gives the
+    large-context limit.  ``entrywise(G, m)`` writes the invariants out for explicit matrices, which
+    is how ``reduced_excess_closed_form`` checks this form against the Gaussian-moment derivation.
+    """
+
+    excess: sp.Expr
+    bayes_weight: sp.Expr  # c(s)
+    residual2: sp.Symbol  # ‖Γm − c m‖²
+    residual_m: sp.Symbol  # mᵀ(Γm − c m)
+    frobenius2: sp.Symbol  # ‖Γ‖_F²
+    gamma_t_m2: sp.Symbol  # ‖Γᵀm‖²
+    gamma_m2: sp.Symbol  # ‖Γm‖²
+    m_gamma_m: sp.Symbol  # mᵀΓm
+    zeta: sp.Symbol
+    n: sp.Symbol
+    s: sp.Symbol
+
+    @property
+    def args(self) -> tuple[sp.Symbol, ...]:
+        return (self.residual2, self.residual_m, self.frobenius2, self.gamma_t_m2, self.gamma_m2,
+                self.m_gamma_m, self.zeta, self.n)
+
+    def entrywise(self, G: sp.Matrix, m: sp.Matrix) -> dict[sp.Symbol, sp.Expr]:
+        """The invariants as expressions in the entries of ``G`` (d×d) and ``m`` (d×1)."""
+        s = (m.T * m)[0]
+        r = G * m - self.bayes_weight.subs(self.s, s) * m
+        return {self.residual2: (r.T * r)[0], self.residual_m: (m.T * r)[0],
+                self.frobenius2: sum(x**2 for x in G), self.gamma_t_m2: ((G.T * m).T * (G.T * m))[0],
+                self.gamma_m2: ((G * m).T * (G * m))[0], self.m_gamma_m: (m.T * G * m)[0]}
+
+
+@lru_cache(maxsize=None)
+def per_prompt_excess() -> InvariantExcess:
+    """The per-prompt excess ``E[(x_qᵀΓh − y_q)²] − E[(ŷ_Bayes − y_q)²]`` at context length n, in
+    the invariants of ``InvariantExcess``; the Bayes weight comes from ``theory.model``."""
+    c = sp.simplify(bayes_predictor().weight_along_m / zeta_sym)
+    r2, rm, f2, q2, p2, t = sp.symbols("residual2 residual_m frobenius2 gamma_t_m2 gamma_m2 m_gamma_m",
+                                       real=True)
+    n = sp.Symbol("n", positive=True)
+    excess = zeta_sym**2 * (r2 + rm**2) + zeta_sym**2 * (f2 + q2 + 2 * p2 + 2 * t**2) / n
+    return InvariantExcess(excess, c, r2, rm, f2, q2, p2, t, zeta_sym, n, s_sym)
+
+
 def reduced_excess_closed_form(d: int = 2) -> sp.Expr:
-    """The closed form the numerics use, written in the same symbols as ``reduced_risk``:
-    ``ζ²(Γm − m/(1+s))ᵀΛ(Γm − m/(1+s)) + (ζ²/n) tr(ΓᵀΛΓ(I + 2mmᵀ))``."""
+    """The closed form the numerics use (``per_prompt_excess``), written out in the symbols of
+    ``reduced_risk(d)``: ``ζ²(Γm − m/(1+s))ᵀΛ(Γm − m/(1+s)) + (ζ²/n) tr(ΓᵀΛΓ(I + 2mmᵀ))``.
+    ``reduced_risk(d)["excess"] − reduced_excess_closed_form(d)`` simplifies to 0."""
     r = reduced_risk(d)
-    m, zeta, n, G = r["m"], r["zeta"], r["n"], r["G"]
-    s = (m.T * m)[0]
-    Lam = sp.eye(d) + m * m.T
-    e = G * m - m / (1 + s)
-    return zeta**2 * (e.T * Lam * e)[0] + zeta**2 / n * (G.T * Lam * G * (sp.eye(d) + 2 * m * m.T)).trace()
+    inv = per_prompt_excess()
+    subs = inv.entrywise(r["G"], r["m"])
+    return inv.excess.xreplace({**subs, inv.zeta: r["zeta"], inv.n: r["n"]})
 
 
 def isotropic_best_gamma() -> dict[str, sp.Expr]:

@@ -23,6 +23,7 @@ __all__ = [
     "lam",
     "u",
     "g",
+    "m_dot_x",
     "gaussian_expectation",
     "reduced_coordinate",
     "label",
@@ -35,6 +36,7 @@ s = sp.Symbol("s", nonnegative=True)  # ‖m‖²
 zeta = sp.Symbol("zeta", real=True)  # label scale
 lam = 1 + s  # the eigenvalue of Λ on span{m}
 u, g = sp.symbols("u g", real=True)  # latent factor, noise along m̂
+m_dot_x = sp.Symbol("m_dot_x", real=True)  # mᵀx for a token x (= √s·a)
 
 reduced_coordinate = sp.sqrt(s) * u + g  # a = m̂ᵀ x
 label = zeta * u  # y
@@ -69,6 +71,12 @@ class BayesPredictor:
     def weight_along_m(self) -> sp.Expr:
         """The factor ``k`` in ``w = k·m`` (``w = coefficient · m/√s``)."""
         return sp.simplify(self.coefficient / sp.sqrt(s))
+
+    @property
+    def prediction(self) -> sp.Expr:
+        """``E[y | x] = k · mᵀx`` in the symbols ``s``, ``zeta`` and ``m_dot_x`` (= mᵀx): what a
+        batch of prompts with known tasks needs (``numerics.models.bayes_prediction``)."""
+        return self.weight_along_m * m_dot_x
 
 
 @lru_cache(maxsize=None)
