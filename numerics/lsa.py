@@ -18,19 +18,25 @@ directions (closed form when isotropic, a 1-D integral when anisotropic) and int
 norms with the law's quadrature rule (exact sums for discrete laws).  The gap is evaluated as
 ``E[e(γ*)]`` — an average of non-negative terms, so a point law gives 0 to rounding and no
 cancellation eats digits.
+
+The Monte Carlo and torch-training side (``mc_reduced_excess``, ``train_full_lsa``,
+``paired_test_risks``, ``comparison``, …) is ``numerics.lsa_training``; its names are still
+importable from here.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 import numpy as np
 from scipy import integrate
 
 from .law_language import takes_law
-from .laws import LawError, TaskLaw
+from .scalar_laws import LawError
 from .strict_json import context_length_fields
+from .task_law import TaskLaw
 
 __all__ = [
     "direction_moments",
@@ -44,14 +50,24 @@ __all__ = [
     "per_prompt_excess",
     "best_gamma_general",
     "isotropic_gap_exact",
-    "MCEstimate",
-    "reduced_prediction",
-    "mc_reduced_excess",
-    "TrainedLSA",
-    "train_full_lsa",
-    "paired_test_risks",
-    "comparison",
+    "check_context_length",
+    "bayes_weight",
 ]
+
+# names that moved to numerics.lsa_training, importable from here too (``__getattr__`` below)
+_IN_LSA_TRAINING = ("MCEstimate", "reduced_prediction", "mc_reduced_excess", "TrainedLSA", "train_full_lsa",
+                    "paired_test_risks", "comparison")
+__all__ += _IN_LSA_TRAINING
+
+
+def __getattr__(name: str):
+    """The Monte Carlo and training names, from ``numerics.lsa_training`` on first use (that
+    module imports this one, so it cannot be imported at the top)."""
+    if name in _IN_LSA_TRAINING:
+        from . import lsa_training
+
+        return getattr(lsa_training, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -155,7 +171,7 @@ def excess_given_norms(blocks: NormBlocks, gamma: np.ndarray, norms: np.ndarray,
     (μ4 is a second-moment matrix)."""
     norms = np.atleast_2d(np.asarray(norms, float))
     mu2, mu4 = conditional_moments(blocks, norms)
-    c = 1.0 / (1.0 + norms.sum(1))
+    c = bayes_weight(norms.sum(1))
     delta = np.asarray(gamma, float)[None, :] - c[:, None]
     e = (delta**2 * mu2).sum(1) + np.einsum("ki,kij,kj->k", delta, mu4, delta)
     if n is not None:
@@ -169,7 +185,8 @@ def excess_given_norms(blocks: NormBlocks, gamma: np.ndarray, norms: np.ndarray,
 # ---------------------------------------------------------------------------------------------
 
 
-def _check_n(n) -> int | None:
+def check_context_length(n) -> int | None:
+    """The context length ``n`` as an int ≥ 1, or None for the large-context limit n → ∞."""
     if n is None:
         return None
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
@@ -228,7 +245,7 @@ def _normal_equations(blocks: NormBlocks, n: int | None) -> tuple[np.ndarray, np
 @takes_law
 def best_lsa(law: TaskLaw, n: int | None = None) -> BestLSA:
     """Solve ``A γ = b`` and evaluate the gap and the Bayes risk with the same rule."""
-    n = _check_n(n)
+    n = check_context_length(n)
     blocks = norm_blocks(law)
     A, b = _normal_equations(blocks, n)
     dead = tuple(int(i) for i in np.flatnonzero(b == 0))
@@ -247,15 +264,15 @@ def best_lsa(law: TaskLaw, n: int | None = None) -> BestLSA:
 
 
 def _bayes_risk(blocks: NormBlocks) -> float:
-    s = blocks.nodes.sum(1)
-    return blocks.zeta2 * float(blocks.weights @ (1.0 / (1.0 + s)))
+    """``E[ζ²/(1+s)]`` (the Bayes risk per prompt compiled from ``theory.model``; ζ ⊥ m)."""
+    return blocks.zeta2 * float(blocks.weights @ _compiled().bayes_risk(blocks.nodes.sum(1))[0])
 
 
 @takes_law
 def lsa_excess(law: TaskLaw, gamma, n: int | None = None, blocks: NormBlocks | None = None) -> float:
     """``E[e(diag γ)]``: the excess risk over Bayes of the reduced LSA with ``Γ = diag(γ)``
     (a scalar γ means ``γI``)."""
-    n = _check_n(n)
+    n = check_context_length(n)
     blocks = blocks or norm_blocks(law)
     g = np.broadcast_to(np.asarray(gamma, float), (blocks.d,))
     if not np.all(np.isfinite(g)):
@@ -264,21 +281,53 @@ def lsa_excess(law: TaskLaw, gamma, n: int | None = None, blocks: NormBlocks | N
 
 
 def per_prompt_excess(gamma: np.ndarray, m: np.ndarray, zeta: np.ndarray, n: int | None = None) -> np.ndarray:
-    """``e(Γ; m, ζ)`` for given tasks (rows of ``m``), Γ a (d, d) matrix or the diagonal (d,)."""
+    """``e(Γ; m, ζ)`` for given tasks (rows of ``m``), Γ a (d, d) matrix or the diagonal (d,).
+
+    The formula is ``theory.lsa.per_prompt_excess`` compiled: here only its rotation invariants
+    are computed (the residual ``Γm − c m`` first, with ``c`` the compiled Bayes weight)."""
     m = np.atleast_2d(np.asarray(m, float))
     zeta = np.asarray(zeta, float)
     G = np.asarray(gamma, float)
     G = np.diag(G) if G.ndim == 1 else G
-    s = (m**2).sum(1)
-    e = m @ G.T - m / (1 + s)[:, None]  # Γm − c m
-    quad = (e**2).sum(1) + (e * m).sum(1) ** 2  # eᵀ(I + mmᵀ)e
-    out = quad
-    if n is not None:
-        Gm = m @ G.T
-        trace = (G**2).sum() + ((m @ G) ** 2).sum(1)  # tr(ΓᵀΛΓ) = ‖Γ‖² + ‖Γᵀm‖²
-        # 2 mᵀΓᵀΛΓm = 2(‖Γm‖² + (mᵀΓm)²)
-        out = out + (trace + 2 * ((Gm**2).sum(1) + (Gm * m).sum(1) ** 2)) / n
-    return zeta**2 * out
+    excess = _compiled().excess
+    Gm, Gtm = m @ G.T, m @ G  # rows Γm and Γᵀm
+    r = Gm - bayes_weight((m**2).sum(1))[:, None] * m  # Γm − c m
+    (e,) = excess((r**2).sum(1), (r * m).sum(1), (G**2).sum(), (Gtm**2).sum(1), (Gm**2).sum(1),
+                  (Gm * m).sum(1), zeta, math.inf if n is None else n)
+    return e
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    weight: Callable  # c(s)
+    bayes_risk: Callable  # E[(ŷ_Bayes − y_q)²]/ζ² as a function of s
+    excess: Callable  # ζ²-scaled excess from the invariants of theory.lsa.InvariantExcess
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> _Compiled:
+    """The formulas of ``theory.lsa.per_prompt_excess`` and ``theory.model.bayes_predictor``,
+    compiled to Python operators (they take numpy arrays; ``theory.compile``).  SymPy loads here,
+    on first use."""
+    import sympy as sp
+
+    from mmicl.theory.compile import compiled
+    from mmicl.theory.lsa import per_prompt_excess as theory_excess
+    from mmicl.theory.model import bayes_predictor, s, zeta
+
+    return _Compiled(
+        compiled("lsa_bayes_weight", lambda: ([theory_excess().bayes_weight], [theory_excess().s]), "operators"),
+        compiled("bayes_risk_per_zeta2", lambda: ([sp.simplify(bayes_predictor().risk / zeta**2)], [s]),
+                 "operators"),
+        compiled("lsa_per_prompt_excess", lambda: ([theory_excess().excess], list(theory_excess().args)),
+                 "operators"),
+    )
+
+
+def bayes_weight(s: np.ndarray) -> np.ndarray:
+    """``c(s) = 1/(1 + s)``: the Bayes predictor per unit ζ is ``c mᵀx_q`` (compiled from
+    ``theory.model.bayes_predictor``)."""
+    return _compiled().weight(s)[0]
 
 
 def best_gamma_general(m: np.ndarray, zeta: np.ndarray, weights: np.ndarray | None = None,
@@ -305,173 +354,3 @@ def isotropic_gap_exact(mu1: float, mu2: float, kappa: float, zeta2: float = 1.0
     if not all(map(math.isfinite, (mu1, mu2, kappa, zeta2))):
         raise LawError("moments must be finite")
     return zeta2 * (kappa - mu1**2 / (mu1 + mu2))
-
-
-# ---------------------------------------------------------------------------------------------
-# Monte Carlo: the reduced LSA on sampled prompts, and the full LSA trained by SGD
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class MCEstimate:
-    """A Monte Carlo mean with its standard error (``se = sd/√samples``)."""
-
-    mean: float
-    se: float
-    samples: int
-
-    def z(self, value: float) -> float:
-        """``(mean − value)/se`` (inf if se = 0 and they differ)."""
-        if self.se == 0:
-            return 0.0 if self.mean == value else math.inf
-        return (self.mean - value) / self.se
-
-    def to_json(self) -> dict:
-        return {"mean": self.mean, "se": self.se, "samples": self.samples}
-
-
-def _mc(values) -> MCEstimate:
-    v = values.detach().double()
-    k = v.numel()
-    return MCEstimate(float(v.mean()), float(v.std(unbiased=True) / math.sqrt(k)) if k > 1 else math.inf, k)
-
-
-def reduced_prediction(batch, gamma) -> "torch.Tensor":  # noqa: F821
-    """``ŷ = x_qᵀ Γ h`` on a ``Prompts`` or ``PromptMoments`` batch (Γ = diag(γ) or a matrix)."""
-    import torch
-
-    from .models import as_moments
-
-    mo = as_moments(batch)
-    G = torch.as_tensor(np.asarray(gamma, float), dtype=mo.xy.dtype, device=mo.xy.device)
-    G = torch.diag(G) if G.ndim == 1 else G
-    return (mo.query_x * (mo.xy @ G.T)).sum(-1)
-
-
-@takes_law
-def mc_reduced_excess(law: TaskLaw, gamma, n: int | None, batch: int, seed: int,
-                      device: str = "cpu", chunk: int = 20000, tokens: bool = True) -> MCEstimate:
-    """Monte Carlo of ``E[(x_qᵀΓh − ŷ_Bayes)²]`` (= excess risk over the task-known Bayes, since
-    ``y_q − ŷ_Bayes`` is independent of everything the LSA sees given the task).  ``tokens=True``
-    draws the n context tokens themselves (``sample_prompts``); else the exact moment sampler."""
-    import torch
-
-    from .models import bayes_prediction
-    from .sampling import moments_of, sample_moments, sample_prompts
-
-    n = _check_n(n)
-    if tokens and n is None:
-        raise ValueError("tokens=True needs a finite n; use tokens=False for the large-context limit")
-    gen = torch.Generator(device=device).manual_seed(seed)
-    out = []
-    for start in range(0, batch, chunk):
-        b = min(chunk, batch - start)
-        if tokens:
-            mo = moments_of(sample_prompts(law, b, n, gen, device, torch.float64))
-        else:
-            mo = sample_moments(law, b, n, gen, device, torch.float64)
-        out.append((reduced_prediction(mo, gamma) - bayes_prediction(mo)) ** 2)
-    return _mc(torch.cat(out))
-
-
-@dataclass
-class TrainedLSA:
-    """A full LSA trained by Adam on fresh prompts, with its settings and last training loss."""
-
-    model: object  # numerics.models.LinearSelfAttention
-    n: int
-    steps: int
-    batch: int
-    lr: float
-    seed: int
-    final_train_loss: float
-
-    def effective_gamma(self) -> np.ndarray:
-        """``Γ = p_y Q₁₁ᵀ + q₂₁ p_xᵀ`` of the trained weights (``theory.lsa``), and the norms of
-        the even terms' weights ``p_x`` and ``q₂₁`` (which the best LSA sets to 0)."""
-        P = self.model.value.detach().double().cpu().numpy()
-        Q = self.model.key_query.detach().double().cpu().numpy()
-        d = P.shape[0] - 1
-        px, py, Q11, q21 = P[d, :d], P[d, d], Q[:d, :d], Q[d, :d]
-        return py * Q11.T + np.outer(q21, px)
-
-
-@takes_law
-def train_full_lsa(law: TaskLaw, n: int, steps: int, batch: int = 1024, lr: float = 0.02,
-                   seed: int = 0, device: str = "cpu", init_scale: float = 0.3,
-                   progress: bool = False) -> TrainedLSA:
-    """The full LSA (both (d+1)×(d+1) matrices, ``numerics.models.LinearSelfAttention``) trained
-    by Adam with a cosine schedule on fresh prompts of context length n every step (online SGD on
-    the population risk at that n), by ``numerics.training.train``."""
-    import torch
-
-    from .models import LinearSelfAttention
-    from .training import train
-
-    init = torch.Generator().manual_seed(seed + 1)
-    model = LinearSelfAttention(law.d, init_scale=init_scale, generator=init)
-    run = train(model, law, n=n, steps=steps, batch=batch, lr=lr, schedule="cosine", seed=seed,
-                device=device, progress=progress)
-    if run.diverged:
-        raise FloatingPointError(f"training the full LSA diverged: {run.message}; lower lr={lr}")
-    return TrainedLSA(model, n, steps, batch, lr, seed, float(run.history["loss"][-1]))
-
-
-@takes_law
-def paired_test_risks(trained: TrainedLSA, law: TaskLaw, gamma, batch: int, seed: int,
-                      device: str = "cpu") -> dict[str, MCEstimate]:
-    """On one fresh test set at the trained n: the squared loss of the trained full LSA, of the
-    exact best LSA ``diag(γ)``, and their per-prompt difference (paired: same prompts, so the
-    difference's standard error is far below either loss's)."""
-    import torch
-
-    from .sampling import sample_moments
-
-    gen = torch.Generator(device=device).manual_seed(seed)
-    mo = sample_moments(law, batch, trained.n, gen, device, torch.float64)
-    model = trained.model.double()
-    with torch.no_grad():
-        lt = (model(mo) - mo.query_y) ** 2
-        lb = (reduced_prediction(mo, gamma) - mo.query_y) ** 2
-    trained.model.float()
-    return {"trained": _mc(lt), "best": _mc(lb), "difference": _mc(lt - lb)}
-
-
-# ---------------------------------------------------------------------------------------------
-# Comparison with the one-parameter LCA
-# ---------------------------------------------------------------------------------------------
-
-
-@takes_law
-def comparison(law: TaskLaw, depths=(1, 2, 5, 10, 20), mc_batch: int = 0, seed: int = 0,
-               device: str = "cpu") -> list[dict]:
-    """Rows ``{model, risk, excess, mc_excess?}`` in the large-context limit: Bayes, the best LSA,
-    and the one-parameter LCA at each depth T with its optimal ``α_T`` (``numerics.lca``).
-    With ``mc_batch > 0`` each excess is also estimated by Monte Carlo over tasks and queries
-    (exact limit moments, ``sample_moments(n=None)``), with its standard error."""
-    import torch
-
-    from . import lca
-    from .models import ReducedLCA, bayes_prediction
-    from .sampling import sample_moments
-
-    best = best_lsa(law)
-    bayes = lca.bayes_risk(law)
-    rows = [{"model": "Bayes", "param": None, "risk": bayes, "excess": 0.0},
-            {"model": "best LSA", "param": best.to_json()["gamma"], "risk": bayes + best.gap, "excess": best.gap}]
-    models = {"best LSA": None}
-    for T in depths:
-        a = lca.alpha_T(law, T)
-        ex = lca.excess_risk(law, T, a)
-        rows.append({"model": f"LCA T={T}", "param": a, "risk": bayes + ex, "excess": ex})
-        models[f"LCA T={T}"] = ReducedLCA(T, "one", alpha=a).double()
-    if mc_batch:
-        gen = torch.Generator(device=device).manual_seed(seed)
-        mo = sample_moments(law, mc_batch, None, gen, device, torch.float64)
-        target = bayes_prediction(mo)
-        with torch.no_grad():
-            for row in rows[1:]:
-                mdl = models[row["model"]]
-                pred = reduced_prediction(mo, best.gamma) if mdl is None else mdl.to(device)(mo)
-                row["mc_excess"] = _mc((pred - target) ** 2).to_json()
-    return rows

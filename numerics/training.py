@@ -17,8 +17,6 @@ and resume from it, and shows a rich progress bar when asked.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +25,12 @@ from typing import Callable, Literal
 import torch
 from torch import nn
 
+from .atomic import replacing
+from .estimate import Estimate
 from .law_language import takes_law
-from .laws import TaskLaw
 from .models import Batch, ReducedLCA, bayes_prediction
 from .sampling import PromptMoments, moments_of, sample_moments, sample_prompts
+from .task_law import TaskLaw
 
 __all__ = ["TrainResult", "RiskEstimate", "train", "estimate_risk", "describe", "draw_batch"]
 
@@ -98,19 +98,6 @@ def _concat(batches: list[PromptMoments]) -> PromptMoments:
 def _index(b: PromptMoments, idx: torch.Tensor) -> PromptMoments:
     return PromptMoments(cov=b.cov[idx], xy=b.xy[idx], yy=b.yy[idx], query_x=b.query_x[idx],
                          query_y=b.query_y[idx], m=b.m[idx], zeta=b.zeta[idx], n=b.n)
-
-
-def _save_atomic(obj, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 @takes_law
@@ -256,9 +243,11 @@ def _record(history, step, loss, model, hook) -> None:
 
 
 def _checkpoint(path, model, opt, sched, gen, history, step) -> None:
-    _save_atomic({"model": model.state_dict(), "optimizer": opt.state_dict(),
-                  "scheduler": sched.state_dict() if sched is not None else None,
-                  "generator": gen.get_state(), "history": history, "step": step}, path)
+    state = {"model": model.state_dict(), "optimizer": opt.state_dict(),
+             "scheduler": sched.state_dict() if sched is not None else None,
+             "generator": gen.get_state(), "history": history, "step": step}
+    with replacing(path, "wb") as f:  # a killed run leaves the previous checkpoint whole
+        torch.save(state, f)
 
 
 def _progress(enabled: bool):
@@ -277,22 +266,41 @@ def _progress(enabled: bool):
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class RiskEstimate:
-    """Monte Carlo risk on ``samples`` fresh prompts: ``risk = E[(ŷ − y_q)²]`` and
-    ``excess = E[(ŷ − E[y_q | x_q, task])²]`` (the risk minus the Bayes risk ``E[ζ²/(1+s)]``,
-    estimated without the label noise: y_q's noise given x_q is independent of ŷ), each with its
-    standard error (sample standard deviation / √samples)."""
+    """Monte Carlo risk on ``samples`` fresh prompts at context length ``n``: ``risk = E[(ŷ − y_q)²]``
+    and ``excess = E[(ŷ − E[y_q | x_q, task])²]`` (the risk minus the Bayes risk ``E[ζ²/(1+s)]``,
+    estimated without the label noise: y_q's noise given x_q is independent of ŷ), each an
+    ``Estimate`` on the same prompts (standard error = sample standard deviation / √samples).
+    ``risk``, ``risk_se``, ``excess``, ``excess_se`` and ``samples`` read them as numbers."""
 
-    risk: float
-    risk_se: float
-    excess: float
-    excess_se: float
-    samples: int
+    risk_estimate: Estimate
+    excess_estimate: Estimate
     n: int | None
 
+    @property
+    def risk(self) -> float:
+        return self.risk_estimate.mean
+
+    @property
+    def risk_se(self) -> float:
+        return self.risk_estimate.se
+
+    @property
+    def excess(self) -> float:
+        return self.excess_estimate.mean
+
+    @property
+    def excess_se(self) -> float:
+        return self.excess_estimate.se
+
+    @property
+    def samples(self) -> int:
+        return self.risk_estimate.samples
+
     def to_json(self) -> dict:
-        return dict(self.__dict__)
+        return {"risk": self.risk, "risk_se": self.risk_se, "excess": self.excess,
+                "excess_se": self.excess_se, "samples": self.samples, "n": self.n}
 
 
 @takes_law
@@ -311,8 +319,4 @@ def estimate_risk(model: nn.Module, law: TaskLaw, *, n: int | None, samples: int
         pred = model(b).double()
         sq.append((pred - b.query_y.double()) ** 2)
         ex.append((pred - bayes_prediction(b).double()) ** 2)
-    sq, ex = torch.cat(sq), torch.cat(ex)
-    k = sq.numel()
-    return RiskEstimate(risk=float(sq.mean()), risk_se=float(sq.std() / k**0.5),
-                        excess=float(ex.mean()), excess_se=float(ex.std() / k**0.5),
-                        samples=k, n=n)
+    return RiskEstimate(Estimate.of(torch.cat(sq)), Estimate.of(torch.cat(ex)), n)

@@ -165,3 +165,98 @@ def test_two_parameter_closed_form_for_symbolic_T_matches_matrices():
         closed = z**2 * float(e.subs({th.alpha: a, th.beta: b, th.T: T, s: sv}))
         direct = matrix_excess(m, z, a * np.eye(3), b * np.eye(3), T)
         assert abs(closed - direct) <= REL * abs(direct) + ABS * z**2 * (1 + sv) ** 2
+
+
+# -- formulas the numerics compile from theory/ ---------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [1, 3])
+def test_invariant_excess_is_the_gaussian_moment_derivation(d):
+    """The per-prompt LSA excess in rotation invariants (what the numerics compile) equals the
+    excess derived from the token moments by Isserlis' rule, entry by entry (d = 2 is checked by
+    tests/test_lsa.py and by the thm4.1 claim)."""
+    from mmicl.theory import lsa as tl
+
+    r = tl.reduced_risk(d)
+    assert sp.simplify(r["excess"] - tl.reduced_excess_closed_form(d)) == 0
+
+
+def _direct_lsa_excess(G, m, z, n):
+    """E[(x_qᵀΓh − y_q)²] − E[(ζ mᵀΛ⁻¹x_q − y_q)²] by matrices: E[x_q x_qᵀ] = Λ = I + mmᵀ,
+    E[h hᵀ] = ζ² mmᵀ + ζ²(Λ + mmᵀ)/n, E[y_q x_q] = ζ m, and the Bayes risk ζ²(1 − mᵀΛ⁻¹m)
+    with Λ⁻¹m by numpy.linalg.solve."""
+    d = m.size
+    lam = np.eye(d) + np.outer(m, m)
+    ehh = z**2 * np.outer(m, m) + (0.0 if n is None else z**2 * (lam + np.outer(m, m)) / n)
+    risk = np.trace(G.T @ lam @ G @ ehh) - 2 * z**2 * m @ G @ m + z**2
+    bayes = z**2 * (1 - m @ np.linalg.solve(lam, m))
+    return risk - bayes
+
+
+def test_compiled_lsa_excess_equals_matrices():
+    """numerics.lsa.per_prompt_excess (theory's invariant form, compiled) against a direct d×d
+    computation, for random Γ, m, ζ, n and d up to 6, n = ∞ included."""
+    from mmicl.numerics.lsa import per_prompt_excess
+
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        d = int(rng.integers(1, 7))
+        G, m, z = rng.normal(size=(d, d)), random_task(rng, d), float(rng.standard_normal())
+        n = None if rng.random() < 0.3 else int(rng.integers(1, 100))
+        direct = _direct_lsa_excess(G, m, z, n)
+        got = per_prompt_excess(G, m[None, :], np.array([z]), n)[0]
+        assert got == pytest.approx(direct, rel=1e-10, abs=1e-13 * z**2 * (1 + m @ m) ** 3)
+
+
+def test_compiled_lsa_excess_of_the_bayes_weights_is_zero():
+    """Γ = I/(1 + s) is the Bayes predictor along m: the excess is exactly 0 in the limit (the
+    residual is formed before it is squared), and the 1/n term alone at finite n."""
+    from mmicl.numerics.lsa import per_prompt_excess
+
+    rng = np.random.default_rng(6)
+    m = random_task(rng, 4)
+    G = np.eye(4) / (1 + m @ m)
+    assert per_prompt_excess(G, m[None, :], np.array([1.3]), None)[0] <= 1e-30
+    assert per_prompt_excess(G, m[None, :], np.array([1.3]), 7)[0] == pytest.approx(
+        _direct_lsa_excess(G, m, 1.3, 7), rel=1e-12)
+
+
+def test_operators_target_prints_no_module_and_runs_on_tensors(tmp_path, monkeypatch):
+    import torch
+
+    import mmicl.theory.compile as tc
+
+    monkeypatch.setenv("MMICL_CACHE", str(tmp_path))
+    x, y = sp.symbols("x y")
+    src = source_of("f", [x**2 / (1 + y) - sp.Rational(1, 2) * y], [x, y], "operators")
+    assert "import" not in src and "numpy" not in src
+    f = compiled("test_operators", lambda: ([x**2 / (1 + y) - sp.Rational(1, 2) * y], [x, y]), "operators")
+    t = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    (out,) = f(t, torch.tensor(3.0, dtype=torch.float64))
+    out.sum().backward()
+    assert torch.allclose(out.detach(), torch.tensor([0.25 - 1.5, 1.0 - 1.5], dtype=torch.float64))
+    assert torch.allclose(t.grad, 2 * t.detach() / 4)
+    tc._LOADED.clear()
+
+
+def test_operators_target_refuses_functions():
+    x = sp.Symbol("x")
+    for expr in (sp.sqrt(x), sp.exp(x), x ** sp.Rational(1, 3)):
+        with pytest.raises(ValueError, match="operators"):
+            source_of("f", [expr], [x], "operators")
+    with pytest.raises(ValueError, match="module must be one of"):
+        source_of("f", [x], [x], "torch")
+
+
+def test_theory_does_not_import_torch():
+    """theory/ derives and compiles (the operators target included) without loading torch."""
+    import subprocess
+    import sys
+
+    code = ("import sys, sympy as sp\n"
+            "from mmicl.theory import compile, lca, lsa, model\n"
+            "x = sp.Symbol('x')\n"
+            "compile.source_of('f', [x / (1 + x)], [x], 'operators')\n"
+            "lsa.per_prompt_excess(); model.bayes_predictor().prediction\n"
+            "assert 'torch' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

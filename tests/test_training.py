@@ -69,3 +69,28 @@ def test_bad_arguments_are_refused(kw):
     args.update(kw)
     with pytest.raises(ValueError):
         train(ReducedLCA(2), LAW, **args)
+
+
+def test_checkpoints_are_written_atomically(tmp_path, monkeypatch):
+    """A save that fails half-way (here: torch.save raises after writing some bytes) leaves the
+    previous checkpoint whole and no temporary file behind (numerics.atomic.replacing)."""
+    ckpt = tmp_path / "run.pt"
+    train(ReducedLCA(3, "one", 0.1), LAW, n=None, steps=10, batch=16, seed=0, checkpoint=ckpt, checkpoint_every=5)
+    before = ckpt.read_bytes()
+
+    def broken_save(obj, f):
+        f.write(b"half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", broken_save)
+    with pytest.raises(OSError, match="disk full"):
+        train(ReducedLCA(3, "one", 0.1), LAW, n=None, steps=20, batch=16, seed=0, checkpoint=ckpt, checkpoint_every=5)
+    assert ckpt.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["run.pt"]
+
+
+def test_risk_estimate_is_two_estimates_on_the_same_prompts():
+    est = estimate_risk(ReducedLCA(2, "one", 0.2), LAW, n=10, samples=3000, seed=1)
+    assert est.risk_estimate.samples == est.excess_estimate.samples == est.samples == 3000
+    assert est.to_json() == {"risk": est.risk, "risk_se": est.risk_se, "excess": est.excess,
+                             "excess_se": est.excess_se, "samples": 3000, "n": 10}

@@ -1,0 +1,179 @@
+"""The single-layer LSA on sampled prompts: Monte Carlo estimates and the full LSA trained in torch.
+
+The exact theory (the best reduced LSA ``ŷ = x_qᵀ Γ h`` from its normal equations, its gap to Bayes)
+is in ``numerics.lsa``; this module checks it by sampling and by training:
+
+- ``mc_reduced_excess``: ``E[(x_qᵀΓh − ŷ_Bayes)²]`` on sampled prompts, which is the excess risk over
+  the task-known Bayes predictor (``y_q − ŷ_Bayes`` is independent of what the LSA sees, given the
+  task), with its standard error;
+- ``train_full_lsa``: both (d+1)×(d+1) matrices of the full layer trained by Adam on fresh prompts,
+  and ``paired_test_risks``, the trained layer against the exact best on the same test prompts;
+- ``comparison``: Bayes, the best LSA and the one-parameter LCA at several depths, in the
+  large-context limit, optionally with Monte Carlo estimates of each excess.
+
+Every estimate is a ``numerics.estimate.Estimate`` (``MCEstimate`` is its old name).  torch is
+imported on first use.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .estimate import Estimate
+from .law_language import takes_law
+from .lsa import best_lsa, check_context_length
+from .task_law import TaskLaw
+
+__all__ = [
+    "MCEstimate",
+    "reduced_prediction",
+    "mc_reduced_excess",
+    "TrainedLSA",
+    "train_full_lsa",
+    "paired_test_risks",
+    "comparison",
+]
+
+MCEstimate = Estimate  # the old name: a Monte Carlo mean with its standard error
+
+
+def reduced_prediction(batch, gamma) -> "torch.Tensor":  # noqa: F821
+    """``ŷ = x_qᵀ Γ h`` on a ``Prompts`` or ``PromptMoments`` batch (Γ = diag(γ) or a matrix)."""
+    import torch
+
+    from .models import as_moments
+
+    mo = as_moments(batch)
+    G = torch.as_tensor(np.asarray(gamma, float), dtype=mo.xy.dtype, device=mo.xy.device)
+    G = torch.diag(G) if G.ndim == 1 else G
+    return (mo.query_x * (mo.xy @ G.T)).sum(-1)
+
+
+@takes_law
+def mc_reduced_excess(law: TaskLaw, gamma, n: int | None, batch: int, seed: int,
+                      device: str = "cpu", chunk: int = 20000, tokens: bool = True) -> Estimate:
+    """Monte Carlo of ``E[(x_qᵀΓh − ŷ_Bayes)²]`` (= excess risk over the task-known Bayes, since
+    ``y_q − ŷ_Bayes`` is independent of everything the LSA sees given the task).  ``tokens=True``
+    draws the n context tokens themselves (``sample_prompts``); else the exact moment sampler."""
+    import torch
+
+    from .models import bayes_prediction
+    from .sampling import moments_of, sample_moments, sample_prompts
+
+    n = check_context_length(n)
+    if tokens and n is None:
+        raise ValueError("tokens=True needs a finite n; use tokens=False for the large-context limit")
+    gen = torch.Generator(device=device).manual_seed(seed)
+    out = []
+    for start in range(0, batch, chunk):
+        b = min(chunk, batch - start)
+        if tokens:
+            mo = moments_of(sample_prompts(law, b, n, gen, device, torch.float64))
+        else:
+            mo = sample_moments(law, b, n, gen, device, torch.float64)
+        out.append((reduced_prediction(mo, gamma) - bayes_prediction(mo)) ** 2)
+    return Estimate.of(torch.cat(out))
+
+
+@dataclass
+class TrainedLSA:
+    """A full LSA trained by Adam on fresh prompts, with its settings and last training loss."""
+
+    model: object  # numerics.models.LinearSelfAttention
+    n: int
+    steps: int
+    batch: int
+    lr: float
+    seed: int
+    final_train_loss: float
+
+    def effective_gamma(self) -> np.ndarray:
+        """``Γ = p_y Q₁₁ᵀ + q₂₁ p_xᵀ`` of the trained weights (``theory.lsa``), and the norms of
+        the even terms' weights ``p_x`` and ``q₂₁`` (which the best LSA sets to 0)."""
+        P = self.model.value.detach().double().cpu().numpy()
+        Q = self.model.key_query.detach().double().cpu().numpy()
+        d = P.shape[0] - 1
+        px, py, Q11, q21 = P[d, :d], P[d, d], Q[:d, :d], Q[d, :d]
+        return py * Q11.T + np.outer(q21, px)
+
+
+@takes_law
+def train_full_lsa(law: TaskLaw, n: int, steps: int, batch: int = 1024, lr: float = 0.02,
+                   seed: int = 0, device: str = "cpu", init_scale: float = 0.3,
+                   progress: bool = False) -> TrainedLSA:
+    """The full LSA (both (d+1)×(d+1) matrices, ``numerics.models.LinearSelfAttention``) trained
+    by Adam with a cosine schedule on fresh prompts of context length n every step (online SGD on
+    the population risk at that n), by ``numerics.training.train``."""
+    import torch
+
+    from .models import LinearSelfAttention
+    from .training import train
+
+    init = torch.Generator().manual_seed(seed + 1)
+    model = LinearSelfAttention(law.d, init_scale=init_scale, generator=init)
+    run = train(model, law, n=n, steps=steps, batch=batch, lr=lr, schedule="cosine", seed=seed,
+                device=device, progress=progress)
+    if run.diverged:
+        raise FloatingPointError(f"training the full LSA diverged: {run.message}; lower lr={lr}")
+    return TrainedLSA(model, n, steps, batch, lr, seed, float(run.history["loss"][-1]))
+
+
+@takes_law
+def paired_test_risks(trained: TrainedLSA, law: TaskLaw, gamma, batch: int, seed: int,
+                      device: str = "cpu") -> dict[str, Estimate]:
+    """On one fresh test set at the trained n: the squared loss of the trained full LSA, of the
+    exact best LSA ``diag(γ)``, and their per-prompt difference (paired: same prompts, so the
+    difference's standard error is far below either loss's)."""
+    import torch
+
+    from .sampling import sample_moments
+
+    gen = torch.Generator(device=device).manual_seed(seed)
+    mo = sample_moments(law, batch, trained.n, gen, device, torch.float64)
+    model = trained.model.double()
+    with torch.no_grad():
+        lt = (model(mo) - mo.query_y) ** 2
+        lb = (reduced_prediction(mo, gamma) - mo.query_y) ** 2
+    trained.model.float()
+    return {"trained": Estimate.of(lt), "best": Estimate.of(lb), "difference": Estimate.of(lt - lb)}
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparison with the one-parameter LCA
+# ---------------------------------------------------------------------------------------------
+
+
+@takes_law
+def comparison(law: TaskLaw, depths=(1, 2, 5, 10, 20), mc_batch: int = 0, seed: int = 0,
+               device: str = "cpu") -> list[dict]:
+    """Rows ``{model, risk, excess, mc_excess?}`` in the large-context limit: Bayes, the best LSA,
+    and the one-parameter LCA at each depth T with its optimal ``α_T`` (``numerics.lca``).
+    With ``mc_batch > 0`` each excess is also estimated by Monte Carlo over tasks and queries
+    (exact limit moments, ``sample_moments(n=None)``), with its standard error."""
+    import torch
+
+    from . import lca
+    from .models import ReducedLCA, bayes_prediction
+    from .sampling import sample_moments
+
+    best = best_lsa(law)
+    bayes = lca.bayes_risk(law)
+    rows = [{"model": "Bayes", "param": None, "risk": bayes, "excess": 0.0},
+            {"model": "best LSA", "param": best.to_json()["gamma"], "risk": bayes + best.gap, "excess": best.gap}]
+    models = {"best LSA": None}
+    for T in depths:
+        a = lca.alpha_T(law, T)
+        ex = lca.excess_risk(law, T, a)
+        rows.append({"model": f"LCA T={T}", "param": a, "risk": bayes + ex, "excess": ex})
+        models[f"LCA T={T}"] = ReducedLCA(T, "one", alpha=a).double()
+    if mc_batch:
+        gen = torch.Generator(device=device).manual_seed(seed)
+        mo = sample_moments(law, mc_batch, None, gen, device, torch.float64)
+        target = bayes_prediction(mo)
+        with torch.no_grad():
+            for row in rows[1:]:
+                mdl = models[row["model"]]
+                pred = reduced_prediction(mo, best.gamma) if mdl is None else mdl.to(device)(mo)
+                row["mc_excess"] = Estimate.of((pred - target) ** 2).to_json()
+    return rows
