@@ -17,18 +17,19 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy.integrate import LSODA, OdeSolution, solve_ivp
+from scipy.integrate import LSODA, OdeSolution
 
 from .law_language import takes_law
 from .laws import TaskLaw
 from .lca import (TwoParameterLoss, _require_signal, alpha_star, check_depth, loss_curvature_one,
                   loss_gradient_one)
 
-__all__ = ["FlowResult", "gradient_flow_one", "gradient_flow_two"]
+__all__ = ["FlowResult", "at_rest_one", "gradient_flow_one", "gradient_flow_two"]
 
 
 @dataclass
@@ -120,7 +121,10 @@ def _integrate_until(rhs, jac, y0, t_max: float, stop, *, rtol: float, atol: flo
     ts, ys, pieces = [0.0], [solver.y.copy()], []
     stopped, failed, restarts = stop(solver.y), None, 0
     while stopped is None and solver.status == "running":
-        message = solver.step()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            message = solver.step()
+        warned = [str(w.message) for w in caught]
         if solver.status == "failed" and restarts < max_restarts:
             # LSODA gave up (repeated convergence failures on the stiff valley): start it afresh
             # from the last accepted point, which resets its step-size and method history
@@ -129,6 +133,7 @@ def _integrate_until(rhs, jac, y0, t_max: float, stop, *, rtol: float, atol: flo
             continue
         if solver.status == "failed":
             failed = (message or "the solver failed") + f" (after {restarts} restarts)"
+            failed += f"; last warning: {warned[-1]}" if warned else ""
             break
         if dense:
             pieces.append(solver.dense_output())
@@ -137,6 +142,11 @@ def _integrate_until(rhs, jac, y0, t_max: float, stop, *, rtol: float, atol: flo
         stopped = stop(solver.y)
     sol = OdeSolution(ts, pieces) if dense and pieces else None
     return _Integration(np.asarray(ts), np.asarray(ys).T, stopped, failed, sol)
+
+
+REST_HALF_WIDTH = 0.5e-12
+"""The one-parameter flow is at rest when L' changes sign within ±this of α: the minimiser is
+then provably within this distance (L' is increasing: the loss is convex)."""
 
 
 @takes_law
@@ -154,59 +164,112 @@ def gradient_flow_one(
 ) -> FlowResult:
     """The one-parameter flow ``dα/dt = −L'(α)`` from ``alpha0``.
 
-    ``t_eval`` (real clock only): times at which to record α. Converged means the flow ended
-    where the Newton step ``|L'/L''|`` is below 1e-12 (above the integrator's ``atol``, below any
-    difference a check looks at)."""
+    Clocks (each a positive rescaling of the same vector field, so the orbit and its limit are the
+    real flow's; only the time axis differs, and ``log10_time`` always gives the real time):
+
+    - ``"real"``: log-time ``τ = log(1 + t)``, ``dα/dτ = −e^τ L'(α)``;
+    - ``"rescaled"``: ``dα/dσ = −L'(α)/e^{(2T−1)ℓ_max(α)}`` (the O(1) mantissa of L');
+    - ``"normalised"``: ``dα/dσ = −L'/(|L''| + |L'|)``, which approaches the minimiser like
+      e^{−σ} at a regular minimum and like e^{−σ/(2T−1)} at a degenerate one (s a point mass,
+      T ≥ 2, where L ∝ (α − α_T)^{2T} and the real flow takes a time ∝ distance^{−(2T−2)});
+    - ``"auto"``: real where the curvature at α* is not astronomically small, rescaled where it is,
+      normalised where it is 0; a clock whose run does not come to rest is followed by the
+      normalised one.
+
+    ``t_eval`` (real clock only): times at which to record α.  Converged means the flow reached a
+    point where L' changes sign within ±5e-13 (``REST_HALF_WIDTH``): the minimiser is then within
+    that distance, whatever the curvature there."""
     T = check_depth(T)
     _require_signal(law)
     alpha0 = float(alpha0)
     if not math.isfinite(alpha0):
         raise ValueError(f"alpha0 must be finite, got {alpha0}")
-    if time not in ("auto", "real", "rescaled"):
-        raise ValueError(f"time must be auto, real or rescaled, got {time!r}")
+    if time not in ("auto", "real", "rescaled", "normalised"):
+        raise ValueError(f"time must be auto, real, rescaled or normalised, got {time!r}")
+    if t_eval is not None and time not in ("real", "auto"):
+        raise ValueError("t_eval needs the real clock (time='real')")
+    if time != "auto":
+        return _flow_one(law, T, alpha0, time, t_eval, tau_max, sigma_max, rtol, atol)
+    curvature = loss_curvature_one(law, T, alpha_star(law))
+    first = ("normalised" if curvature.mantissa <= 0 else
+             "real" if curvature.log_scale > -40 else "rescaled")
+    if t_eval is not None:
+        first = "real"
+    result = _flow_one(law, T, alpha0, first, t_eval, tau_max, sigma_max, rtol, atol)
+    if result.converged or first == "normalised" or t_eval is not None:
+        return result
+    return _flow_one(law, T, alpha0, "normalised", None, tau_max, sigma_max, rtol, atol)
 
+
+def _signed_log(v) -> tuple[float, float]:
+    """(sign, log|v|) of a ``ScaledValue``."""
+    if v.mantissa == 0:
+        return 0.0, -math.inf
+    return math.copysign(1.0, v.mantissa), v.log_scale + math.log(abs(v.mantissa))
+
+
+def _flow_one(law, T, alpha0, clock, t_eval, tau_max, sigma_max, rtol, atol) -> FlowResult:
     def grad(a):
         return loss_gradient_one(law, T, a)
 
-    if time == "auto":  # real clock where L'' near the minimum is not astronomically small: the
-        # real time to converge is about e^{−log_scale}
-        curvature = loss_curvature_one(law, T, alpha_star(law)).log_scale
-        time = "real" if curvature > -40 else "rescaled"
-    if t_eval is not None and time != "real":
-        raise ValueError("t_eval needs the real clock (time='real')")
+    def curv(a):
+        return loss_curvature_one(law, T, a)
 
-    if time == "real":
+    if clock == "real":
         def rhs(tau, y):
-            gv = grad(y[0])
-            return [-math.exp(tau) * gv.mantissa * math.exp(gv.log_scale)]
+            g = grad(y[0])
+            return [-math.exp(tau) * g.mantissa * math.exp(g.log_scale)]
 
         def jac(tau, y):
-            h = loss_curvature_one(law, T, y[0])
+            h = curv(y[0])
             return [[-math.exp(tau) * h.mantissa * math.exp(h.log_scale)]]
 
-        def at_rest(tau, y):
-            return _newton_step_one(law, T, y[0]) - 0.5e-12
+        t_max = tau_max
+    elif clock == "rescaled":
+        def rhs(sigma, y):
+            return [-grad(y[0]).mantissa]
 
-        at_rest.terminal = True
-        sol = solve_ivp(rhs, (0.0, tau_max), [alpha0], method="LSODA", jac=jac, events=at_rest,
-                        rtol=rtol, atol=atol, dense_output=t_eval is not None)
-        t, path = _trajectory(sol, t_eval)
-        clock, t_end = "real", float(np.expm1(sol.t[-1]))
-    else:  # dα/dσ = −L'(α)/e^{(2T−1)ℓ_max(α)}: the same orbit, another clock
-        def at_rest_rescaled(sigma, y):
-            return _newton_step_one(law, T, y[0]) - 0.5e-12
+        jac, t_max = None, sigma_max or 1e15
+    else:
+        def rhs(sigma, y):
+            sg, lg = _signed_log(grad(y[0]))
+            _, lh = _signed_log(curv(y[0]))
+            return [-sg * math.exp(lg - np.logaddexp(lh, lg))] if sg else [0.0]
 
-        at_rest_rescaled.terminal = True
-        sol = solve_ivp(lambda sigma, y: [-grad(y[0]).mantissa], (0.0, sigma_max or 1e15), [alpha0],
-                        method="LSODA", rtol=rtol, atol=atol, events=at_rest_rescaled)
-        t, path = sol.t, sol.y.T
-        clock, t_end = "rescaled", float(sol.t[-1])
-    end = float(sol.y[0, -1])
-    ok = sol.success and _newton_step_one(law, T, end) < 1e-12
+        # e^{−σ/(2T−1)} at worst (a degenerate minimum): 60·(2T−1) covers a distance ratio of e^60
+        jac, t_max = None, sigma_max or 60.0 * (2 * T - 1)
+
+    def stop(y):
+        return "rest" if at_rest_one(law, T, float(y[0])) else None
+
+    run = _integrate_until(rhs, jac, [alpha0], t_max, stop, rtol=rtol, atol=atol,
+                           dense=t_eval is not None and clock == "real")
+    if clock == "real":
+        t, path = _trajectory(run, t_eval)
+        t_end = float(np.expm1(run.t[-1]))
+    else:
+        t, path = run.t, run.y.T
+        t_end = float(run.t[-1])
+    end = float(run.y[0, -1])
+    ok = at_rest_one(law, T, end)
+    if ok:
+        reason = f"came to rest (L' changes sign within ±{REST_HALF_WIDTH:g} of α)"
+    elif run.failed:
+        reason = f"stiff failure at {'t' if clock == 'real' else 'σ'} = {t_end:.3g}: {run.failed}"
+    else:
+        reason = f"did not come to rest by {'t' if clock == 'real' else 'σ'} = {t_end:.3g}"
     real_time = None if clock == "real" else functools.partial(_log10_real_time, law, T, path[:, 0])
-    return FlowResult(end, None, bool(ok), t_end, clock,
-                      "came to rest (Newton step < 1e-12)" if ok else f"did not come to rest ({sol.message})",
-                      t, path, real_time_log10=real_time)
+    return FlowResult(end, None, bool(ok), t_end, clock, reason, t, path, real_time_log10=real_time)
+
+
+@takes_law
+def at_rest_one(law: TaskLaw, T: int, alpha: float, half_width: float = REST_HALF_WIDTH) -> bool:
+    """True when the minimiser of the (convex) one-parameter loss is provably within
+    ``half_width`` of α: L'(α) = 0, or L'(α − w) ≤ 0 ≤ L'(α + w)."""
+    if loss_gradient_one(law, T, alpha).mantissa == 0:
+        return True
+    return (loss_gradient_one(law, T, alpha - half_width).mantissa <= 0
+            <= loss_gradient_one(law, T, alpha + half_width).mantissa)
 
 
 def _log10_real_time(law: TaskLaw, T: int, alphas: np.ndarray, nodes: int = 8) -> np.ndarray:
@@ -227,16 +290,6 @@ def _log10_real_time(law: TaskLaw, T: int, alphas: np.ndarray, nodes: int = 8) -
             terms.append(math.log(wi * abs(h)) - g.log_scale - math.log(abs(g.mantissa)) if g.mantissa else math.inf)
         logs.append(float(np.logaddexp(logs[-1], np.logaddexp.reduce(terms))))
     return np.asarray(logs) / math.log(10)
-
-
-def _newton_step_one(law: TaskLaw, T: int, alpha: float) -> float:
-    """|L'(α)/L''(α)|: the distance to the minimum of the local quadratic model (log scale)."""
-    g, h = loss_gradient_one(law, T, alpha), loss_curvature_one(law, T, alpha)
-    if g.mantissa == 0:
-        return 0.0
-    if h.mantissa <= 0:
-        return math.inf
-    return abs(g.mantissa / h.mantissa) * math.exp(min(g.log_scale - h.log_scale, 700.0))
 
 
 # In φ = (γ, β) with γ = α + β: θ = (α, β) = A φ, A = [[1, −1], [0, 1]], and the flow

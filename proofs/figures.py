@@ -79,7 +79,7 @@ def two_parameter_plane(path: Path, *, T: int, grid_alpha, grid_beta, loss, traj
     """Loss contours in the (α, β) plane, flow trajectories, and the starts coloured by outcome.
 
     ``loss``: array (len(grid_beta), len(grid_alpha)) of log10 excess; ``trajectories``: list of
-    (k, 2) arrays; ``starts``: list of (α0, β0, status) with status rest/other/diverged/moving/stiff-failure."""
+    (k, 2) arrays; ``starts``: list of (α0, β0, status) with status rest/other/unresolved/diverged/moving/stiff-failure."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
@@ -91,9 +91,10 @@ def two_parameter_plane(path: Path, *, T: int, grid_alpha, grid_beta, loss, traj
         tr = np.asarray(tr, float)
         ax.plot(tr[:, 0], tr[:, 1], "w-", lw=0.8, alpha=0.8)
     handles = [Line2D([], [], color="w", lw=0.8, label="gradient-flow paths")] if len(trajectories) else []
-    colours = {"rest": "lime", "other": "orange", "diverged": "red", "moving": "magenta",
+    colours = {"rest": "lime", "other": "orange", "unresolved": "yellow", "diverged": "red", "moving": "magenta",
                "stiff-failure": "cyan"}
     meaning = {"rest": "converges to (α_T, β_T)", "other": "comes to rest elsewhere",
+               "unresolved": "ends where float64 cannot resolve α (α ≈ 0, |β| large)",
                "diverged": "diverges (|α| or |β| > 10)", "moving": "still moving at the end",
                "stiff-failure": "the stiff integrator gave up"}
     for status, col in colours.items():

@@ -1,8 +1,10 @@
 """Claims thm6.2 and thm6.3: the one- and two-parameter LCA trained by gradient flow.
 
-Each check says its method and where its tolerance comes from.  The default laws are bounded and
-non-degenerate; ``mmicl verify --law LAW`` checks a law of the user's instead (a law with
-unbounded s, or with s ≡ 0, gives ``hypothesis-not-met``).
+Each check is one small function that says its method and where its tolerance comes from.  The
+default laws are bounded and non-degenerate; ``mmicl verify --law LAW`` checks a law of the user's
+instead (a law with unbounded s, or with s ≡ 0, gives ``hypothesis-not-met``; a law where s takes a
+single value over prompts with m ≠ 0 is handled by checks that know that case: there the loss is
+flat to order 2T at its minimum).
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from mmicl.numerics.law_language import parse_law
 from mmicl.numerics.laws import Point, TaskLaw
 from mmicl.numerics.lca_matrix import matrix_excess
 from mmicl.proofs import figures
+from mmicl.proofs.claims import hypotheses as hyp
 from mmicl.proofs.registry import Check, Claim, Hypothesis, RunConfig, register
 
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=twopoint(1,3,0.3)"]
@@ -23,9 +26,14 @@ FULL_LAWS = QUICK_LAWS + ["s=beta(0.5,2,0.2,3)", "sv=uniform(0,2); sr=point(1); 
                           "s=mix(0.5*uniform(0.5,1),0.5*uniform(3,4)); zeta=rademacher",
                           "s=mix(0.3*point(0),0.7*uniform(1,3))"]
 
-# The flows stop where the Newton step to the minimum is < 1e-12 and the root finder's xtol is
-# 1e-16: flow and root agree to 1e-12 + rounding; 5e-12 leaves room for the rounding of L'.
-FLOW_VS_ROOT_TOL = 5e-12
+# The one-parameter flow stops where L' changes sign within ±REST_HALF_WIDTH of α (so the
+# minimiser is provably that close); Brent's root is within xtol 1e-16 + 4·eps·|α| ≤ 1e-15 of it.
+FLOW_VS_ROOT_TOL = flows.REST_HALF_WIDTH + 1e-15
+# The two-parameter flow stops where the Newton step to the minimum is < 1e-12 (a local quadratic
+# model, valid where the Hessian is positive definite); 5e-12 leaves room for the rounding of the
+# gradient and for the Newton polish of the minimiser.
+FLOW2_VS_MIN_TOL = 5e-12
+EPS = 2.0**-52
 
 
 def _laws(config: RunConfig) -> list[str]:
@@ -40,14 +48,7 @@ def _with_monte_carlo(config: RunConfig, text: str) -> bool:
 
 
 def _hypotheses(law: TaskLaw) -> list[Hypothesis]:
-    lo, hi = law.s_bounds()
-    sig = law.signal_bounds()
-    return [
-        Hypothesis("s = ‖m‖² is bounded (s_hi < ∞)", math.isfinite(hi), f"s ∈ [{lo:g}, {hi:g}] for {law.spec()}"),
-        Hypothesis("s is not a.s. 0 (the tokens carry signal)", sig is not None,
-                   f"over prompts with m ≠ 0, s ∈ [{sig[0]:g}, {sig[1]:g}]" if sig else "s ≡ 0"),
-        Hypothesis("ζ is independent of m with E[ζ²] > 0", True, f"ζ ~ {law.zeta.spec()}"),
-    ]
+    return [hyp.bounded_s(law), hyp.has_signal(law), hyp.label_scale(law)]
 
 
 def _symbolic_vs_matrix(rng: np.random.Generator, model: str, trials: int = 20) -> Check:
@@ -75,14 +76,6 @@ def _symbolic_vs_matrix(rng: np.random.Generator, model: str, trials: int = 20) 
     )
 
 
-def _signal_values(law: TaskLaw) -> int:
-    """How many distinct values s takes where m ≠ 0 (3 means 'three or more')."""
-    if not law.s_law().is_bounded:
-        return 3  # a continuous unbounded law: the boundedness hypothesis speaks for it
-    nodes = law.s_law().rule(1).nodes
-    return min(len(np.unique(nodes[nodes > 0])), 3)
-
-
 # ---------------------------------------------------------------------------------------------
 # thm6.2
 # ---------------------------------------------------------------------------------------------
@@ -102,6 +95,124 @@ def _sweep_one(law: TaskLaw, Ts: list[int], progress: Progress | None = None) ->
     return {"rows": rows, "alpha_star": lca.alpha_star(law)}
 
 
+def _flow_check(text: str, Ts: list[int], rows: list[dict]) -> Check:
+    flow_err = max(abs(r["flow_alpha"] - r["alpha"]) for r in rows)
+    return Check(
+        f"[{text}] the flow's limit is the minimiser α_T", "ode + root-finding",
+        flow_err <= FLOW_VS_ROOT_TOL and all(r["flow_converged"] for r in rows),
+        {"max_abs_difference": flow_err, "T": Ts, "clocks": [r["flow_clock"] for r in rows]},
+        f"{FLOW_VS_ROOT_TOL:.3g}: the flow stops where L' changes sign within ±{flows.REST_HALF_WIDTH:g} of α "
+        "(the minimiser is then that close); Brent's root is within 1e-15",
+        "flow from α₀ = 0 (LSODA in log-time; at large T or at a degenerate minimum a positive rescaling "
+        "of the same vector field, which has the same orbit) vs Brent's root of the scaled derivative")
+
+
+def _interval_check(text: str, alphas: np.ndarray, lo: float, hi: float) -> Check:
+    inside = bool(np.all((alphas >= 1 / (1 + hi) - 1e-15) & (alphas <= 1 / (1 + lo) + 1e-15)))
+    return Check(
+        f"[{text}] α_T lies in [1/(1+s_hi), 1/(1+s_lo)]", "root-finding", inside,
+        {"alpha_T": alphas.tolist(), "interval": [1 / (1 + hi), 1 / (1 + lo)]}, "exact bound (1e-15 rounding)")
+
+
+def _convexity_check(text: str, law: TaskLaw, lo: float) -> Check:
+    """L'' ≥ 0 on a grid, with at most one zero (a convex function whose second derivative
+    vanishes only at isolated points is strictly convex: s a point mass gives L ∝ (α − α_T)^{2T},
+    whose L'' is 0 at α_T only)."""
+    grid = np.linspace(-0.5, 2.5 / (1 + lo), 41)
+    signs = [np.sign(lca.loss_curvature_one(law, T, a).mantissa) for T in (1, 10, 1000) for a in grid]
+    negative, zeros = sum(1 for x in signs if x < 0), sum(1 for x in signs if x == 0)
+    return Check(
+        f"[{text}] the loss is strictly convex in α (unique minimiser)", "quadrature",
+        negative == 0 and zeros <= 3,
+        {"alpha_grid": [float(grid[0]), float(grid[-1]), len(grid)], "T": [1, 10, 1000],
+         "points_with_negative_curvature": negative, "points_with_zero_curvature": zeros},
+        "sign of L''(α) (log-scaled, no tolerance); a zero is allowed at one isolated point per T")
+
+
+def _limit_check(text: str, Ts: list[int], alphas: np.ndarray, a_star: float, degenerate: bool) -> Check:
+    """α_T → α*.  A finite sweep cannot prove a limit; the decision rule says what it can:
+
+    - s a single value (``degenerate``): α_T = α* = 1/(1+s) at every T; checked to rounding.
+    - otherwise, for laws built from atoms, uniform and Beta pieces the two ends of the support
+      balance at α_T: (1 − α(1+s_lo))^{2T} F_lo(T) = (α(1+s_hi) − 1)^{2T} F_hi(T), with F_lo, F_hi
+      the end masses' polynomial factors, so α_T − α* ≈ (A log T + B)/T and the log-log slope of
+      |α_T − α*| over the last decade is −1 + A/(A log T + B), near −1 (−0.87 on a Beta law with
+      a singular end at T = 10⁴).  ``holds``: strict decrease over the second half of the sweep
+      and a last-decade slope ≤ −1/2.  ``fails``: the deepest T is not closer to α* than every
+      shallower T of the second half (no approach at all).  Otherwise ``inconclusive``.
+    """
+    dist = np.abs(alphas - a_star)
+    half = len(dist) // 2
+    slope = float(np.log(max(dist[-1], 1e-300) / max(dist[-2], 1e-300)) / np.log(Ts[-1] / Ts[-2]))
+    nums = {"alpha_star": a_star, "distance": dist.tolist(), "T": Ts, "last_decade_slope": slope}
+    if degenerate:
+        ok = bool(np.all(dist <= 4 * EPS * a_star))
+        return Check(f"[{text}] α_T = α* = 1/(1+s) at every T (s takes one value where m ≠ 0)", "root-finding",
+                     ok, nums, "4·eps·α* (rounding of Brent's root)")
+    falling = bool(np.all(np.diff(dist[half:]) < 0))
+    if falling and slope <= -0.5:
+        passed = True
+    elif dist[-1] >= dist[half:-1].max() and dist[-1] > 4 * EPS:
+        passed = False
+    else:
+        passed = None
+    return Check(
+        f"[{text}] α_T → α* = 2/(2 + s_lo + s_hi)", "root-finding", passed, nums,
+        "holds: strict decrease over the deeper half of the sweep and a last-decade log-log slope ≤ −1/2 "
+        "(the end-balance argument predicts a slope near −1: (A log T + B)/T); fails: the deepest T is not "
+        "closer to α* than the shallower half; otherwise inconclusive",
+        f"|α_T − α*| ~ T^{slope:.3f} over the last decade")
+
+
+def _excess_bound_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]) -> Check:
+    """The excess at α is E[ζ²]·E[(1 − α(1+s))^{2T} s/(1+s)] ≤ E[ζ²]·E[s/(1+s)]·r^{2T} with
+    r = max over the signal support of |1 − α(1+s)|; at α_T, r_T < 1 and r_T → (s_hi − s_lo)/(2 + s_lo + s_hi),
+    so the excess → 0 geometrically.  Checked at every T in log scale."""
+    lo, hi = law.signal_bounds()
+    ez2 = law.zeta.second_moment()
+    w = float(law.s_law().rule(1).expect(lambda s: s / (1 + s)))
+    log10_bounds, r_T, worst = [], [], -math.inf
+    for T, r in zip(Ts, rows):
+        rt = max(abs(1 - r["alpha"] * (1 + lo)), abs(1 - r["alpha"] * (1 + hi)))
+        r_T.append(rt)
+        bound = math.log10(ez2 * w) + 2 * T * math.log10(rt) if rt > 0 else -math.inf
+        log10_bounds.append(bound)
+        if r["log10_excess"] > -math.inf:
+            worst = max(worst, r["log10_excess"] - bound)
+    ok = all(x < 1 for x in r_T) and worst <= math.log10(1 + 1e-9)
+    return Check(
+        f"[{text}] the excess risk at α_T → 0: below E[ζ²]E[s/(1+s)]·r_T^(2T), r_T = max|1 − α_T(1+s)| < 1",
+        "quadrature", ok,
+        {"log10_excess": [r["log10_excess"] for r in rows], "log10_bound": log10_bounds, "r_T": r_T,
+         "r_limit": (hi - lo) / (2 + lo + hi), "T": Ts},
+        "1e-9 relative (log-scaled quadrature rounding); the bound itself is exact",
+        "computed in log scale (float64 underflows beyond T ≈ 10^3)")
+
+
+def _reading_check(text: str, name: str, alpha_deep: float, a_star: float, other: float, why: str) -> Check:
+    """Is the deepest α_T closer to the limit formula's reading ``a_star`` than to ``other``?
+    Decidable only when the two readings differ by more than 4× the remaining distance."""
+    d = abs(alpha_deep - a_star)
+    gap = abs(a_star - other)
+    passed = None if gap <= 4 * d else bool(d < abs(alpha_deep - other))
+    return Check(
+        f"[{text}] {name}", "root-finding", passed,
+        {"alpha_T_deepest": alpha_deep, "this_reading": a_star, "other_reading": other},
+        "closer to this reading than to the other at the deepest T; inconclusive where the readings differ "
+        "by less than 4× the remaining distance |α_T − α*|", why)
+
+
+def _mpmath_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]) -> Check:
+    mp_T = max(T for T in Ts if T <= 1000)
+    a_mp = lca.alpha_T_mp(law, mp_T, dps=30)
+    a64 = rows[Ts.index(mp_T)]["alpha"]
+    diff = abs(float(a_mp) - a64)
+    return Check(
+        f"[{text}] α_{mp_T} in float64 = α_{mp_T} in 30-digit mpmath", "mpmath quadrature",
+        diff < 1e-12, {"float64": a64, "mpmath": str(a_mp), "difference": diff},
+        "1e-12: float64 log-scaled quadrature (~1e-14 relative) and Brent xtol 1e-16")
+
+
 def evaluate_thm62(config: RunConfig):
     from mmicl.proofs.claims.mc_evidence import thm62_mc_checks
 
@@ -118,70 +229,25 @@ def evaluate_thm62(config: RunConfig):
             if not all(x.met for x in h):
                 continue
             lo, hi = law.signal_bounds()
+            degenerate = lo == hi
             sw = _sweep_one(law, Ts, progress)
-            a_star = sw["alpha_star"]
-            rows = sw["rows"]
+            a_star, rows = sw["alpha_star"], sw["rows"]
             alphas = np.array([r["alpha"] for r in rows])
-            dist = np.abs(alphas - a_star)
-            flow_err = max(abs(r["flow_alpha"] - r["alpha"]) for r in rows)
-            checks.append(Check(
-                f"[{text}] the flow's limit is the minimiser α_T", "ode + root-finding",
-                flow_err < FLOW_VS_ROOT_TOL and all(r["flow_converged"] for r in rows),
-                {"max_abs_difference": flow_err, "T": Ts, "clocks": [r["flow_clock"] for r in rows]},
-                f"{FLOW_VS_ROOT_TOL:g}: the flow stops at Newton step < 1e-12; Brent's xtol is 1e-16",
-                "flow from α₀ = 0 (solve_ivp, LSODA in log-time, or the rescaled clock at large T) "
-                "vs Brent's root of the scaled derivative"))
-            inside = bool(np.all((alphas >= 1 / (1 + hi) - 1e-15) & (alphas <= 1 / (1 + lo) + 1e-15)))
-            checks.append(Check(
-                f"[{text}] α_T lies in [1/(1+s_hi), 1/(1+s_lo)]", "root-finding", inside,
-                {"alpha_T": alphas.tolist(), "interval": [1 / (1 + hi), 1 / (1 + lo)]}, "exact bound (1e-15 rounding)"))
-            grid = np.linspace(-0.5, 2.5 / (1 + lo), 41)
-            convex = all(lca.loss_curvature_one(law, T, a).mantissa > 0 for T in (1, 10, 1000) for a in grid)
-            checks.append(Check(
-                f"[{text}] the loss is strictly convex in α (unique minimiser)", "quadrature", convex,
-                {"alpha_grid": [float(grid[0]), float(grid[-1]), len(grid)], "T": [1, 10, 1000]},
-                "sign of L''(α) (log-scaled, no tolerance)"))
-            tail = dist[len(dist) // 2:]
-            rate = float(np.polyfit(np.log(Ts[len(dist) // 2:]), np.log(np.maximum(tail, 1e-300)), 1)[0])
-            converging = bool(np.all(np.diff(tail) < 0) and dist[-1] < 1e-3 * max(dist[0], 1e-300) or lo == hi)
-            checks.append(Check(
-                f"[{text}] α_T → α* = 2/(2 + s_lo + s_hi)", "root-finding", converging,
-                {"alpha_star": a_star, "distance": dist.tolist(), "fitted_rate_in_T": rate},
-                "monotone decrease over the second half of the sweep and a 1000-fold drop from T = 1",
-                f"|α_T − α*| ~ T^{rate:.3f}"))
-            lex = [r["log10_excess"] for r in rows]
-            checks.append(Check(
-                f"[{text}] the excess risk at α_T → 0 (the predictor → Bayes)", "quadrature",
-                bool(all(np.diff(lex) < 0) and lex[-1] < -20) or lo == hi,
-                {"log10_excess": lex}, "strict decrease along T and below 1e-20 at the deepest T",
-                "computed in log scale (float64 underflows beyond T ≈ 10^3)"))
-            # which reading of the limit formula: s = ‖m‖² or ‖m‖ (docs/model.md, "Task laws")
-            norm_reading = 2 / (2 + math.sqrt(lo) + math.sqrt(hi))
-            if lo != hi:
-                checks.append(Check(
-                    f"[{text}] convention: the limit is 2/(2 + ess inf ‖m‖² + ess sup ‖m‖²), not with ‖m‖",
-                    "root-finding", bool(dist[-1] < 1e-3 * abs(alphas[-1] - norm_reading)),
-                    {"alpha_T_deepest": float(alphas[-1]), "squared_norm_reading": a_star,
-                     "norm_reading": norm_reading},
-                    "the squared-norm reading is 1000× closer at the deepest T"))
+            checks += [_flow_check(text, Ts, rows), _interval_check(text, alphas, lo, hi),
+                       _convexity_check(text, law, lo), _limit_check(text, Ts, alphas, a_star, degenerate),
+                       _excess_bound_check(text, law, Ts, rows), _mpmath_check(text, law, Ts, rows)]
+            if not degenerate:
+                # which reading of the limit formula: s = ‖m‖² or ‖m‖ (docs/model.md, "Task laws")
+                checks.append(_reading_check(
+                    text, "convention: the limit is 2/(2 + ess inf ‖m‖² + ess sup ‖m‖²), not with ‖m‖",
+                    float(alphas[-1]), a_star, 2 / (2 + math.sqrt(lo) + math.sqrt(hi)), ""))
             naive_lo = law.s_bounds()[0]
             if naive_lo != lo:  # an atom at s = 0
-                naive = 2 / (2 + naive_lo + hi)
-                checks.append(Check(
-                    f"[{text}] an atom at s = 0 is invisible: the limit uses s_lo over prompts with m ≠ 0",
-                    "root-finding", bool(dist[-1] < 1e-3 * abs(alphas[-1] - naive)),
-                    {"alpha_T_deepest": float(alphas[-1]), "with_s_lo_over_m_nonzero": a_star,
-                     "with_ess_inf_s": naive},
-                    "the m ≠ 0 reading is 1000× closer at the deepest T",
+                checks.append(_reading_check(
+                    text, "an atom at s = 0 is invisible: the limit uses s_lo over prompts with m ≠ 0",
+                    float(alphas[-1]), a_star, 2 / (2 + naive_lo + hi),
                     "the literal ess inf s would give the wrong limit: prompts with m = 0 add a constant to the loss"))
-            if config.law is None and text == QUICK_LAWS[0]:
-                mp_T = 1000
-                a_mp = lca.alpha_T_mp(law, mp_T, dps=30)
-                diff = abs(float(a_mp) - rows[Ts.index(mp_T)]["alpha"])
-                checks.append(Check(
-                    f"[{text}] α_{mp_T} in float64 = α_{mp_T} in 30-digit mpmath", "mpmath quadrature",
-                    diff < 1e-12, {"float64": rows[Ts.index(mp_T)]["alpha"], "mpmath": str(a_mp), "difference": diff},
-                    "1e-12: float64 log-scaled quadrature (~1e-14 relative) and Brent xtol 1e-16"))
+            lex = [r["log10_excess"] for r in rows]
             sweeps[text] = {"T": Ts, "alpha": alphas.tolist(), "alpha_star": a_star, "log10_excess": lex}
             summary.setdefault("alpha_star", a_star)
             summary.setdefault(f"alpha_{Ts[-1]}", float(alphas[-1]))
@@ -215,8 +281,15 @@ def _basin(law: TaskLaw, T: int, n: int, progress: Progress | None, minimiser) -
     for b0 in betas:
         for a0 in alphas:
             r = flows.gradient_flow_two(law, T, a0, b0)
-            if r.converged:
-                status = "rest" if math.hypot(r.alpha - minimiser[0], r.beta - minimiser[1]) < 1e-8 else "other"
+            if r.converged and math.hypot(r.alpha - minimiser[0], r.beta - minimiser[1]) < 1e-8:
+                status = "rest"
+            elif r.converged and abs(r.alpha) < 1e4 * EPS * abs(r.beta):
+                # the Newton test passed only because the curvature there is astronomical
+                # (α·Σ_k(1+β(1+s))^k with |Σ| ~ 1e13): α is within 10^4 ulps of β's rounding,
+                # a point float64 cannot resolve, on the plateau α ≈ 0 of the zero predictor
+                status = "unresolved"
+            elif r.converged:
+                status = "other"
             else:
                 status = ("diverged" if r.reason.startswith("diverged") else
                           "stiff-failure" if r.reason.startswith("stiff failure") else "moving")
@@ -253,12 +326,10 @@ def evaluate_thm63(config: RunConfig):
     with Progress(transient=True) as progress:
         for text in law_texts:
             law = parse_law(text)
-            n_values = _signal_values(law)
             h = _hypotheses(law) + [
-                Hypothesis("depth T ≥ 2 (at T = 1 the loss does not depend on β)", True, f"T ∈ {Ts}"),
-                Hypothesis("s takes at least 3 values where m ≠ 0 (with 1 or 2 the two parameters solve "
-                           "α(1+s)Σ_k(1+β(1+s))^k = 1 exactly: zero excess at finite T, no unique minimiser)",
-                           n_values >= 3, f"{n_values if n_values < 3 else '≥ 3'} distinct values")]
+                Hypothesis("depth T ≥ 2 (at T = 1 the loss does not depend on β)", min(Ts) >= 2, f"T ∈ {Ts}"),
+                hyp.at_least_values(law, 3, "with 1 or 2 the two parameters solve α(1+s)Σ_k(1+β(1+s))^k = 1 "
+                                            "exactly: zero excess at finite T, no unique minimiser")]
             hyps += h
             if not all(x.met for x in h):
                 continue
@@ -281,9 +352,9 @@ def evaluate_thm63(config: RunConfig):
             err = max(max(abs(r["flow_alpha"] - r["alpha"]), abs(r["flow_beta"] - r["beta"])) for r in flown)
             checks.append(Check(
                 f"[{text}] the flow from (0, 0) converges to the global minimiser (α_T, β_T)", "ode + optimisation",
-                err < FLOW_VS_ROOT_TOL and all(r["flow_converged"] for r in flown),
+                err < FLOW2_VS_MIN_TOL and all(r["flow_converged"] for r in flown),
                 {"max_abs_difference": err, "T": flow_Ts, "t_end": [r["t_end"] for r in flown]},
-                f"{FLOW_VS_ROOT_TOL:g}: the flow stops at Newton step < 1e-12; the minimiser is Newton-polished",
+                f"{FLOW2_VS_MIN_TOL:g}: the flow stops at Newton step < 1e-12; the minimiser is Newton-polished",
                 "log-time LSODA with the SymPy Hessian vs grid + Brent on the profile in β + Newton in (γ, β)"))
             sums = np.array([abs(r["gamma"]) for r in rows])
             dist = np.array([abs(r["alpha"] - a_star) for r in rows])
@@ -315,15 +386,18 @@ def evaluate_thm63(config: RunConfig):
                     mini = lca.minimise_two(law, T)
                     basin = _basin(law, T, n_grid, progress, mini)
                     counts = {k: sum(1 for *_, st in basin["starts"] if st == k)
-                              for k in ("rest", "other", "diverged", "moving", "stiff-failure")}
+                              for k in ("rest", "other", "unresolved", "diverged", "moving", "stiff-failure")}
                     checks.append(Check(
                         f"[{text}] basin of starts at T = {T}: which (α₀, β₀) converge to (α_T, β_T)", "ode",
                         counts["rest"] > 0,
                         {"grid": f"{n_grid}×{n_grid}, α₀ ∈ [−0.5, 1.5], β₀ ∈ [−1.5, 0.5]", **counts,
                          "region": _describe_basin(basin)},
                         "a start counts if its flow comes to rest within 1e-8 of the minimiser; "
-                        "'diverged' = left |α|,|β| ≤ 10; 'stiff-failure' = the stiff integrator gave up "
-                        "(reported, not counted as converging)",
+                        "'other' = at rest (Newton step < 1e-12, Hessian positive definite) elsewhere; "
+                        "'unresolved' = the Newton test passed where |α| < 10^4·eps·|β| (the plateau α ≈ 0 "
+                        "at large |β|, where the curvature ~ Σ_k(1+β(1+s))^k squared is astronomical and α "
+                        "is below float64's resolution); 'diverged' = left |α|,|β| ≤ 10; 'stiff-failure' = "
+                        "the stiff integrator gave up (reported, not counted as converging)",
                         "the condition on the start was not available to us: this maps it"))
                     summary[f"basin_T{T}"] = f"{counts['rest']}/{n_grid * n_grid}"
                     figs.append(_plane_figure(config, law, T, basin, mini, a_star))

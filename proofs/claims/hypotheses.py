@@ -1,0 +1,47 @@
+"""Hypotheses shared by the claims, each computed from the task law (never assumed).
+
+Every builder returns a ``Hypothesis`` whose ``met`` is decided from the law's own numbers, with
+the numbers that decided it in ``detail``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mmicl.numerics.laws import TaskLaw
+from mmicl.proofs.registry import Hypothesis
+
+
+def signal_values(law: TaskLaw, cap: int = 3) -> int:
+    """How many distinct values s = ‖m‖² takes over prompts with m ≠ 0, counted up to ``cap``
+    (``cap`` means '``cap`` or more').  A continuous piece counts as ``cap``."""
+    if not law.s_law().is_bounded:
+        return cap  # a continuous unbounded law: the boundedness hypothesis speaks for it
+    nodes = law.s_law().rule(1).nodes
+    return min(len(np.unique(nodes[nodes > 0])), cap)
+
+
+def bounded_s(law: TaskLaw) -> Hypothesis:
+    lo, hi = law.s_bounds()
+    return Hypothesis("s = ‖m‖² is bounded (s_hi < ∞)", math.isfinite(hi), f"s ∈ [{lo:g}, {hi:g}] for {law.spec()}")
+
+
+def has_signal(law: TaskLaw) -> Hypothesis:
+    sig = law.signal_bounds()
+    return Hypothesis("s is not a.s. 0 (the tokens carry signal)", sig is not None,
+                      f"over prompts with m ≠ 0, s ∈ [{sig[0]:g}, {sig[1]:g}]" if sig else "s ≡ 0")
+
+
+def label_scale(law: TaskLaw) -> Hypothesis:
+    """ζ is drawn from its own law, independently of m, by construction of ``TaskLaw``; what can
+    fail is its second moment."""
+    ez2 = law.zeta.second_moment()
+    return Hypothesis("ζ is independent of m (by construction of the task law) with 0 < E[ζ²] < ∞",
+                      bool(math.isfinite(ez2) and ez2 > 0), f"ζ ~ {law.zeta.spec()}, E[ζ²] = {ez2:g}")
+
+
+def at_least_values(law: TaskLaw, k: int, why: str) -> Hypothesis:
+    n = signal_values(law, cap=k)
+    return Hypothesis(f"s takes at least {k} values where m ≠ 0 ({why})", n >= k,
+                      f"{n if n < k else f'≥ {k}'} distinct value(s) of s over prompts with m ≠ 0")
