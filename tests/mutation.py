@@ -29,7 +29,9 @@ How it works
 3. For each mutant a fresh copy of the source tree is made, the one file is rewritten, and
    ``nice -n 10 python -m pytest -q -x -p no:cacheprovider --hypothesis-seed=0 <mapped test files>``
    runs in it, one mutant at a time, with ``PYTHONDONTWRITEBYTECODE=1`` (no stale ``.pyc`` across
-   copies) and one BLAS/OpenMP thread.  pytest exit status 1 (a test failed) or 2 (collection
+   copies) and one BLAS/OpenMP thread.  The probe plugin also turns off Hypothesis's shrink phase
+   (the examples tried are the same, and any failure is reported; only the minimisation of a
+   failing example, which can take minutes, is skipped).  pytest exit status 1 (a test failed) or 2 (collection
    failed, e.g. a module-level law no longer parses) is *killed*; 0 is *survived*; past the time
    limit the process group is killed and the mutant is *timeout* (counted as killed in the score,
    listed separately); anything else is an *error*.
@@ -294,8 +296,20 @@ def mutated_text(mut: Mutation, text: str, start: int, end: int) -> str:
 # Source trees
 # ---------------------------------------------------------------------------------------------
 
-PROBE = '''"""pytest plugin written by tests/mutation.py: where did every mmicl module come from?"""
+PROBE = '''"""pytest plugin written by tests/mutation.py: where did every mmicl module come from?
+Also: Hypothesis without its shrink phase (a failure found is a kill; shrinking it to a smaller
+example only costs time)."""
 import json, os, sys
+
+
+def pytest_sessionstart(session):
+    # after tests/conftest.py has loaded its profile, before the test modules (and their
+    # @settings(...) objects, which inherit from the profile loaded then) are imported
+    from hypothesis import Phase, settings
+
+    settings.register_profile("mutation-no-shrink", parent=settings.default,
+                              phases=[p for p in Phase if p is not Phase.shrink])
+    settings.load_profile("mutation-no-shrink")
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -370,7 +384,9 @@ def run_pytest(tree: Path, tests: list[str], cache: Path, timeout: float) -> dic
         loaded = len(mods)
         real_tree = os.path.realpath(tree)
         outside = sorted(f"{k}: {v}" for k, v in mods.items() if v and not v.startswith(real_tree + os.sep))
-    return {"rc": rc, "seconds": round(seconds, 1), "tail": "\n".join(out.strip().splitlines()[-15:]),
+    lines = out.strip().splitlines()
+    return {"rc": rc, "seconds": round(seconds, 1), "tail": "\n".join(lines[-15:]),
+            "failed": [x for x in lines if x.startswith(("FAILED ", "ERROR "))][:5],
             "mmicl_modules_loaded": loaded, "modules_outside_copy": outside,
             "probe_ran": probe_out.exists()}
 
@@ -493,7 +509,7 @@ def main(argv=None) -> int:
                 limit = args.timeout or (
                     900.0 if args.no_baseline else 60 + 3 * sum(report["baseline"][t]["seconds"] for t in mut.tests))
                 r = run_pytest(tree, list(mut.tests), cache, limit)
-                res.update(seconds=r["seconds"], rc=r["rc"], tail=r["tail"], fresh_cache=fresh, time_limit=limit,
+                res.update(seconds=r["seconds"], rc=r["rc"], failed=r["failed"], tail=r["tail"], fresh_cache=fresh, time_limit=limit,
                            modules_outside_copy=r["modules_outside_copy"])
                 if r["modules_outside_copy"] or not r["probe_ran"]:
                     res["status"] = "error"
