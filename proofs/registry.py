@@ -50,6 +50,9 @@ class RunConfig:
     seed: int = 0
     device: str = "cpu"
     law: str | None = None
+    smoke: bool = False
+    """The reduced size of the random-law property test (tests/test_claims_property.py): short
+    depth sweeps, no Monte Carlo training and no basin maps; implies ``quick``."""
 
     @property
     def figures(self) -> Path:
