@@ -1,7 +1,7 @@
 """Monte Carlo evidence for thm6.2 and thm6.3: the reduced LCA trained by Adam on sampled prompts.
 
 Called by the thm6.2/thm6.3 claims.  Each check trains the model online, then locates the minimiser
-of the sampled loss by Newton (SAA, ``numerics.montecarlo.stationary_point``) in the large-context
+of the sampled loss by Newton (SAA, ``mmicl.numerics.montecarlo.stationary_point``) in the large-context
 limit (n = ∞: C = Λ, h = ζ m exactly, the theorem's setting) and compares it with the theory's
 minimiser in standard errors.  At finite n the check is that α_T lies within the run's stated error
 (optimisation error + measured finite-n bias + 3 se), the finite-n bias being measured, not assumed.
@@ -10,7 +10,8 @@ from __future__ import annotations
 
 
 from mmicl.numerics.laws import TaskLaw
-from mmicl.numerics.montecarlo import sampled_excess_one, trained_reduced, z_score
+from mmicl.numerics.montecarlo import sampled_excess_one
+from mmicl.proofs.experiments import trained_reduced
 from mmicl.numerics.strict_json import context_length_fields
 from mmicl.proofs.registry import Check, RunConfig
 
@@ -46,7 +47,7 @@ def thm62_mc_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
                 checks += _degenerate_checks(config, law, T, a_T, r, nums, sz)
                 continue
             if n is None:
-                z = z_score(r.at_infinity.theta[0], a_T, r.at_infinity.se[0])
+                z = abs(r.at_infinity.estimate(0).z(a_T))
                 checks.append(Check(
                     f"SAA minimiser of the sampled large-context loss = α_T (T={T})", "monte-carlo",
                     z <= Z, {**nums, "z": z}, tolerance=f"{Z} standard errors (sandwich se of the SAA minimiser)"))
@@ -102,8 +103,8 @@ def thm63_mc_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
         r = trained_reduced(law, T, mode="two", n=None, steps=sz["steps"], lr=0.005, alpha0=0.5 * a_star,
                             beta0=-0.25 * a_star, seed=config.seed + 50 + T, saa_samples=sz["saa"],
                             risk_samples=sz["risk"], device=config.device)
-        (a, b), (sa, sb) = r.at_infinity.theta, r.at_infinity.se
-        za, zb = z_score(a, a2, sa), z_score(b, b2, sb)
+        a, b = r.at_infinity.theta
+        za, zb = abs(r.at_infinity.estimate(0).z(a2)), abs(r.at_infinity.estimate(1).z(b2))
         nums = {"T": T, "alpha_T": a2, "beta_T": b2, "theory_excess": excess_risk(law, T, a2, b2), "z_alpha": za,
                 "z_beta": zb, **r.to_json()}
         checks.append(Check(f"SAA minimiser (α, β) of the sampled large-context loss = minimise_two (T={T})",

@@ -18,7 +18,7 @@ import numpy as np
 
 from mmicl.numerics.atomic import write_json
 from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.montecarlo import depth_study, log_log_slope, noskip_study, sample_mean_baselines
+from mmicl.proofs.experiments import depth_study, log_log_slope, noskip_study, sample_mean_baselines
 from mmicl.proofs.claims import hypotheses as hyp
 from mmicl.proofs.registry import Check, Claim, Hypothesis, RunConfig, register
 

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import write_json
-from .law_language import parse_law, takes_law
+from mmicl.numerics.atomic import write_json
+from mmicl.numerics.law_language import parse_law, takes_law
 
 SIZES = {
     # finite-n: SAA prompts, context lengths; SGD: batch, learning rates, flow horizon; full-matrix: steps, seeds
@@ -50,8 +50,8 @@ def _figure(figsize=(10, 4)):
 
 @takes_law
 def figure_finite_n(law, out: Path, size: dict, seed: int) -> dict:
-    from .lca import alpha_T
-    from .montecarlo import finite_n_study
+    from mmicl.numerics.lca import alpha_T
+    from mmicl.proofs.experiments import finite_n_study
 
     T = size["T"]
     rows = finite_n_study(law, T, size["ns"], samples=size["saa_samples"], seed=seed)
@@ -84,8 +84,8 @@ def figure_finite_n(law, out: Path, size: dict, seed: int) -> dict:
 
 @takes_law
 def figure_sgd_flow(law, out: Path, size: dict, seed: int) -> dict:
-    from .flows import gradient_flow_one
-    from .montecarlo import gd_versus_flow
+    from mmicl.numerics.flows import gradient_flow_one
+    from mmicl.proofs.experiments import gd_versus_flow
 
     T, a0, t_max = size["T"], size["alpha0"], size["t_max"]
     t_fine = np.linspace(0.0, t_max, 201)
@@ -128,8 +128,8 @@ def figure_sgd_flow(law, out: Path, size: dict, seed: int) -> dict:
 
 @takes_law
 def figure_full_matrix(law, out: Path, size: dict, seed: int) -> dict:
-    from .lca import alpha_T
-    from .montecarlo import full_matrix_study
+    from mmicl.numerics.lca import alpha_T
+    from mmicl.proofs.experiments import full_matrix_study
 
     T = size["T"]
     a_T = alpha_T(law, T)
