@@ -1,18 +1,51 @@
-"""Claim thm4.1: a single LSA layer is not Bayes-optimal uniformly over the task law.
+"""Claim thm4.1: a single LSA layer is not Bayes-optimal when the covariance varies across prompts.
 
-Evidence:
-1. symbolic: the full layer's prediction collapses to ``x_qᵀΓh`` plus label-even terms that the
-   y ↦ −y symmetry of every TaskLaw makes useless; the finite-n risk of ``x_qᵀΓh`` by Gaussian
-   moment calculus equals the closed form the numerics use;
-2. quadrature: the exact best LSA's gap on each law; > 0 exactly where the theory says it must be
-   (s not a.s. constant *on {s > 0}*; an atom at s = 0 costs nothing, see docs/lsa.md);
-3. Monte Carlo: the finite-n closed form against sampled prompts;
-4. Monte Carlo training: the full LSA (both matrices) trained by Adam at context length n does not
-   beat the exact best LSA at that n beyond its paired standard error;
-5. the one-parameter LCA at depth 1 with its best α is no better than the best LSA.
+Every check compares two computations that could disagree if the maths were wrong; none compares a
+number with a bound it satisfies by construction.  One small function per check:
+
+``_symbolic_check``
+    SymPy: the full layer's prediction is ``x_qᵀΓh`` plus label-even terms, and the finite-n risk of
+    ``x_qᵀΓh`` by Gaussian moment calculus equals the closed form the numerics use.
+``_closed_form_check``
+    the exact best LSA (``numerics.lsa.best_lsa``: d×d normal equations, coordinate moments from
+    direction moments, the graded Gauss rule) against a block closed form derived separately (one
+    γ per block of m, norm moments only) and integrated by mpmath tanh-sinh; tolerance = the mpmath
+    error (30 vs 20 digits) + the rule's truncation error (depth-1 vs depth-2 rule) + a float64
+    rounding bound.
+``_mc_risk_check``
+    the exact risk and gap at the exact optimum against a Monte Carlo estimate: sampled prompts, the
+    real layer ``f(Z) = Z + P Z M Zᵀ Q Z / n`` with weights realising Γ*, its squared error and its
+    squared distance to the task-known Bayes prediction; 3 standard errors.
+``_stationarity_check``
+    the exact optimum, as weights of the full layer (Γ*, and 0 for the label-even weights p_x, q₂₁),
+    is a stationary point of the sampled loss: per-prompt gradients (autograd through the real
+    layer), Hotelling's T² against the χ² quantile at the 3-standard-error tail probability.
+``_conclusion_check``
+    the theorem's conclusion: the gap exceeds its error bound, and the Monte Carlo excess of the
+    best LSA over Bayes (n = ∞) is > 0 by 3 standard errors.
+``_training_check``
+    the full layer trained by Adam from random starts (screened, the best continued): the best
+    restart's paired test risk equals the exact optimum's within 3 standard errors, on both sides
+    (below would contradict the optimum, above means no restart reached it); stalled restarts are
+    reported.
+``_lca_check``
+    the one-parameter LCA at depth 1 (its own minimiser, ``numerics.lca``) is no better than the best
+    LSA, and equal to it for s-laws (it is the LSA with Γ = αI).
+
+A Monte Carlo check says ``None`` (inconclusive) when its standard error is too large to tell the
+best LSA from Bayes: 3 se must be below half the estimated gap.
+
+The hypotheses are computed from the law: s bounded, 0 < E[ζ²] and E[ζ⁴] < ∞, the spectrum of Λ
+varies (s is not a point mass) and, as the statement requires, s is not a.s. constant on {s > 0}
+(per modality: on {‖m_b‖ > 0}).  ``s=point(c)`` has hypothesis-not-met.
+
+Numeric helpers written here for now (numerics/lsa.py is being split): the block closed form, the
+real layer on a Gram matrix, per-prompt Jacobians.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -21,16 +54,74 @@ from mmicl.numerics.laws import TaskLaw
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
 
-DEFAULT_LAWS = (
+THEOREM_LAWS = (
     "s=uniform(0.5,4)",
-    "s=point(2)",
     "sv=uniform(0,2); sr=point(1); zeta=rademacher; d1=2; d2=3",
-    "s=twopoint(0,2,0.5)",
 )
-TRAIN_LAW = "s=uniform(0.5,4)"
-POINT_TOL = 1e-20  # a point law's gap is a sum of (γ − c)² terms with |γ − c| ≲ 1e-15: ≲ 1e-28
-Z_MC = 4.0  # |z| bound for a closed form against Monte Carlo (two-sided, p ≈ 6e-5 per check)
-Z_TRAIN = 3.0  # one-sided: the trained model "beats" the best only if its paired mean is 3 SE below
+# the edge of the hypothesis: the spectrum of Λ does not vary (point), or varies only between
+# prompts without signal and one value of s (an atom at 0); the gap must be 0 there
+CONTROL_LAWS = ("s=point(2)", "s=twopoint(0,2,0.5)")
+N_CONTEXT = 20  # the finite context length of the Monte Carlo checks and of training
+K_SE = 3.0  # standard errors of one Monte Carlo comparison on its own
+P_TAIL = math.erfc(K_SE / math.sqrt(2))  # its two-sided tail, 0.0027: the false-alarm rate of a whole run
+EPS = float(np.finfo(float).eps)
+POINT_TOL = 1e-20  # used by the figure only: a gap below it is drawn as 0
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Monte Carlo and training sizes.
+
+    Most random starts of the full layer end in the rank-1 local minimum of docs/lsa.md.  Measured
+    at n = 20, s ~ U(0.5, 4), after 100 Adam steps of 256 prompts: with every entry N(0, 0.3²),
+    3 of 40 starts reached the best LSA's basin; with the rank-1 weights (p_x, q₂₁) ten times
+    smaller, 10 of 16 (and 9 of 16 on the per-modality law).  Half the starts are of each kind, so
+    16 starts all miss with probability ≈ 0.92⁸·0.4⁸ ≈ 3e-4.  The paired test size keeps the
+    optimisation residual of a continued restart (≈ 1e-4 after 600 steps of 1024 prompts) inside
+    the k·se band."""
+
+    mc: int  # prompts per Monte Carlo check
+    screen_restarts: int  # random starts of the full layer
+    screen_steps: int
+    screen_batch: int
+    screen_eval: int  # common fresh prompts on which the screened restarts are ranked
+    keep: int  # restarts (lowest screening loss) trained further
+    steps: int
+    batch: int
+    test: int  # paired test prompts per kept restart
+
+
+def k_family(comparisons: int) -> float:
+    """Standard errors per comparison so that ``comparisons`` Monte Carlo comparisons together raise
+    a false alarm with probability ≤ P_TAIL (Bonferroni): ``Φ⁻¹(1 − P_TAIL/(2·comparisons))``;
+    3 for one comparison."""
+    from scipy import stats
+
+    return float(stats.norm.isf(P_TAIL / (2 * max(int(comparisons), 1))))
+
+
+def sizes(quick: bool) -> Sizes:
+    if quick:
+        return Sizes(mc=50_000, screen_restarts=16, screen_steps=100, screen_batch=256, screen_eval=8192,
+                     keep=2, steps=600, batch=1024, test=20_000)
+    return Sizes(mc=200_000, screen_restarts=20, screen_steps=150, screen_batch=512, screen_eval=16384,
+                 keep=2, steps=1500, batch=2048, test=100_000)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hypotheses, computed from the law
+# ---------------------------------------------------------------------------------------------
+
+
+def zeta_fourth_moment(zeta) -> float:
+    """``E[ζ⁴]`` of a ``ZetaLaw``: 3 (normal), 1 (Rademacher), c⁴ (const), the sample mean."""
+    if zeta.kind == "normal":
+        return 3.0
+    if zeta.kind == "rademacher":
+        return 1.0
+    if zeta.kind == "const":
+        return zeta.value**4
+    return float(np.mean(np.asarray(zeta.samples, float) ** 4))
 
 
 def zero_gap_expected(law: TaskLaw) -> bool:
@@ -42,9 +133,8 @@ def zero_gap_expected(law: TaskLaw) -> bool:
     from mmicl.numerics.lsa import norm_blocks
 
     blocks = norm_blocks(law)
-    nodes, w = blocks.nodes, blocks.weights
-    keep = w > 0
-    nodes = nodes[keep]
+    keep = blocks.weights > 0
+    nodes = blocks.nodes[keep]
     s = nodes.sum(1)
     for b in range(nodes.shape[1]):
         on = nodes[:, b] > 0
@@ -53,7 +143,511 @@ def zero_gap_expected(law: TaskLaw) -> bool:
     return True
 
 
-def _symbolic_checks(d: int = 2) -> Check:
+def hypotheses(law: TaskLaw, tag: str = "") -> list[Hypothesis]:
+    """The theorem's hypotheses on ``law``, each decided from the law's own numbers."""
+    lo, hi = law.s_bounds()
+    bounded = math.isfinite(hi)
+    ez2, ez4 = law.zeta.second_moment(), zeta_fourth_moment(law.zeta)
+    varies = hi > lo
+    if bounded:
+        refined = not zero_gap_expected(law)
+        how = "on the quadrature nodes of the law (its atoms for a discrete law)"
+    else:  # an unbounded law is continuous at its upper end: s is not constant on {s > 0}
+        refined = varies
+        how = "from the support (unbounded, so not a.s. constant)"
+    sig = law.signal_bounds()
+    return [
+        Hypothesis(f"{tag}s = ‖m‖² is bounded", bounded, f"s ∈ [{lo:g}, {hi:g}]"),
+        Hypothesis(f"{tag}the labels carry signal with bounded moments: 0 < E[ζ²], E[ζ⁴] < ∞",
+                   bool(ez2 > 0 and math.isfinite(ez4)),
+                   f"ζ ~ {law.zeta.spec()}: E[ζ²] = {ez2:g}, E[ζ⁴] = {ez4:g} (ζ independent of m by "
+                   "construction of the task law); with s bounded every moment of the tokens is finite"),
+        Hypothesis(f"{tag}the covariance Λ = I + mmᵀ varies across prompts beyond its direction: the law "
+                   "of s is not a point mass", varies,
+                   f"s ∈ [{lo:g}, {hi:g}]" + ("" if varies else "; a direction-only change of Λ is undone "
+                                                               "by Γ = I/(1+s), so one Γ is Bayes for every prompt")),
+        Hypothesis(f"{tag}s is not a.s. constant on {{s > 0}} (per modality: on {{‖m_b‖ > 0}} for some "
+                   "block b), as the statement requires", refined,
+                   f"decided {how}; over prompts with m ≠ 0, s ∈ "
+                   + (f"[{sig[0]:g}, {sig[1]:g}]" if sig else "∅ (m = 0 a.s.)")
+                   + ("" if refined or not varies else
+                      "; s varies only through prompts where the factor 1/(1+s) multiplies a zero block "
+                      "(e.g. an atom at s = 0), where every Γ predicts 0 = Bayes")),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# The block closed form of the best LSA (independent of numerics.lsa's coordinate route)
+# ---------------------------------------------------------------------------------------------
+
+
+def _blocks(law: TaskLaw) -> list[tuple[int, object]]:
+    """(dimension, law of the squared norm) of each block of m: one block for an s-law."""
+    return [(law.d, law.s)] if law.s is not None else [(law.d1, law.sv), (law.d2, law.sr)]
+
+
+def _atomic(x) -> bool:
+    return hasattr(x, "values") or x.is_degenerate
+
+
+def closed_form_applicable(law: TaskLaw, n: int | None) -> str | None:
+    """None if the block closed form applies, else why not."""
+    if n is not None and (law.anisotropy_v or law.anisotropy_r):
+        return "anisotropic directions: at finite n the optimal Γ is not constant on a block"
+    if law.s is None and not (_atomic(law.sv) or _atomic(law.sr)):
+        return "E[s/(1+s)] would need a nested 2-D mpmath integral (minutes); the Monte Carlo checks cover this law"
+    return None
+
+
+def _block_solution(d_b, E1, E2, kappa, z2, n, lin):
+    """Γ constant on each block b (γ_b I).  With S_b the block's squared norm, c = 1/(1+s):
+
+        e/ζ² = Σ_b (γ_b − c)² S_b + (Σ_b (γ_b − c) S_b)²
+               + (1/n)[Σ_b d_b γ_b² + 3 Σ_b γ_b² S_b + 2(Σ_b γ_b S_b)²],
+
+    so E e = E[ζ²](γᵀAγ − 2bᵀγ + κ) with A_ab = δ_ab E S_a + E[S_a S_b] + (1/n)(δ_ab (d_a + 3 E S_a)
+    + 2 E[S_a S_b]), b_a = E S_a, κ = E[s/(1+s)] (blocks independent: E[S_a S_b] = E S_a E S_b).
+    ``lin`` is the arithmetic (mpmath or numpy).  Returns (γ, gap, A)."""
+    B = len(d_b)
+    A = [[(E1[a] if a == c else 0) + (E2[a] if a == c else E1[a] * E1[c]) for c in range(B)] for a in range(B)]
+    if n is not None:
+        for a in range(B):
+            for c in range(B):
+                A[a][c] += ((d_b[a] + 3 * E1[a] if a == c else 0) + 2 * (E2[a] if a == c else E1[a] * E1[c])) / n
+    gamma = lin(A, E1)
+    gap = z2 * (kappa - sum(g * e for g, e in zip(gamma, E1)))
+    return gamma, gap, A
+
+
+def _mp_solve(A, b):
+    import mpmath as mp
+
+    x = mp.lu_solve(mp.matrix(A), mp.matrix(b))
+    return [x[i] for i in range(len(b))]
+
+
+def _np_solve(A, b):
+    return list(np.linalg.solve(np.array(A, float), np.array(b, float)))
+
+
+def block_closed_form(law: TaskLaw, n: int | None, dps: int = 30) -> tuple[list[float], float]:
+    """(γ per block, gap) by mpmath (tanh-sinh, ``expect_mp``) at ``dps`` digits."""
+    import mpmath as mp
+
+    with mp.workdps(dps):
+        blocks = _blocks(law)
+        E1 = [b.expect_mp(lambda x: x) for _, b in blocks]
+        E2 = [b.expect_mp(lambda x: x * x) for _, b in blocks]
+        kappa = law.s_law().expect_mp(lambda s: s / (1 + s))
+        gamma, gap, _ = _block_solution([d for d, _ in blocks], E1, E2, kappa, mp.mpf(law.zeta.second_moment()),
+                                        n, _mp_solve)
+        return [float(g) for g in gamma], float(gap)
+
+
+def _block_closed_form_rule(law: TaskLaw, n: int | None, depth: int):
+    """The same closed form in float64 with the project's rules at ``depth`` (for the rule's error)."""
+    blocks = _blocks(law)
+    rules = [b.rule(depth) for _, b in blocks]
+    E1 = [float(r.weights @ r.nodes) for r in rules]
+    E2 = [float(r.weights @ r.nodes**2) for r in rules]
+    if len(rules) == 1:
+        s, w = rules[0].nodes, rules[0].weights
+    else:
+        s = (rules[0].nodes[:, None] + rules[1].nodes[None, :]).ravel()
+        w = (rules[0].weights[:, None] * rules[1].weights[None, :]).ravel()
+    kappa = float(w @ (s / (1 + s)))
+    gamma, gap, A = _block_solution([d for d, _ in blocks], E1, E2, kappa, law.zeta.second_moment(), n, _np_solve)
+    return np.array(gamma, float), float(gap), np.array(A, float), kappa
+
+
+def _expand(law: TaskLaw, gamma_blocks) -> np.ndarray:
+    return np.concatenate([np.full(d, g) for (d, _), g in zip(_blocks(law), gamma_blocks)])
+
+
+def _closed_form_check(law: TaskLaw, n: int | None, gap: float | None = None, gamma=None,
+                       role: str = "") -> tuple[Check, float]:
+    """The exact best LSA (``gap``, ``gamma``; by default ``best_lsa(law, n)``) against the block
+    closed form.  Returns the check and the tolerance on the gap (used by the conclusion)."""
+    from mmicl.numerics.lsa import best_lsa, norm_blocks
+
+    if gap is None or gamma is None:
+        best = best_lsa(law, n)
+        gap = best.gap if gap is None else gap
+        gamma = best.gamma if gamma is None else gamma
+    gamma = np.asarray(gamma, float)
+    g30, gap30 = block_closed_form(law, n, 30)
+    g20, gap20 = block_closed_form(law, n, 20)
+    g1, gap1, A1, kappa1 = _block_closed_form_rule(law, n, 1)
+    g2, gap2, _, _ = _block_closed_form_rule(law, n, 2)
+    K = norm_blocks(law).weights.size
+    z2 = law.zeta.second_moment()
+    scale = z2 * (abs(kappa1) + abs(kappa1 - gap1 / z2))  # κ and bᵀA⁻¹b: the two terms the gap is the difference of
+    rounding = (K + law.d**2) * EPS * scale
+    err_mp, err_rule = abs(gap30 - gap20), abs(gap1 - gap2)
+    tol = err_mp + err_rule + rounding
+    want = _expand(law, g30)
+    cond = float(np.linalg.cond(A1))
+    tol_g = (cond * (K + law.d**2) * EPS * float(np.max(np.abs(want)))
+             + float(np.max(np.abs(_expand(law, g30) - _expand(law, g20))))
+             + float(np.max(np.abs(_expand(law, g1) - _expand(law, g2)))))
+    dgap, dgam = abs(gap - gap30), float(np.max(np.abs(gamma - want)))
+    nn = "∞" if n is None else n
+    return Check(
+        f"best LSA = block closed form{role} (n={nn}) on {law.spec()}", "quadrature",
+        bool(dgap <= tol and dgam <= tol_g),
+        numbers={"n": None if n is None else n, "gap": gap, "closed_form_gap": gap30, "gap_difference": dgap,
+                 "gap_tolerance": tol, "gamma": gamma.tolist(), "closed_form_gamma_blocks": g30,
+                 "gamma_difference": dgam, "gamma_tolerance": tol_g, "mpmath_error": err_mp,
+                 "rule_error": err_rule, "rounding_bound": rounding, "nodes": K, "cond_A": cond},
+        tolerance=("|Δgap| ≤ mpmath error (|30 − 20 digits|) + rule truncation (|depth-1 − depth-2 rule|, the "
+                   "closed form in float64) + (K + d²)·ε·E[ζ²](κ + bᵀA⁻¹b) float64 rounding of best_lsa's "
+                   f"K = {K}-node sums; |Δγ| ≤ cond(A)·(K + d²)·ε·|γ| + the same two differences in γ"),
+        detail=("closed form: one γ per block of m, E e = E[ζ²](γᵀAγ − 2bᵀγ + κ) with A, b, κ from E S_b, "
+                "E S_b², E[s/(1+s)] by mpmath tanh-sinh (expect_mp); best_lsa: d×d normal equations from "
+                "coordinate moments (direction moments × norm moments) on the graded Gauss rule"),
+    ), tol
+
+
+# ---------------------------------------------------------------------------------------------
+# The real layer on sampled prompts
+# ---------------------------------------------------------------------------------------------
+
+
+def theta_star(gamma) -> np.ndarray:
+    """The full layer's free weights at the best LSA: (Γ row-major, p_x = 0, q₂₁ = 0); p_y = 1."""
+    g = np.asarray(gamma, float)
+    G = np.diag(g) if g.ndim == 1 else g
+    d = G.shape[0]
+    return np.concatenate([G.ravel(), np.zeros(2 * d)])
+
+
+def layer_weights(theta, d: int):
+    """``P = W^{PV}`` and ``Q = W^{KQ}`` (… × (d+1) × (d+1)) from θ = (Γ, p_x, q₂₁): the last row of
+    P is (p_xᵀ, 1), Q's top-left block is Γᵀ and its last row (q₂₁ᵀ, 0); every other entry 0 (they
+    never enter the prediction)."""
+    import torch
+
+    lead = theta.shape[:-1]
+    G = theta[..., : d * d].reshape(*lead, d, d)
+    P = torch.zeros(*lead, d + 1, d + 1, dtype=theta.dtype, device=theta.device)
+    Q = torch.zeros_like(P)
+    P[..., d, :d] = theta[..., d * d : d * d + d]
+    P[..., d, d] = 1.0
+    Q[..., :d, :d] = G.transpose(-1, -2)
+    Q[..., d, :d] = theta[..., d * d + d :]
+    return P, Q
+
+
+def layer_prediction(P, Q, gram, zq):
+    """The query column of ``f(Z) = Z + P Z M Zᵀ Q Z / n`` is ``z_q + P (Z M Zᵀ/n) Q z_q``; its last
+    entry.  ``gram = Z M Zᵀ / n`` (M drops the query column), ``z_q = (x_q, 0)``."""
+    out = zq + (P @ (gram @ (Q @ zq[..., None])))[..., 0]
+    return out[..., -1]
+
+
+def sampled_layer_inputs(law: TaskLaw, n: int | None, samples: int, seed: int, device: str = "cpu",
+                         chunk: int = 20_000):
+    """Chunks ``(gram, z_q, y_q, ŷ_Bayes)`` in float64.  Finite n: the n context tokens are drawn
+    (``sample_prompts``), embedded as ``Z`` and ``gram = Z M Zᵀ / n`` is formed from them.  n = ∞:
+    the limit ``[[Λ, ζm], [ζmᵀ, ζ²]]`` (``sample_moments(n=None)``).  ``ŷ_Bayes = ζ mᵀx_q/(1+s)``."""
+    import torch
+
+    from mmicl.numerics.sampling import sample_moments, sample_prompts
+
+    gen = torch.Generator(device=device).manual_seed(seed)
+    d = law.d
+    for start in range(0, samples, chunk):
+        b = min(chunk, samples - start)
+        if n is None:
+            mo = sample_moments(law, b, None, gen, device, torch.float64)
+            gram = torch.empty(b, d + 1, d + 1, dtype=torch.float64, device=device)
+            gram[:, :d, :d], gram[:, :d, d], gram[:, d, :d], gram[:, d, d] = mo.cov, mo.xy, mo.xy, mo.yy
+            xq, yq, m, zeta = mo.query_x, mo.query_y, mo.m, mo.zeta
+        else:
+            pr = sample_prompts(law, b, n, gen, device, torch.float64)
+            labels = pr.y.clone()
+            labels[:, -1] = 0.0  # the query's label is not given
+            Z = torch.cat([pr.x, labels[..., None]], -1).transpose(1, 2)  # (b, d+1, n+1)
+            ctx = Z[..., :n]  # Z M: the mask keeps the query out of the keys
+            gram = ctx @ ctx.transpose(1, 2) / n
+            xq, yq, m, zeta = pr.query_x, pr.query_y, pr.m, pr.zeta
+        zq = torch.cat([xq, torch.zeros_like(xq[:, :1])], -1)
+        bayes = zeta * (m * xq).sum(-1) / (1 + (m**2).sum(-1))
+        yield gram, zq, yq, bayes
+
+
+def _mean_se(total: float, total2: float, k: int) -> tuple[float, float]:
+    mean = total / k
+    var = max(total2 / k - mean**2, 0.0) * k / (k - 1) if k > 1 else math.inf
+    return mean, math.sqrt(var / k)
+
+
+def _decidable(se: float, gap_estimate: float, k: float) -> bool:
+    """A Monte Carlo comparison can decide when k se is below half the estimated gap: the band
+    around the LSA's value then excludes the Bayes value."""
+    return k * se < gap_estimate / 2
+
+
+def _mc_risk_check(law: TaskLaw, n: int | None, gamma, exact_risk: float, exact_gap: float, samples: int,
+                   seed: int, device: str = "cpu", k: float = K_SE) -> tuple[Check, dict]:
+    """The exact risk (``exact_risk``) and gap (``exact_gap``) at the best LSA ``gamma`` against the
+    sampled loss of the real layer with those weights, within ``k`` standard errors each.  Decided
+    on the gap (the theorem's quantity): inconclusive unless k·se(gap) < MC gap/2; the risk, whose
+    se is larger (label noise), is a coarser companion test at the same k."""
+    import torch
+
+    theta = torch.as_tensor(theta_star(gamma), dtype=torch.float64, device=device)
+    P, Q = layer_weights(theta, law.d)
+    acc = np.zeros(4)
+    for gram, zq, yq, bayes in sampled_layer_inputs(law, n, samples, seed, device):
+        yhat = layer_prediction(P, Q, gram, zq)
+        loss, excess = (yhat - yq) ** 2, (yhat - bayes) ** 2
+        acc += [float(loss.sum()), float((loss**2).sum()), float(excess.sum()), float((excess**2).sum())]
+    risk, se_r = _mean_se(acc[0], acc[1], samples)
+    gap, se_g = _mean_se(acc[2], acc[3], samples)
+    z_r = (risk - exact_risk) / se_r if se_r > 0 else math.inf
+    z_g = (gap - exact_gap) / se_g if se_g > 0 else math.inf
+    decidable = _decidable(se_g, gap, k)
+    passed = None if not decidable else bool(abs(z_r) <= k and abs(z_g) <= k)
+    nn = "∞" if n is None else n
+    est = {"mean": gap, "se": se_g, "samples": samples}
+    return Check(
+        f"exact risk and gap at the best LSA = Monte Carlo of the real layer (n={nn}) on {law.spec()}",
+        "monte-carlo", passed,
+        numbers={"n": None if n is None else n, "exact_risk": exact_risk, "mc_risk": risk, "mc_risk_se": se_r,
+                 "z_risk": z_r, "exact_gap": exact_gap, "mc_gap": gap, "mc_gap_se": se_g, "z_gap": z_g,
+                 "samples": samples, "k": k, "decidable": decidable},
+        tolerance=(f"|z| ≤ k = {k:.3g} for both (se = sd/√{samples}; k from the run's false-alarm budget, see "
+                   f"k_family); inconclusive unless k·se(gap) < MC gap / 2"),
+        detail=("prompts from sample_prompts (tokens) or the exact limit moments at n = ∞; ŷ = last entry of the "
+                "query column of Z + P·Z M Zᵀ·Q·Z/n with P, Q realising Γ* (p_y = 1, Q₁₁ = Γ*ᵀ); risk = "
+                "E(ŷ − y_q)², gap = E(ŷ − ζmᵀx_q/(1+s))²"),
+    ), est
+
+
+def _stationarity_check(law: TaskLaw, n: int | None, gamma, samples: int, seed: int,
+                        device: str = "cpu", k: float = K_SE) -> Check:
+    """The full layer's weights at the best LSA are a stationary point of the sampled loss."""
+    import torch
+    from scipy import linalg, stats
+
+    d = law.d
+    theta = torch.as_tensor(theta_star(gamma), dtype=torch.float64, device=device)
+    p = theta.numel()
+    sum_g, sum_gg, sum_jj, sum_ex = np.zeros(p), np.zeros((p, p)), np.zeros((p, p)), 0.0
+    for gram, zq, yq, bayes in sampled_layer_inputs(law, n, samples, seed, device):
+        th = theta.expand(gram.shape[0], p).clone().requires_grad_(True)
+        P, Q = layer_weights(th, d)
+        yhat = layer_prediction(P, Q, gram, zq)
+        (J,) = torch.autograd.grad(yhat.sum(), th)  # per prompt: ∂ŷ_i/∂θ (prompt i only sees row i)
+        yhat = yhat.detach()
+        g = (2 * (yhat - yq))[:, None] * J
+        g, J = g.cpu().numpy(), J.cpu().numpy()
+        sum_g += g.sum(0)
+        sum_gg += g.T @ g
+        sum_jj += J.T @ J
+        sum_ex += float(((yhat - bayes) ** 2).sum())
+    N = samples
+    gbar = sum_g / N
+    S = (sum_gg - N * np.outer(gbar, gbar)) / (N - 1)
+    H = 2 * sum_jj / N  # Hessian of the risk at θ* (the curvature terms vanish there by the label flip)
+    rank = int(np.linalg.matrix_rank(S))
+    Sinv = np.linalg.pinv(S)
+    t2 = float(N * gbar @ Sinv @ gbar)
+    tail = math.erfc(k / math.sqrt(2))  # the tail of a k-se two-sided z-test
+    thr = float(stats.chi2.isf(tail, rank))
+    # a perturbation δ costs ½δᵀHδ in risk and moves the mean gradient by Hδ: T² noncentrality
+    # N δᵀH S⁻¹H δ.  The hardest direction to see has the smallest generalised eigenvalue ρ.
+    rho = float(linalg.eigh(H @ Sinv @ H, H, eigvals_only=True)[0])
+    gap_est = sum_ex / N
+    resolution = 4 * thr / (N * max(rho, 1e-300))  # risk cost whose perturbation gives T² ≈ 4·threshold
+    decidable = resolution <= gap_est / 2
+    passed = None if not decidable else bool(t2 <= thr)
+    worst = int(np.argmax(np.abs(gbar) / np.sqrt(np.maximum(np.diag(S) / N, 1e-300))))
+    nn = "∞" if n is None else n
+    return Check(
+        f"the best LSA's weights are a stationary point of the sampled loss of the full layer (n={nn}) "
+        f"on {law.spec()}", "monte-carlo", passed,
+        numbers={"n": None if n is None else n, "samples": N, "parameters": p, "rank": rank, "T2": t2,
+                 "chi2_threshold": thr, "largest_z": float(gbar[worst] / math.sqrt(S[worst, worst] / N)),
+                 "largest_z_index": worst, "mean_gradient": gbar.tolist(),
+                 "resolution_risk": resolution, "mc_gap": gap_est, "tail": tail, "decidable": decidable},
+        tolerance=(f"Hotelling T² = N ḡᵀS⁻¹ḡ ≤ the χ²_{rank} quantile at tail {tail:.2g} (that of a k = {k:.3g} "
+                   "se two-sided test); inconclusive unless a perturbation costing half the MC gap would give "
+                   "T² ≥ 4× that quantile (resolution_risk ≤ mc_gap/2)"),
+        detail=(f"θ = (Γ: d² entries, p_x: d, q₂₁: d) with p_y = 1, at (Γ*, 0, 0); per-prompt gradients "
+                "2(ŷ − y_q)∂ŷ/∂θ by autograd through the real layer; the label-even weights p_x, q₂₁ are "
+                "included: the symmetry argument says they cannot lower the risk to first order"),
+    )
+
+
+def _conclusion_check(law: TaskLaw, gap: float, gap_tol: float, mc_gap: dict, k: float = K_SE) -> Check:
+    """The theorem's conclusion: the best LSA's gap is > 0, by the exact value beyond its error bound
+    and by the Monte Carlo excess beyond 3 se."""
+    lower = mc_gap["mean"] - k * mc_gap["se"]
+    if gap <= gap_tol:
+        passed = False  # the exact best LSA is Bayes-optimal to within its error although Λ varies
+    elif lower <= 0:
+        passed = None  # the exact value says > 0, the Monte Carlo cannot confirm it
+    else:
+        passed = True
+    return Check(
+        f"the best LSA is not Bayes-optimal (n=∞) on {law.spec()}", "quadrature+monte-carlo", passed,
+        numbers={"gap": gap, "gap_tolerance": gap_tol, "mc_gap": mc_gap["mean"], "mc_gap_se": mc_gap["se"],
+                 "mc_lower_bound": lower},
+        tolerance=f"gap > its error bound (closed-form check, else K-node rounding) and MC gap − k·se > 0, k = {k:.3g}",
+        detail="fails if the exact gap is 0 within its error; inconclusive if only the Monte Carlo cannot confirm",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Training the full layer
+# ---------------------------------------------------------------------------------------------
+
+
+def _train_restarts(law: TaskLaw, n: int, sz: Sizes, gamma, seed: int, device: str) -> list[dict]:
+    """Random starts of the full layer (both (d+1)×(d+1) matrices, every entry N(0, 0.3²) and
+    trained), each trained briefly by Adam (cosine) and ranked by its loss on ``screen_eval``
+    common fresh prompts (a single training batch is too noisy to rank by); the ``keep`` lowest are
+    trained further and compared with the best LSA on paired test prompts.
+
+    Every other start draws the weights of the rank-1 channel Γ = q₂₁p_xᵀ (the last row of P
+    outside p_y, the last row of Q) ten times smaller: with all entries at 0.3 about 9 starts in 10
+    end in the rank-1 local minimum, with these at 0.03 about 4 in 10 (see ``Sizes``).  They stay
+    free: if the rank-1 channel or the label-even terms could lower the risk, training would use them."""
+    import torch
+
+    from mmicl.numerics.lsa import TrainedLSA, paired_test_risks
+    from mmicl.numerics.models import LinearSelfAttention
+    from mmicl.numerics.sampling import sample_moments
+    from mmicl.numerics.training import train
+
+    ev = sample_moments(law, sz.screen_eval, n, torch.Generator(device=device).manual_seed(seed + 777), device)
+    runs = []
+    for k in range(sz.screen_restarts):
+        model = LinearSelfAttention(law.d, init_scale=0.3, generator=torch.Generator().manual_seed(seed + 1 + k))
+        small = k % 2 == 1
+        if small:
+            with torch.no_grad():
+                model.value[law.d, : law.d] *= 0.1
+                model.key_query[law.d, : law.d] *= 0.1
+        res = train(model, law, n=n, steps=sz.screen_steps, batch=sz.screen_batch, lr=0.02, schedule="cosine",
+                    seed=seed + k, device=device)
+        with torch.no_grad():
+            loss = math.inf if res.diverged else float(((model(ev) - ev.query_y) ** 2).mean())
+        runs.append({"seed": seed + k, "init": "rank-1 weights ×0.1" if small else "all N(0, 0.3²)",
+                     "model": model, "screen_loss": loss, "diverged": bool(res.diverged),
+                     "message": res.message or ""})
+    order = sorted((r for r in runs if not r["diverged"] and math.isfinite(r["screen_loss"])),
+                   key=lambda r: r["screen_loss"])
+    for r in order[: sz.keep]:
+        res = train(r["model"], law, n=n, steps=sz.steps, batch=sz.batch, lr=0.01, schedule="cosine",
+                    seed=r["seed"] + 5000, device=device)
+        r["continued"] = True
+        if res.diverged:
+            r["diverged"], r["message"] = True, res.message
+            continue
+        trained = TrainedLSA(r["model"], n, sz.steps, sz.batch, 0.01, r["seed"], float(res.history["loss"][-1]))
+        risks = paired_test_risks(trained, law, gamma, sz.test, seed + 1000, device)
+        r["difference"] = risks["difference"].to_json()
+        r["trained_test_risk"] = risks["trained"].to_json()
+        r["effective_gamma"] = trained.effective_gamma().tolist()
+    for r in runs:
+        r.pop("model")
+        r.setdefault("continued", False)
+    return runs
+
+
+def _training_verdict(runs: list[dict], exact_risk: float, gap_n: float, meta: dict, k: float = K_SE) -> Check:
+    """Two-sided: the best tested restart's paired difference (trained − best LSA) within ±k se.
+    Below: something beats the exact optimum (contradiction).  Above: no restart reached it.
+    Inconclusive when k se is not below half the gap at this n, or when no restart could be tested.
+    A tested restart more than k se above is 'stalled'; a screened-out one is only counted as 'far
+    above at screening' (more than gap(n)/2 above the exact risk: stalled, or not yet converged)."""
+    tested = [r for r in runs if "difference" in r]
+    for r in tested:
+        d = r["difference"]
+        r["z"] = d["mean"] / d["se"] if d["se"] > 0 else (0.0 if d["mean"] == 0 else math.copysign(math.inf, d["mean"]))
+        r["stalled"] = r["z"] > k
+    screen_cut = exact_risk + gap_n / 2
+    for r in runs:
+        r["far_above_at_screening"] = bool(r["diverged"] or r["screen_loss"] > screen_cut)
+    numbers = {**meta, "exact_best_risk": exact_risk, "gap_at_n": gap_n, "restarts": runs,
+               "tested_restarts": len(tested), "stalled_restarts": sum(bool(r["stalled"]) for r in tested),
+               "far_above_at_screening": sum(r["far_above_at_screening"] for r in runs),
+               "far_above_at_screening_by_init": {
+                   init: f"{sum(r['far_above_at_screening'] for r in runs if r.get('init') == init)} of "
+                         f"{sum(r.get('init') == init for r in runs)}"
+                   for init in sorted({r.get("init") for r in runs if r.get("init")})},
+               "diverged_restarts": sum(bool(r["diverged"]) for r in runs)}
+    if not tested:
+        passed, best = None, None
+    else:
+        best = min(tested, key=lambda r: r["difference"]["mean"])
+        d = best["difference"]
+        numbers |= {"best_restart_seed": best["seed"], "trained_minus_best": d["mean"],
+                    "trained_minus_best_se": d["se"], "z": best["z"],
+                    "trained_test_risk": best["trained_test_risk"]["mean"]}
+        if not _decidable(d["se"], gap_n, k):
+            passed = None
+        else:
+            passed = bool(abs(d["mean"]) <= k * d["se"])
+    return Check(
+        "the trained full LSA reaches the exact best LSA and does not beat it", "monte-carlo", passed,
+        numbers=numbers,
+        tolerance=(f"best restart: |paired mean(trained − best LSA)| ≤ k·se, k = {k:.3g} (below: the exact optimum "
+                   f"is beaten; above: no restart reached it); inconclusive unless k·se < gap(n)/2 or if no "
+                   "restart could be tested"),
+        detail=(f"{meta.get('screen_restarts')} random starts screened ({meta.get('screen_steps')} Adam steps), the "
+                f"{meta.get('keep')} lowest on {meta.get('screen_eval')} common prompts trained {meta.get('steps')} more "
+                "steps; 'stalled' = a tested restart more than k se above the best LSA; 'far above at screening' = "
+                "a screening loss more than gap(n)/2 above the exact risk (the rank-1 local minimum of docs/lsa.md "
+                "sits ≈ 0.2 above; a slow restart may also be there after few steps)"),
+    )
+
+
+def _training_check(law: TaskLaw, sz: Sizes, seed: int, device: str, k: float = K_SE) -> Check:
+    from mmicl.numerics.lsa import best_lsa
+
+    best = best_lsa(law, N_CONTEXT)
+    runs = _train_restarts(law, N_CONTEXT, sz, best.gamma, seed, device)
+    meta = {"n": N_CONTEXT, "screen_restarts": sz.screen_restarts, "screen_steps": sz.screen_steps,
+            "screen_batch": sz.screen_batch, "screen_eval": sz.screen_eval, "keep": sz.keep, "steps": sz.steps, "batch": sz.batch,
+            "test_prompts": sz.test, "best_gamma": best.gamma.tolist()}
+    return _training_verdict(runs, best.lsa_risk, best.gap, meta, k)
+
+
+# ---------------------------------------------------------------------------------------------
+# The depth-1 LCA, the symbolic reduction
+# ---------------------------------------------------------------------------------------------
+
+
+def _lca_check(law: TaskLaw) -> Check:
+    from mmicl.numerics import lca
+    from mmicl.numerics.lsa import best_lsa, norm_blocks
+
+    best = best_lsa(law)
+    a1 = lca.alpha_T(law, 1)
+    ex1 = lca.excess_risk(law, 1, a1)
+    K = max(norm_blocks(law).weights.size, law.rule(1).weights.size)
+    z2 = law.zeta.second_moment()
+    kappa = law.expect_zeta2(lambda s: s / (1 + s)) / z2
+    tol = 2 * (K + law.d**2) * EPS * z2 * 2 * kappa  # both sides: rounding of K-node sums of terms ≤ the κ scale
+    equal = law.s is not None
+    ok = abs(ex1 - best.gap) <= tol if equal else ex1 >= best.gap - tol
+    return Check(
+        f"LCA at T=1 with its best α {'equals' if equal else 'is no better than'} the best LSA ({law.spec()})",
+        "quadrature", bool(ok),
+        numbers={"lca_T1_alpha": a1, "lca_T1_excess": ex1, "lsa_gap": best.gap, "difference": ex1 - best.gap,
+                 "tolerance": tol},
+        tolerance=("2·(K + d²)·ε·E[ζ²]·2κ: float64 rounding of two K-node quadratures of terms bounded by the "
+                   "κ = E[s/(1+s)] scale (α and γ errors enter only to second order at a minimum)"),
+        detail=("the T=1 LCA is the LSA with Γ = αI: equal for s-laws (Γ* = γI), a subset of the diagonal Γ's "
+                "for per-modality laws; α from numerics.lca's root finder, γ from the normal equations"),
+    )
+
+
+def _symbolic_check(d: int = 2) -> Check:
     import sympy as sp
 
     from mmicl.theory import lsa as th
@@ -75,83 +669,9 @@ def _symbolic_checks(d: int = 2) -> Check:
     )
 
 
-def _gap_check(law: TaskLaw) -> Check:
-    from mmicl.numerics.lsa import best_lsa
-
-    best = best_lsa(law)
-    expect_zero = zero_gap_expected(law)
-    tol = POINT_TOL * law.zeta.second_moment()
-    ok = best.gap <= tol if expect_zero else best.gap > tol
-    lo, hi = law.s_bounds()
-    return Check(
-        f"gap {'= 0' if expect_zero else '> 0'} on {law.spec()}", "quadrature", bool(ok),
-        numbers={**best.to_json(), "s_lo": lo, "s_hi": hi, "zero_gap_expected": expect_zero},
-        tolerance=f"gap ≤ {tol:g} counts as 0: float64 rounding of (γ − c)² terms (|γ − c| ≲ 1e-15)",
-        detail="normal equations Aγ = b with exact moments; gap = E[e(γ*)] (non-negative terms)",
-    )
-
-
-def _mc_check(law: TaskLaw, n: int, batch: int, seed: int, device: str) -> Check:
-    from mmicl.numerics.lsa import best_lsa, mc_reduced_excess
-
-    best = best_lsa(law, n)
-    est = mc_reduced_excess(law, best.gamma, n, batch, seed, device)
-    z = est.z(best.gap)
-    return Check(
-        f"finite-n closed form vs Monte Carlo (n={n})", "monte-carlo", abs(z) < Z_MC,
-        numbers={"closed_form": best.gap, **est.to_json(), "z": z},
-        tolerance=f"|z| < {Z_MC} with z = (MC − closed form)/SE, SE = sd/√{batch}",
-        detail="E[(x_qᵀΓh − ŷ_Bayes)²] on sampled tokens (sample_prompts, float64)",
-    )
-
-
-def _training_check(law: TaskLaw, quick: bool, seed: int, device: str) -> tuple[Check, dict]:
-    """Several restarts: the full LSA's loss has a spurious local minimum (rank-1 Γ = q21 p_xᵀ with
-    p_y = 0, Q11 = 0; see docs/lsa.md), so one run may stall there.  Every restart is compared with
-    the exact best on paired test prompts; none may beat it."""
-    from mmicl.numerics.lsa import best_lsa, paired_test_risks, train_full_lsa
-
-    n = 20
-    restarts = 3
-    steps, batch, test = (300, 512, 20000) if quick else (3000, 2048, 400000)
-    best = best_lsa(law, n)
-    runs = []
-    for k in range(restarts):
-        trained = train_full_lsa(law, n, steps, batch=batch, seed=seed + k, device=device, progress=not quick)
-        risks = paired_test_risks(trained, law, best.gamma, test, seed + 1000, device)
-        runs.append({"seed": seed + k, "trained_test_loss": risks["trained"].to_json(),
-                     "difference": risks["difference"].to_json(),
-                     "effective_gamma": trained.effective_gamma().tolist()})
-    diffs = [r["difference"] for r in runs]
-    beats = [d["mean"] < -Z_TRAIN * d["se"] for d in diffs]
-    closest = min(diffs, key=lambda d: d["mean"])
-    numbers = {"n": n, "steps": steps, "batch": batch, "test_prompts": test, "restarts": runs,
-               "exact_best_risk": best.lsa_risk, "best_gamma": best.gamma.tolist(),
-               "stalled_restarts": sum(d["mean"] > 0.05 * best.lsa_risk for d in diffs)}
-    return Check(
-        "the MC-trained full LSA does not beat the exact best LSA", "monte-carlo", not any(beats),
-        numbers=numbers,
-        tolerance=f"fails if any restart's paired mean loss difference (trained − best) < −{Z_TRAIN}·SE",
-        detail=f"Adam (cosine) on fresh prompts, both (d+1)×(d+1) matrices, {restarts} restarts; "
-               "'stalled' = more than 5% above the best (the rank-1 local minimum)",
-    ), {"trained_minus_best": closest["mean"], "trained_minus_best_se": closest["se"]}
-
-
-def _lca_check(law: TaskLaw) -> Check:
-    from mmicl.numerics import lca
-    from mmicl.numerics.lsa import best_lsa
-
-    best = best_lsa(law)
-    a1 = lca.alpha_T(law, 1)
-    ex1 = lca.excess_risk(law, 1, a1)
-    tol = 1e-12 * max(ex1, 1e-300) + 1e-15
-    return Check(
-        f"LCA at T=1 with its best α is no better than the best LSA ({law.spec()})", "quadrature",
-        ex1 >= best.gap - tol,
-        numbers={"lca_T1_alpha": a1, "lca_T1_excess": ex1, "lsa_gap": best.gap},
-        tolerance="relative 1e-12 (root finder and quadrature rounding); equality expected for s-laws",
-        detail="T=1 LCA is the LSA with Γ = αI, a subset of the diagonal Γ's",
-    )
+# ---------------------------------------------------------------------------------------------
+# The figure
+# ---------------------------------------------------------------------------------------------
 
 
 def _figure(laws: list[TaskLaw], out) -> str:
@@ -210,33 +730,90 @@ def _figure(laws: list[TaskLaw], out) -> str:
     return str(path)
 
 
+# ---------------------------------------------------------------------------------------------
+# The claim
+# ---------------------------------------------------------------------------------------------
+
+
+def _law_checks(law: TaskLaw, sz: Sizes, seed: int, device: str, role: str = "",
+                k: float = K_SE) -> tuple[list[Check], dict]:
+    """Closed form (where it applies) at n = ∞ and n = N_CONTEXT; for a theorem law also the Monte
+    Carlo risk and stationarity checks at both n and the conclusion."""
+    from mmicl.numerics.lsa import best_lsa, norm_blocks
+
+    checks, info = [], {}
+    gap_tol = None
+    for n in ((None,) if role else (None, N_CONTEXT)):  # a control law's gap is 0 only as n → ∞
+        why = closed_form_applicable(law, n)
+        if why is None:
+            c, tol = _closed_form_check(law, n, role=role)
+            checks.append(c)
+            if n is None:
+                gap_tol = tol
+        else:
+            info[f"closed_form_n={n or '∞'}"] = f"not applicable: {why}"
+    if role:  # a control law: the closed form is its evidence
+        return checks, info
+    best_inf = best_lsa(law)
+    if gap_tol is None:  # rounding of the K-node sum only
+        gap_tol = (norm_blocks(law).weights.size + law.d**2) * EPS * law.zeta.second_moment()
+    mc_inf = None
+    for j, n in enumerate((None, N_CONTEXT)):
+        best = best_inf if n is None else best_lsa(law, n)
+        c, est = _mc_risk_check(law, n, best.gamma, best.lsa_risk, best.gap, sz.mc, seed + 10 * j, device, k)
+        checks.append(c)
+        checks.append(_stationarity_check(law, n, best.gamma, sz.mc, seed + 10 * j + 5, device, k))
+        if n is None:
+            mc_inf = est
+    checks.append(_conclusion_check(law, best_inf.gap, gap_tol, mc_inf, k))
+    info["mc_gap"] = mc_inf
+    return checks, info
+
+
 def evaluate(config: RunConfig):
-    laws = [parse_law(config.law)] if config.law else [parse_law(t) for t in DEFAULT_LAWS]
-    hyps = [Hypothesis(f"s bounded under {law.spec()}", law.s_law().is_bounded) for law in laws]
-    if not all(h.met for h in hyps):
-        return hyps, [], {}, []
-    checks = [_symbolic_checks()]
-    checks += [_gap_check(law) for law in laws]
-    mc_law = laws[0] if config.law else parse_law(TRAIN_LAW)
-    for n in (5, 20):
-        checks.append(_mc_check(mc_law, n, 20000 if config.quick else 400000, config.seed + n, config.device))
-    train_check, train_summary = _training_check(mc_law, config.quick, config.seed, config.device)
-    checks.append(train_check)
-    checks += [_lca_check(law) for law in laws]
+    sz = sizes(config.quick)
+    theorem = [parse_law(config.law)] if config.law else [parse_law(t) for t in THEOREM_LAWS]
+    controls = [] if config.law else [parse_law(t) for t in CONTROL_LAWS]
+    tagged = len(theorem) > 1
+    hyps = [h for law in theorem for h in hypotheses(law, f"[{law.spec()}] " if tagged else "")]
+    if not all(h.met for h in hyps):  # the verdict is hypothesis-not-met; show the exact gap where it exists
+        checks = [_closed_form_check(law, None)[0] for law in theorem
+                  if math.isfinite(law.s_bounds()[1]) and closed_form_applicable(law, None) is None]
+        return hyps, checks, {"law": theorem[0].spec()}, []
+
     from mmicl.numerics.lsa import best_lsa
 
-    main = best_lsa(mc_law)
-    summary = {"law": mc_law.spec(), "gap": main.gap, "gamma": main.to_json()["gamma"], **train_summary}
-    figs = [_figure(laws, config.figures)]
+    # Monte Carlo comparisons in this run: per theorem law and n ∈ {∞, N_CONTEXT}, the risk and the
+    # gap z-tests and the T² test, plus the conclusion's lower bound at n = ∞; then training
+    k = k_family(len(theorem) * (2 * 3 + 1) + 1)
+    checks = [_symbolic_check()]
+    summary: dict = {"k_se": k}
+    for i, law in enumerate(theorem):
+        cs, info = _law_checks(law, sz, config.seed + 100 * i, config.device, k=k)
+        checks += cs
+        if i == 0:
+            main = best_lsa(law)
+            summary |= {"law": law.spec(), "gap": main.gap, "gamma": main.to_json()["gamma"],
+                       "mc_gap": info["mc_gap"]["mean"], "mc_gap_se": info["mc_gap"]["se"]}
+    for law in controls:
+        checks += _law_checks(law, sz, config.seed, config.device, role=" (control: gap 0 expected)")[0]
+    train = _training_check(theorem[0], sz, config.seed, config.device, k)
+    checks.append(train)
+    tn = train.numbers
+    summary |= {key: tn[key] for key in ("trained_minus_best", "trained_minus_best_se", "tested_restarts",
+                                         "stalled_restarts", "far_above_at_screening") if key in tn}
+    checks += [_lca_check(law) for law in theorem + controls]
+    figs = [_figure(theorem + controls, config.figures)]
     return hyps, checks, summary, figs
 
 
 register(Claim(
     id="thm4.1",
     title="single-layer LSA is not Bayes-optimal uniformly over the task law",
-    statement=("The best single LSA layer (exact, from the normal equations of the full layer, "
-               "which collapses to ŷ = x_qᵀΓ(1/n)Σy_i x_i) has excess risk over Bayes > 0 unless "
-               "1/(1+s) is a.s. constant where m ≠ 0; training the full layer does not beat it."),
+    statement=("When s = ‖m‖² is not a.s. constant on {s > 0} (so the covariance Λ = I + mmᵀ varies across "
+               "prompts beyond its direction), the best single LSA layer (exact, from the normal equations of "
+               "the full layer, which collapses to ŷ = x_qᵀΓ(1/n)Σy_i x_i) has excess risk over Bayes > 0; "
+               "training the full layer reaches it and does not beat it."),
     evaluate=evaluate,
     default=True,
 ))
