@@ -29,3 +29,31 @@ def test_two_parameters_interpolate_two_atoms():
     two = lca.TwoParameterLoss(law, 2, "gamma-beta").terms(g, b)[0]
     one = lca.excess_risk(law, 2, lca.alpha_T(law, 2))
     assert two < 1e-25 * one
+
+
+@pytest.mark.parametrize("law", [
+    "s=point(2)",          # a degenerate (flat to order 2T) minimum: α_T = 1/3 at every T
+    "s=beta(0.5,2,0.2,3)",  # a singular end: |α_T − α*| falls like log T / T, not 1/T
+])
+def test_thm62_holds_at_quick_size_on_degenerate_and_singular_laws(law, tmp_path):
+    """`mmicl verify --quick --claim thm6.2 --law LAW` holds on both (it once said fails: the flow's
+    Newton rest test and the SAA standard error at a flat minimum; a fixed 1000-fold drop rule)."""
+    (c,) = select(["thm6.2"])
+    result = c.run(RunConfig(quick=True, out=tmp_path, law=law))
+    assert result.verdict == "holds", [(ch.name, ch.passed) for ch in result.checks if ch.passed is not True]
+
+
+def test_the_limit_rule_fails_a_sweep_that_approaches_another_value():
+    """The α_T → α* rule can fail: a sweep converging to α* + 0.01 (distance flattening at 0.01) is
+    not closer at the deepest T than the shallower ones."""
+    import numpy as np
+
+    from mmicl.proofs.claims.lca import _limit_check
+
+    Ts = [1, 2, 5, 10, 100, 1000, 10_000]
+    a_star = 0.3
+    wrong = np.array([a_star + 0.01 + 0.1 / T for T in Ts])
+    wrong[-1] = wrong[-2] + 1e-9  # no approach over the last decade
+    assert _limit_check("x", Ts, wrong, a_star, degenerate=False).passed is False
+    right = np.array([a_star + (0.02 * np.log(T) + 0.05) / T for T in Ts])
+    assert _limit_check("x", Ts, right, a_star, degenerate=False).passed is True
