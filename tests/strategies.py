@@ -9,8 +9,9 @@ Every property test draws its laws from here.  From the smallest piece up:
 * laws of one squared norm: ``atoms()`` (with ``atoms_at_zero`` and ``positive_atoms``),
   ``uniform_laws()``, ``beta_laws(asymmetric=…)`` (Beta pieces), ``continuous_laws``,
   ``discrete_laws(unequal=…)``, ``mixtures(parts)``, ``zero_atom_mixtures()`` (an atom at 0
-  beside a continuous part); ``scalar_laws`` is any of them, ``asymmetric_scalar_laws`` the ones
-  with no symmetry that could hide a swapped parameter;
+  beside a continuous part); ``scalar_laws`` is any of them, ``separated_scalar_laws`` those
+  without mixtures and with atoms well apart, ``asymmetric_scalar_laws`` the ones with no
+  symmetry that could hide a swapped parameter;
 * ``zeta_laws`` and ``dims``;
 * task laws: ``task_laws(scalar)`` (the law of s = ‖m‖²), ``per_modality_task_laws(sv, sr, …)``
   (the laws of ‖v‖² and ‖r‖²), ``any_task_laws``;
@@ -130,6 +131,9 @@ scalar_laws = st.one_of(continuous_laws, discrete_laws(), mixtures())
 """Any bounded law of one squared norm (a Beta piece, a discrete law, or a mixture of pieces and
 atoms)."""
 
+separated_scalar_laws = st.one_of(atoms(), continuous_laws, discrete_laws(grid_norms))
+"""A point mass, a Beta piece, or atoms on the grid of ``grid_norms`` (at least 1/4 apart)."""
+
 asymmetric_scalar_laws = st.one_of(
     beta_laws(asymmetric=True),
     discrete_laws(unequal=True),
@@ -160,11 +164,12 @@ zeta_laws = st.one_of(st.just(ZetaLaw("normal")), st.just(ZetaLaw("rademacher"))
 
 
 @st.composite
-def task_laws(draw, scalar=scalar_laws):
-    """A bounded task law with some signal (s_hi > 0.05): the law of ‖m‖² from ``scalar``, a random
-    ζ law and random d1, d2."""
-    s = draw(scalar.filter(lambda law: law.support()[1] > 0.05 and has_signal(law)))
-    return TaskLaw(s=s, zeta=draw(zeta_laws), d1=draw(dims), d2=draw(dims))
+def task_laws(draw, scalar=scalar_laws, require_signal: bool = True):
+    """A bounded task law: the law of ‖m‖² from ``scalar``, a random ζ law and random d1, d2;
+    ``require_signal``: with some signal (s_hi > 0.05)."""
+    if require_signal:
+        scalar = scalar.filter(lambda law: law.support()[1] > 0.05 and has_signal(law))
+    return TaskLaw(s=draw(scalar), zeta=draw(zeta_laws), d1=draw(dims), d2=draw(dims))
 
 
 @st.composite
