@@ -19,6 +19,14 @@ norms with the law's quadrature rule (exact sums for discrete laws).  The gap is
 ``E[e(γ*)]`` — an average of non-negative terms, so a point law gives 0 to rounding and no
 cancellation eats digits.
 
+A second route, for cross-checks (``block_closed_form``): where the optimal Γ is constant on each
+block of m (every law as n → ∞; isotropic directions at finite n), only the norm moments enter,
+
+    A_ab = δ_ab E S_a + E[S_a S_b] + (1/n)(δ_ab (d_a + 3 E S_a) + 2 E[S_a S_b]),   b_a = E S_a,
+    gap = E[ζ²](κ − bᵀA⁻¹b),
+
+with ``S_b`` the squared norm of block b; the moments are integrated by mpmath (tanh-sinh).
+
 The Monte Carlo and torch-training side (``mc_reduced_excess``, ``train_full_lsa``,
 ``paired_test_risks``, ``comparison``, …) is ``numerics.lsa_training``; its names are still
 importable from here.
@@ -52,6 +60,10 @@ __all__ = [
     "isotropic_gap_exact",
     "check_context_length",
     "bayes_weight",
+    "block_closed_form",
+    "block_closed_form_rule",
+    "block_closed_form_applicable",
+    "expand_blocks",
 ]
 
 # names that moved to numerics.lsa_training, importable from here too (``__getattr__`` below)
@@ -354,3 +366,97 @@ def isotropic_gap_exact(mu1: float, mu2: float, kappa: float, zeta2: float = 1.0
     if not all(map(math.isfinite, (mu1, mu2, kappa, zeta2))):
         raise LawError("moments must be finite")
     return zeta2 * (kappa - mu1**2 / (mu1 + mu2))
+
+
+# ---------------------------------------------------------------------------------------------
+# A second route: the block closed form, by mpmath
+# ---------------------------------------------------------------------------------------------
+
+
+def _block_laws(law: TaskLaw) -> list[tuple[int, object]]:
+    """(dimension, law of the squared norm) of each block of m: one block for an s-law."""
+    return [(law.d, law.s)] if law.s is not None else [(law.d1, law.sv), (law.d2, law.sr)]
+
+
+def _atomic(x) -> bool:
+    return hasattr(x, "values") or x.is_degenerate
+
+
+def block_closed_form_applicable(law: TaskLaw, n: int | None) -> str | None:
+    """None if the block closed form applies to ``law`` at context length ``n``, else why not."""
+    if n is not None and (law.anisotropy_v or law.anisotropy_r):
+        return "anisotropic directions: at finite n the optimal Γ is not constant on a block"
+    if law.s is None and not (_atomic(law.sv) or _atomic(law.sr)):
+        return "E[s/(1+s)] would need a nested 2-D mpmath integral (minutes); the Monte Carlo checks cover this law"
+    return None
+
+
+def _block_solution(d_b, E1, E2, kappa, z2, n, lin):
+    """Γ constant on each block b (γ_b I).  With S_b the block's squared norm, c = 1/(1+s):
+
+        e/ζ² = Σ_b (γ_b − c)² S_b + (Σ_b (γ_b − c) S_b)²
+               + (1/n)[Σ_b d_b γ_b² + 3 Σ_b γ_b² S_b + 2(Σ_b γ_b S_b)²],
+
+    so E e = E[ζ²](γᵀAγ − 2bᵀγ + κ) with A_ab = δ_ab E S_a + E[S_a S_b] + (1/n)(δ_ab (d_a + 3 E S_a)
+    + 2 E[S_a S_b]), b_a = E S_a, κ = E[s/(1+s)] (blocks independent: E[S_a S_b] = E S_a E S_b).
+    ``lin`` is the arithmetic (mpmath or numpy).  Returns (γ, gap, A)."""
+    B = len(d_b)
+    A = [[(E1[a] if a == c else 0) + (E2[a] if a == c else E1[a] * E1[c]) for c in range(B)] for a in range(B)]
+    if n is not None:
+        for a in range(B):
+            for c in range(B):
+                A[a][c] += ((d_b[a] + 3 * E1[a] if a == c else 0) + 2 * (E2[a] if a == c else E1[a] * E1[c])) / n
+    gamma = lin(A, E1)
+    gap = z2 * (kappa - sum(g * e for g, e in zip(gamma, E1)))
+    return gamma, gap, A
+
+
+def _mp_solve(A, b):
+    import mpmath as mp
+
+    x = mp.lu_solve(mp.matrix(A), mp.matrix(b))
+    return [x[i] for i in range(len(b))]
+
+
+def _np_solve(A, b):
+    return list(np.linalg.solve(np.array(A, float), np.array(b, float)))
+
+
+def block_closed_form(law: TaskLaw, n: int | None, dps: int = 30) -> tuple[list[float], float]:
+    """(γ per block, gap) of the best LSA with Γ constant on each block of m, the moments
+    ``E S_b``, ``E S_b²`` and ``κ = E[s/(1+s)]`` by mpmath (tanh-sinh, ``expect_mp``) at ``dps``
+    digits.  Independent of ``best_lsa``'s route (d×d normal equations from coordinate moments on
+    the graded Gauss rule): only the norm moments enter."""
+    import mpmath as mp
+
+    with mp.workdps(dps):
+        blocks = _block_laws(law)
+        E1 = [b.expect_mp(lambda x: x) for _, b in blocks]
+        E2 = [b.expect_mp(lambda x: x * x) for _, b in blocks]
+        kappa = law.s_law().expect_mp(lambda s: s / (1 + s))
+        gamma, gap, _ = _block_solution([d for d, _ in blocks], E1, E2, kappa, mp.mpf(law.zeta.second_moment()),
+                                        n, _mp_solve)
+        return [float(g) for g in gamma], float(gap)
+
+
+def block_closed_form_rule(law: TaskLaw, n: int | None, depth: int):
+    """The same closed form in float64, the moments by the project's rules at ``depth`` (the
+    difference between two depths estimates the rule's truncation error).  Returns
+    ``(γ per block, gap, A, κ)``."""
+    blocks = _block_laws(law)
+    rules = [b.rule(depth) for _, b in blocks]
+    E1 = [float(r.weights @ r.nodes) for r in rules]
+    E2 = [float(r.weights @ r.nodes**2) for r in rules]
+    if len(rules) == 1:
+        s, w = rules[0].nodes, rules[0].weights
+    else:
+        s = (rules[0].nodes[:, None] + rules[1].nodes[None, :]).ravel()
+        w = (rules[0].weights[:, None] * rules[1].weights[None, :]).ravel()
+    kappa = float(w @ (s / (1 + s)))
+    gamma, gap, A = _block_solution([d for d, _ in blocks], E1, E2, kappa, law.zeta.second_moment(), n, _np_solve)
+    return np.array(gamma, float), float(gap), np.array(A, float), kappa
+
+
+def expand_blocks(law: TaskLaw, gamma_blocks) -> np.ndarray:
+    """The diagonal of Γ (length d) from one γ per block of m."""
+    return np.concatenate([np.full(d, g) for (d, _), g in zip(_block_laws(law), gamma_blocks)])

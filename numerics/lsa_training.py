@@ -6,6 +6,9 @@ is in ``numerics.lsa``; this module checks it by sampling and by training:
 - ``mc_reduced_excess``: ``E[(x_qᵀΓh − ŷ_Bayes)²]`` on sampled prompts, which is the excess risk over
   the task-known Bayes predictor (``y_q − ŷ_Bayes`` is independent of what the LSA sees, given the
   task), with its standard error;
+- ``theta_star``, ``layer_weights``, ``layer_prediction``, ``sampled_layer_inputs``: the real layer
+  ``f(Z) = Z + P Z M Zᵀ Q Z / n`` with weights that realise a given Γ, on sampled prompts (the
+  context tokens themselves at finite n, the exact limit moments as n → ∞);
 - ``train_full_lsa``: both (d+1)×(d+1) matrices of the full layer trained by Adam on fresh prompts,
   and ``paired_test_risks``, the trained layer against the exact best on the same test prompts;
 - ``comparison``: Bayes, the best LSA and the one-parameter LCA at several depths, in the
@@ -29,6 +32,10 @@ __all__ = [
     "MCEstimate",
     "reduced_prediction",
     "mc_reduced_excess",
+    "theta_star",
+    "layer_weights",
+    "layer_prediction",
+    "sampled_layer_inputs",
     "TrainedLSA",
     "train_full_lsa",
     "paired_test_risks",
@@ -74,6 +81,80 @@ def mc_reduced_excess(law: TaskLaw, gamma, n: int | None, batch: int, seed: int,
             mo = sample_moments(law, b, n, gen, device, torch.float64)
         out.append((reduced_prediction(mo, gamma) - bayes_prediction(mo)) ** 2)
     return Estimate.of(torch.cat(out))
+
+
+# ---------------------------------------------------------------------------------------------
+# The real layer on sampled prompts, with weights that realise a given Γ
+# ---------------------------------------------------------------------------------------------
+
+
+def theta_star(gamma) -> np.ndarray:
+    """The full layer's free weights at the best LSA: (Γ row-major, p_x = 0, q₂₁ = 0); p_y = 1."""
+    g = np.asarray(gamma, float)
+    G = np.diag(g) if g.ndim == 1 else g
+    d = G.shape[0]
+    return np.concatenate([G.ravel(), np.zeros(2 * d)])
+
+
+def layer_weights(theta, d: int):
+    """``P = W^{PV}`` and ``Q = W^{KQ}`` (… × (d+1) × (d+1)) from θ = (Γ, p_x, q₂₁): the last row of
+    P is (p_xᵀ, 1), Q's top-left block is Γᵀ and its last row (q₂₁ᵀ, 0); every other entry 0 (they
+    never enter the prediction).  The layer's reduced matrix ``p_y Q₁₁ᵀ + q₂₁ p_xᵀ`` (``theory.lsa``)
+    is then ``Γ + q₂₁ p_xᵀ``: Γ itself at θ*."""
+    import torch
+
+    lead = theta.shape[:-1]
+    G = theta[..., : d * d].reshape(*lead, d, d)
+    P = torch.zeros(*lead, d + 1, d + 1, dtype=theta.dtype, device=theta.device)
+    Q = torch.zeros_like(P)
+    P[..., d, :d] = theta[..., d * d : d * d + d]
+    P[..., d, d] = 1.0
+    Q[..., :d, :d] = G.transpose(-1, -2)
+    Q[..., d, :d] = theta[..., d * d + d :]
+    return P, Q
+
+
+def layer_prediction(P, Q, gram, zq):
+    """The query column of ``f(Z) = Z + P Z M Zᵀ Q Z / n`` is ``z_q + P (Z M Zᵀ/n) Q z_q``; its last
+    entry.  ``gram = Z M Zᵀ / n`` (M drops the query column), ``z_q = (x_q, 0)``."""
+    out = zq + (P @ (gram @ (Q @ zq[..., None])))[..., 0]
+    return out[..., -1]
+
+
+def sampled_layer_inputs(law: TaskLaw, n: int | None, samples: int, seed: int, device: str = "cpu",
+                         chunk: int = 20_000):
+    """Chunks ``(gram, z_q, y_q, ŷ_Bayes)`` in float64.  Finite n: the n context tokens are drawn
+    (``sample_prompts``), embedded as ``Z`` and ``gram = Z M Zᵀ / n`` is formed from them.  n = ∞:
+    the limit ``[[Λ, ζm], [ζmᵀ, ζ²]]`` (``sample_moments(n=None)``).  ``ŷ_Bayes = ζ mᵀx_q/(1+s)``."""
+    import torch
+
+    from .sampling import sample_moments, sample_prompts
+
+    gen = torch.Generator(device=device).manual_seed(seed)
+    d = law.d
+    for start in range(0, samples, chunk):
+        b = min(chunk, samples - start)
+        if n is None:
+            mo = sample_moments(law, b, None, gen, device, torch.float64)
+            gram = torch.empty(b, d + 1, d + 1, dtype=torch.float64, device=device)
+            gram[:, :d, :d], gram[:, :d, d], gram[:, d, :d], gram[:, d, d] = mo.cov, mo.xy, mo.xy, mo.yy
+            xq, yq, m, zeta = mo.query_x, mo.query_y, mo.m, mo.zeta
+        else:
+            pr = sample_prompts(law, b, n, gen, device, torch.float64)
+            labels = pr.y.clone()
+            labels[:, -1] = 0.0  # the query's label is not given
+            Z = torch.cat([pr.x, labels[..., None]], -1).transpose(1, 2)  # (b, d+1, n+1)
+            ctx = Z[..., :n]  # Z M: the mask keeps the query out of the keys
+            gram = ctx @ ctx.transpose(1, 2) / n
+            xq, yq, m, zeta = pr.query_x, pr.query_y, pr.m, pr.zeta
+        zq = torch.cat([xq, torch.zeros_like(xq[:, :1])], -1)
+        bayes = zeta * (m * xq).sum(-1) / (1 + (m**2).sum(-1))
+        yield gram, zq, yq, bayes
+
+
+# ---------------------------------------------------------------------------------------------
+# The full layer trained in torch
+# ---------------------------------------------------------------------------------------------
 
 
 @dataclass

@@ -54,6 +54,16 @@ class ZetaLaw:
             return self.value**2
         return float(np.mean(np.square(self.samples)))
 
+    def fourth_moment(self) -> float:
+        """``E[ζ⁴]``: 3 (normal), 1 (Rademacher), c⁴ (const c), the sample mean of ζ⁴ (samples)."""
+        if self.kind == "normal":
+            return 3.0
+        if self.kind == "rademacher":
+            return 1.0
+        if self.kind == "const":
+            return self.value**4
+        return float(np.mean(np.asarray(self.samples, float) ** 4))
+
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
         if self.kind == "normal":
             return rng.standard_normal(n)

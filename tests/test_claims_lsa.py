@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from mmicl.numerics import lsa
+from mmicl.numerics.estimate import Estimate
 from mmicl.numerics.law_language import parse_law
 from mmicl.proofs.claims import lsa as C
 
@@ -15,33 +16,6 @@ torch.set_num_threads(1)
 
 UNIFORM = "s=uniform(0.5,4)"
 DISCRETE = "s=discrete(0.5:0.3,1:0.3,4:0.4); d1=2; d2=1"  # exact sums: the closed form is instant
-
-
-# ------------------------------------------------------------------ the real layer
-
-
-def test_layer_prediction_is_the_bottom_right_entry_of_the_full_layer():
-    """``z_q + P·(Z M Zᵀ/n)·Q·z_q`` against ``LinearSelfAttention.forward_full`` (the definition
-    written out), for arbitrary weights; and at θ* it is the reduced form x_qᵀΓh."""
-    from mmicl.numerics.models import LinearSelfAttention
-    from mmicl.numerics.sampling import sample_prompts
-
-    law = parse_law("s=uniform(0.5,4); d1=2; d2=1")
-    d, n = law.d, 6
-    pr = sample_prompts(law, 50, n, torch.Generator().manual_seed(3), dtype=torch.float64)
-    model = LinearSelfAttention(d, init_scale=0.7, generator=torch.Generator().manual_seed(4)).double()
-    want = model.forward_full(pr)[:, d, n]
-    Z = model.embed(pr)
-    ctx = Z[..., :n]
-    gram = ctx @ ctx.transpose(1, 2) / n
-    zq = Z[..., n]
-    got = C.layer_prediction(model.value.detach(), model.key_query.detach(), gram, zq)
-    torch.testing.assert_close(got, want.detach(), rtol=1e-12, atol=1e-12)
-    G = np.random.default_rng(0).normal(size=(d, d))
-    P, Q = C.layer_weights(torch.as_tensor(C.theta_star(G)), d)
-    h = (pr.context_y[..., None] * pr.context_x).sum(1) / n
-    reduced = (pr.query_x * (h @ torch.as_tensor(G).T)).sum(-1)
-    torch.testing.assert_close(C.layer_prediction(P, Q, gram, zq), reduced, rtol=1e-12, atol=1e-12)
 
 
 # ------------------------------------------------------------------ closed form
@@ -63,7 +37,7 @@ def test_closed_form_on_a_per_modality_law_and_where_it_does_not_apply():
     law = parse_law("sv=uniform(0,2); sr=point(1); zeta=rademacher; d1=2; d2=3")
     check, _ = C._closed_form_check(law, 20)
     assert check.passed is True and len(check.numbers["closed_form_gamma_blocks"]) == 2
-    assert C.closed_form_applicable(parse_law("sv=uniform(0,2); sr=uniform(1,2)"), None) is not None
+    assert lsa.block_closed_form_applicable(parse_law("sv=uniform(0,2); sr=uniform(1,2)"), None) is not None
 
 
 # ------------------------------------------------------------------ Monte Carlo of the real layer
@@ -75,7 +49,7 @@ def test_mc_risk_check_can_pass_fail_and_be_inconclusive(n):
     best = lsa.best_lsa(law, n)
     args = (law, n, best.gamma)
     good, est = C._mc_risk_check(*args, best.lsa_risk, best.gap, 20_000, seed=1)
-    assert good.passed is True and est["se"] > 0
+    assert good.passed is True and est.se > 0 and est.samples == 20_000
     assert C._mc_risk_check(*args, best.lsa_risk, 1.3 * best.gap, 20_000, seed=1)[0].passed is False
     assert C._mc_risk_check(*args, best.lsa_risk + 0.1, best.gap, 20_000, seed=1)[0].passed is False
     assert C._mc_risk_check(*args, best.lsa_risk, best.gap, 60, seed=1)[0].passed is None
@@ -95,9 +69,10 @@ def test_stationarity_check_can_pass_fail_and_be_inconclusive(n):
 
 def test_conclusion_check():
     law = parse_law(UNIFORM)
-    assert C._conclusion_check(law, 0.05, 1e-13, {"mean": 0.05, "se": 0.001}).passed is True
-    assert C._conclusion_check(law, 1e-15, 1e-13, {"mean": 0.05, "se": 0.001}).passed is False
-    assert C._conclusion_check(law, 0.05, 1e-13, {"mean": 0.002, "se": 0.001}).passed is None
+    mc = lambda mean: Estimate(mean, 0.001, 1000)  # noqa: E731
+    assert C._conclusion_check(law, 0.05, 1e-13, mc(0.05)).passed is True
+    assert C._conclusion_check(law, 1e-15, 1e-13, mc(0.05)).passed is False
+    assert C._conclusion_check(law, 0.05, 1e-13, mc(0.002)).passed is None
 
 
 # ------------------------------------------------------------------ training (verdict on given runs)
@@ -127,6 +102,15 @@ def test_training_verdict_is_two_sided_reports_stalls_and_can_be_inconclusive():
 
 
 # ------------------------------------------------------------------ hypotheses and the claim
+
+
+def test_zeta_fourth_moment():
+    from mmicl.numerics.task_law import ZetaLaw
+
+    assert ZetaLaw("normal").fourth_moment() == 3.0
+    assert ZetaLaw("rademacher").fourth_moment() == 1.0
+    assert ZetaLaw("const", -2.0).fourth_moment() == 16.0
+    assert ZetaLaw("samples", samples=(1.0, -2.0)).fourth_moment() == pytest.approx(8.5, rel=1e-15)
 
 
 def test_hypotheses_are_computed_from_the_law():

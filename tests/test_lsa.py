@@ -89,6 +89,83 @@ def test_uniform_gap_to_twelve_digits_against_the_mpmath_closed_form():
     assert best.gamma_scalar == pytest.approx(2.25 / (2.25 + 73 / 12), rel=1e-14)
 
 
+@pytest.mark.parametrize("n", [None, 20])
+def test_block_closed_form_against_the_mpmath_closed_form_and_best_lsa(n):
+    """The block route (norm moments by mpmath tanh-sinh) against the moments in closed form at
+    n = ∞, and against ``best_lsa``'s coordinate route at both n; the float64 rule version agrees."""
+    law = parse_law("s=uniform(0.5,4)")
+    gamma, gap = lsa.block_closed_form(law, n)
+    best = lsa.best_lsa(law, n)
+    if n is None:
+        assert gap == pytest.approx(float(uniform_gap_mp("0.5", "4")), rel=1e-14)
+        assert gamma == [pytest.approx(2.25 / (2.25 + 73 / 12), rel=1e-14)]
+    assert gap == pytest.approx(best.gap, rel=1e-12)
+    np.testing.assert_allclose(lsa.expand_blocks(law, gamma), best.gamma, rtol=1e-12)
+    g1, gap1, A, kappa = lsa.block_closed_form_rule(law, n, 1)
+    assert gap1 == pytest.approx(gap, rel=1e-12) and A.shape == (1, 1)
+
+
+def test_block_closed_form_per_modality_and_where_it_does_not_apply():
+    law = parse_law("sv=uniform(0,2); sr=point(1); d1=2; d2=3")
+    gamma, gap = lsa.block_closed_form(law, 20)
+    assert len(gamma) == 2 and gap == pytest.approx(lsa.best_lsa(law, 20).gap, rel=1e-12)
+    assert lsa.block_closed_form_applicable(law, 20) is None
+    assert lsa.block_closed_form_applicable(parse_law("sv=uniform(0,2); sr=uniform(1,2)"), None) is not None
+    from mmicl.numerics.laws import TaskLaw
+
+    aniso = TaskLaw(d1=2, d2=1, sv=law.sv, sr=law.sr, anisotropy_v=(1.0, 2.0))
+    assert lsa.block_closed_form_applicable(aniso, None) is None
+    assert "anisotropic" in lsa.block_closed_form_applicable(aniso, 5)
+
+
+# ------------------------------------------------------------------ the real layer on sampled prompts
+
+
+def test_layer_prediction_is_the_bottom_right_entry_of_the_full_layer():
+    """``z_q + P·(Z M Zᵀ/n)·Q·z_q`` against ``LinearSelfAttention.forward_full`` (the definition
+    written out), for arbitrary weights; and at θ* it is the reduced form x_qᵀΓh."""
+    from mmicl.numerics.lsa_training import layer_prediction, layer_weights, theta_star
+    from mmicl.numerics.models import LinearSelfAttention
+    from mmicl.numerics.sampling import sample_prompts
+
+    law = parse_law("s=uniform(0.5,4); d1=2; d2=1")
+    d, n = law.d, 6
+    pr = sample_prompts(law, 50, n, torch.Generator().manual_seed(3), dtype=torch.float64)
+    model = LinearSelfAttention(d, init_scale=0.7, generator=torch.Generator().manual_seed(4)).double()
+    want = model.forward_full(pr)[:, d, n]
+    Z = model.embed(pr)
+    ctx = Z[..., :n]
+    gram = ctx @ ctx.transpose(1, 2) / n
+    zq = Z[..., n]
+    got = layer_prediction(model.value.detach(), model.key_query.detach(), gram, zq)
+    torch.testing.assert_close(got, want.detach(), rtol=1e-12, atol=1e-12)
+    G = np.random.default_rng(0).normal(size=(d, d))
+    P, Q = layer_weights(torch.as_tensor(theta_star(G)), d)
+    h = (pr.context_y[..., None] * pr.context_x).sum(1) / n
+    reduced = (pr.query_x * (h @ torch.as_tensor(G).T)).sum(-1)
+    torch.testing.assert_close(layer_prediction(P, Q, gram, zq), reduced, rtol=1e-12, atol=1e-12)
+
+
+def test_sampled_layer_inputs_at_finite_n_are_the_embedded_tokens():
+    """The Gram matrix of the n context columns of Z, and z_q = (x_q, 0); at n = ∞ the limit
+    moments [[Λ, ζm], [ζmᵀ, ζ²]]."""
+    from mmicl.numerics.lsa_training import sampled_layer_inputs
+
+    law = parse_law("s=uniform(0.5,4); d1=2; d2=1")
+    d = law.d
+    (gram, zq, yq, bayes), = list(sampled_layer_inputs(law, 5, 40, seed=1))
+    assert gram.shape == (40, d + 1, d + 1) and torch.all(zq[:, d] == 0)
+    torch.testing.assert_close(gram, gram.transpose(1, 2))
+    chunks = list(sampled_layer_inputs(law, None, 25, seed=1, chunk=10))
+    assert [c[0].shape[0] for c in chunks] == [10, 10, 5]
+    g = chunks[0][0]
+    Lam = g[:, :d, :d]
+    m_zeta = g[:, :d, d]
+    z2 = g[:, d, d]
+    # Λ = I + mmᵀ and the label column is ζm: Λ − I = (ζm)(ζm)ᵀ/ζ²
+    torch.testing.assert_close(Lam - torch.eye(d, dtype=g.dtype), m_zeta[:, :, None] * m_zeta[:, None, :] / z2[:, None, None])
+
+
 def test_point_law_gap_is_zero_to_rounding():
     best = lsa.best_lsa(parse_law("s=point(2); d1=3; d2=2"))
     assert best.gap < 1e-28

@@ -9,9 +9,9 @@ number with a bound it satisfies by construction.  One small function per check:
 ``_closed_form_check``
     the exact best LSA (``numerics.lsa.best_lsa``: d×d normal equations, coordinate moments from
     direction moments, the graded Gauss rule) against a block closed form derived separately (one
-    γ per block of m, norm moments only) and integrated by mpmath tanh-sinh; tolerance = the mpmath
-    error (30 vs 20 digits) + the rule's truncation error (depth-1 vs depth-2 rule) + a float64
-    rounding bound.
+    γ per block of m, norm moments only; ``numerics.lsa.block_closed_form``) and integrated by
+    mpmath tanh-sinh; tolerance = the mpmath error (30 vs 20 digits) + the rule's truncation error
+    (depth-1 vs depth-2 rule) + a float64 rounding bound.
 ``_mc_risk_check``
     the exact risk and gap at the exact optimum against a Monte Carlo estimate: sampled prompts, the
     real layer ``f(Z) = Z + P Z M Zᵀ Q Z / n`` with weights realising Γ*, its squared error and its
@@ -41,8 +41,11 @@ The hypotheses are computed from the law: s bounded, 0 < E[ζ²] and E[ζ⁴] < 
 varies (s is not a point mass) and, as the statement requires, s is not a.s. constant on {s > 0}
 (per modality: on {‖m_b‖ > 0}).  ``s=point(c)`` has hypothesis-not-met.
 
-Numeric helpers written here for now (numerics/lsa.py is being split): the block closed form, the
-real layer on a Gram matrix, per-prompt Jacobians.
+The numerics are in ``mmicl.numerics``: the block closed form in ``numerics.lsa``
+(``block_closed_form``), the real layer on sampled prompts in ``numerics.lsa_training``
+(``theta_star``, ``layer_weights``, ``layer_prediction``, ``sampled_layer_inputs``), ``E[ζ⁴]`` in
+``ZetaLaw.fourth_moment``.  This module holds the sizes, the hypotheses, the checks, the figure and
+``evaluate``.
 """
 from __future__ import annotations
 
@@ -51,6 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mmicl.numerics.estimate import Estimate
 from mmicl.numerics.law_language import parse_law
 from mmicl.numerics.laws import TaskLaw
 
@@ -115,17 +119,6 @@ def sizes(quick: bool) -> Sizes:
 # ---------------------------------------------------------------------------------------------
 
 
-def zeta_fourth_moment(zeta) -> float:
-    """``E[ζ⁴]`` of a ``ZetaLaw``: 3 (normal), 1 (Rademacher), c⁴ (const), the sample mean."""
-    if zeta.kind == "normal":
-        return 3.0
-    if zeta.kind == "rademacher":
-        return 1.0
-    if zeta.kind == "const":
-        return zeta.value**4
-    return float(np.mean(np.asarray(zeta.samples, float) ** 4))
-
-
 def zero_gap_expected(law: TaskLaw) -> bool:
     """When the best LSA must reach Bayes: an exact diagonal Γ with ``Γm = m/(1+s)`` a.s.
     For an s-law that is ``(1+s)`` a.s. constant on ``{s > 0}``; for per-modality laws, each
@@ -149,7 +142,7 @@ def hypotheses(law: TaskLaw, tag: str = "") -> list[Hypothesis]:
     """The theorem's hypotheses on ``law``, each decided from the law's own numbers."""
     lo, hi = law.s_bounds()
     bounded = math.isfinite(hi)
-    ez2, ez4 = law.zeta.second_moment(), zeta_fourth_moment(law.zeta)
+    ez2, ez4 = law.zeta.second_moment(), law.zeta.fourth_moment()
     varies = hi > lo
     if bounded:
         refined = not zero_gap_expected(law)
@@ -179,98 +172,16 @@ def hypotheses(law: TaskLaw, tag: str = "") -> list[Hypothesis]:
 
 
 # ---------------------------------------------------------------------------------------------
-# The block closed form of the best LSA (independent of numerics.lsa's coordinate route)
+# The best LSA against the block closed form (a separate route, numerics.lsa.block_closed_form)
 # ---------------------------------------------------------------------------------------------
-
-
-def _blocks(law: TaskLaw) -> list[tuple[int, object]]:
-    """(dimension, law of the squared norm) of each block of m: one block for an s-law."""
-    return [(law.d, law.s)] if law.s is not None else [(law.d1, law.sv), (law.d2, law.sr)]
-
-
-def _atomic(x) -> bool:
-    return hasattr(x, "values") or x.is_degenerate
-
-
-def closed_form_applicable(law: TaskLaw, n: int | None) -> str | None:
-    """None if the block closed form applies, else why not."""
-    if n is not None and (law.anisotropy_v or law.anisotropy_r):
-        return "anisotropic directions: at finite n the optimal Γ is not constant on a block"
-    if law.s is None and not (_atomic(law.sv) or _atomic(law.sr)):
-        return "E[s/(1+s)] would need a nested 2-D mpmath integral (minutes); the Monte Carlo checks cover this law"
-    return None
-
-
-def _block_solution(d_b, E1, E2, kappa, z2, n, lin):
-    """Γ constant on each block b (γ_b I).  With S_b the block's squared norm, c = 1/(1+s):
-
-        e/ζ² = Σ_b (γ_b − c)² S_b + (Σ_b (γ_b − c) S_b)²
-               + (1/n)[Σ_b d_b γ_b² + 3 Σ_b γ_b² S_b + 2(Σ_b γ_b S_b)²],
-
-    so E e = E[ζ²](γᵀAγ − 2bᵀγ + κ) with A_ab = δ_ab E S_a + E[S_a S_b] + (1/n)(δ_ab (d_a + 3 E S_a)
-    + 2 E[S_a S_b]), b_a = E S_a, κ = E[s/(1+s)] (blocks independent: E[S_a S_b] = E S_a E S_b).
-    ``lin`` is the arithmetic (mpmath or numpy).  Returns (γ, gap, A)."""
-    B = len(d_b)
-    A = [[(E1[a] if a == c else 0) + (E2[a] if a == c else E1[a] * E1[c]) for c in range(B)] for a in range(B)]
-    if n is not None:
-        for a in range(B):
-            for c in range(B):
-                A[a][c] += ((d_b[a] + 3 * E1[a] if a == c else 0) + 2 * (E2[a] if a == c else E1[a] * E1[c])) / n
-    gamma = lin(A, E1)
-    gap = z2 * (kappa - sum(g * e for g, e in zip(gamma, E1)))
-    return gamma, gap, A
-
-
-def _mp_solve(A, b):
-    import mpmath as mp
-
-    x = mp.lu_solve(mp.matrix(A), mp.matrix(b))
-    return [x[i] for i in range(len(b))]
-
-
-def _np_solve(A, b):
-    return list(np.linalg.solve(np.array(A, float), np.array(b, float)))
-
-
-def block_closed_form(law: TaskLaw, n: int | None, dps: int = 30) -> tuple[list[float], float]:
-    """(γ per block, gap) by mpmath (tanh-sinh, ``expect_mp``) at ``dps`` digits."""
-    import mpmath as mp
-
-    with mp.workdps(dps):
-        blocks = _blocks(law)
-        E1 = [b.expect_mp(lambda x: x) for _, b in blocks]
-        E2 = [b.expect_mp(lambda x: x * x) for _, b in blocks]
-        kappa = law.s_law().expect_mp(lambda s: s / (1 + s))
-        gamma, gap, _ = _block_solution([d for d, _ in blocks], E1, E2, kappa, mp.mpf(law.zeta.second_moment()),
-                                        n, _mp_solve)
-        return [float(g) for g in gamma], float(gap)
-
-
-def _block_closed_form_rule(law: TaskLaw, n: int | None, depth: int):
-    """The same closed form in float64 with the project's rules at ``depth`` (for the rule's error)."""
-    blocks = _blocks(law)
-    rules = [b.rule(depth) for _, b in blocks]
-    E1 = [float(r.weights @ r.nodes) for r in rules]
-    E2 = [float(r.weights @ r.nodes**2) for r in rules]
-    if len(rules) == 1:
-        s, w = rules[0].nodes, rules[0].weights
-    else:
-        s = (rules[0].nodes[:, None] + rules[1].nodes[None, :]).ravel()
-        w = (rules[0].weights[:, None] * rules[1].weights[None, :]).ravel()
-    kappa = float(w @ (s / (1 + s)))
-    gamma, gap, A = _block_solution([d for d, _ in blocks], E1, E2, kappa, law.zeta.second_moment(), n, _np_solve)
-    return np.array(gamma, float), float(gap), np.array(A, float), kappa
-
-
-def _expand(law: TaskLaw, gamma_blocks) -> np.ndarray:
-    return np.concatenate([np.full(d, g) for (d, _), g in zip(_blocks(law), gamma_blocks)])
 
 
 def _closed_form_check(law: TaskLaw, n: int | None, gap: float | None = None, gamma=None,
                        role: str = "") -> tuple[Check, float]:
     """The exact best LSA (``gap``, ``gamma``; by default ``best_lsa(law, n)``) against the block
     closed form.  Returns the check and the tolerance on the gap (used by the conclusion)."""
-    from mmicl.numerics.lsa import best_lsa, norm_blocks
+    from mmicl.numerics.lsa import (best_lsa, block_closed_form, block_closed_form_rule, expand_blocks,
+                                    norm_blocks)
 
     if gap is None or gamma is None:
         best = best_lsa(law, n)
@@ -279,19 +190,19 @@ def _closed_form_check(law: TaskLaw, n: int | None, gap: float | None = None, ga
     gamma = np.asarray(gamma, float)
     g30, gap30 = block_closed_form(law, n, 30)
     g20, gap20 = block_closed_form(law, n, 20)
-    g1, gap1, A1, kappa1 = _block_closed_form_rule(law, n, 1)
-    g2, gap2, _, _ = _block_closed_form_rule(law, n, 2)
+    g1, gap1, A1, kappa1 = block_closed_form_rule(law, n, 1)
+    g2, gap2, _, _ = block_closed_form_rule(law, n, 2)
     K = norm_blocks(law).weights.size
     z2 = law.zeta.second_moment()
     scale = z2 * (abs(kappa1) + abs(kappa1 - gap1 / z2))  # κ and bᵀA⁻¹b: the two terms the gap is the difference of
     rounding = (K + law.d**2) * EPS * scale
     err_mp, err_rule = abs(gap30 - gap20), abs(gap1 - gap2)
     tol = err_mp + err_rule + rounding
-    want = _expand(law, g30)
+    want = expand_blocks(law, g30)
     cond = float(np.linalg.cond(A1))
     tol_g = (cond * (K + law.d**2) * EPS * float(np.max(np.abs(want)))
-             + float(np.max(np.abs(_expand(law, g30) - _expand(law, g20))))
-             + float(np.max(np.abs(_expand(law, g1) - _expand(law, g2)))))
+             + float(np.max(np.abs(expand_blocks(law, g30) - expand_blocks(law, g20))))
+             + float(np.max(np.abs(expand_blocks(law, g1) - expand_blocks(law, g2)))))
     dgap, dgam = abs(gap - gap30), float(np.max(np.abs(gamma - want)))
     nn = "∞" if n is None else n
     return Check(
@@ -315,73 +226,12 @@ def _closed_form_check(law: TaskLaw, n: int | None, gap: float | None = None, ga
 # ---------------------------------------------------------------------------------------------
 
 
-def theta_star(gamma) -> np.ndarray:
-    """The full layer's free weights at the best LSA: (Γ row-major, p_x = 0, q₂₁ = 0); p_y = 1."""
-    g = np.asarray(gamma, float)
-    G = np.diag(g) if g.ndim == 1 else g
-    d = G.shape[0]
-    return np.concatenate([G.ravel(), np.zeros(2 * d)])
-
-
-def layer_weights(theta, d: int):
-    """``P = W^{PV}`` and ``Q = W^{KQ}`` (… × (d+1) × (d+1)) from θ = (Γ, p_x, q₂₁): the last row of
-    P is (p_xᵀ, 1), Q's top-left block is Γᵀ and its last row (q₂₁ᵀ, 0); every other entry 0 (they
-    never enter the prediction)."""
-    import torch
-
-    lead = theta.shape[:-1]
-    G = theta[..., : d * d].reshape(*lead, d, d)
-    P = torch.zeros(*lead, d + 1, d + 1, dtype=theta.dtype, device=theta.device)
-    Q = torch.zeros_like(P)
-    P[..., d, :d] = theta[..., d * d : d * d + d]
-    P[..., d, d] = 1.0
-    Q[..., :d, :d] = G.transpose(-1, -2)
-    Q[..., d, :d] = theta[..., d * d + d :]
-    return P, Q
-
-
-def layer_prediction(P, Q, gram, zq):
-    """The query column of ``f(Z) = Z + P Z M Zᵀ Q Z / n`` is ``z_q + P (Z M Zᵀ/n) Q z_q``; its last
-    entry.  ``gram = Z M Zᵀ / n`` (M drops the query column), ``z_q = (x_q, 0)``."""
-    out = zq + (P @ (gram @ (Q @ zq[..., None])))[..., 0]
-    return out[..., -1]
-
-
-def sampled_layer_inputs(law: TaskLaw, n: int | None, samples: int, seed: int, device: str = "cpu",
-                         chunk: int = 20_000):
-    """Chunks ``(gram, z_q, y_q, ŷ_Bayes)`` in float64.  Finite n: the n context tokens are drawn
-    (``sample_prompts``), embedded as ``Z`` and ``gram = Z M Zᵀ / n`` is formed from them.  n = ∞:
-    the limit ``[[Λ, ζm], [ζmᵀ, ζ²]]`` (``sample_moments(n=None)``).  ``ŷ_Bayes = ζ mᵀx_q/(1+s)``."""
-    import torch
-
-    from mmicl.numerics.sampling import sample_moments, sample_prompts
-
-    gen = torch.Generator(device=device).manual_seed(seed)
-    d = law.d
-    for start in range(0, samples, chunk):
-        b = min(chunk, samples - start)
-        if n is None:
-            mo = sample_moments(law, b, None, gen, device, torch.float64)
-            gram = torch.empty(b, d + 1, d + 1, dtype=torch.float64, device=device)
-            gram[:, :d, :d], gram[:, :d, d], gram[:, d, :d], gram[:, d, d] = mo.cov, mo.xy, mo.xy, mo.yy
-            xq, yq, m, zeta = mo.query_x, mo.query_y, mo.m, mo.zeta
-        else:
-            pr = sample_prompts(law, b, n, gen, device, torch.float64)
-            labels = pr.y.clone()
-            labels[:, -1] = 0.0  # the query's label is not given
-            Z = torch.cat([pr.x, labels[..., None]], -1).transpose(1, 2)  # (b, d+1, n+1)
-            ctx = Z[..., :n]  # Z M: the mask keeps the query out of the keys
-            gram = ctx @ ctx.transpose(1, 2) / n
-            xq, yq, m, zeta = pr.query_x, pr.query_y, pr.m, pr.zeta
-        zq = torch.cat([xq, torch.zeros_like(xq[:, :1])], -1)
-        bayes = zeta * (m * xq).sum(-1) / (1 + (m**2).sum(-1))
-        yield gram, zq, yq, bayes
-
-
-def _mean_se(total: float, total2: float, k: int) -> tuple[float, float]:
+def _estimate(total: float, total2: float, k: int) -> Estimate:
+    """The ``Estimate`` of k draws from their running sums ``Σx`` and ``Σx²`` (the prompts come in
+    chunks): ``sd² = (Σx²/k − mean²)·k/(k − 1)``, ``se = sd/√k``."""
     mean = total / k
     var = max(total2 / k - mean**2, 0.0) * k / (k - 1) if k > 1 else math.inf
-    return mean, math.sqrt(var / k)
+    return Estimate(mean, math.sqrt(var / k), k)
 
 
 def _decidable(se: float, gap_estimate: float, k: float) -> bool:
@@ -391,12 +241,14 @@ def _decidable(se: float, gap_estimate: float, k: float) -> bool:
 
 
 def _mc_risk_check(law: TaskLaw, n: int | None, gamma, exact_risk: float, exact_gap: float, samples: int,
-                   seed: int, device: str = "cpu", k: float = K_SE) -> tuple[Check, dict]:
+                   seed: int, device: str = "cpu", k: float = K_SE) -> tuple[Check, Estimate]:
     """The exact risk (``exact_risk``) and gap (``exact_gap``) at the best LSA ``gamma`` against the
     sampled loss of the real layer with those weights, within ``k`` standard errors each.  Decided
     on the gap (the theorem's quantity): inconclusive unless k·se(gap) < MC gap/2; the risk, whose
     se is larger (label noise), is a coarser companion test at the same k."""
     import torch
+
+    from mmicl.numerics.lsa_training import layer_prediction, layer_weights, sampled_layer_inputs, theta_star
 
     theta = torch.as_tensor(theta_star(gamma), dtype=torch.float64, device=device)
     P, Q = layer_weights(theta, law.d)
@@ -405,14 +257,12 @@ def _mc_risk_check(law: TaskLaw, n: int | None, gamma, exact_risk: float, exact_
         yhat = layer_prediction(P, Q, gram, zq)
         loss, excess = (yhat - yq) ** 2, (yhat - bayes) ** 2
         acc += [float(loss.sum()), float((loss**2).sum()), float(excess.sum()), float((excess**2).sum())]
-    risk, se_r = _mean_se(acc[0], acc[1], samples)
-    gap, se_g = _mean_se(acc[2], acc[3], samples)
-    z_r = float((risk - exact_risk) / se_r) if se_r > 0 else math.inf
-    z_g = float((gap - exact_gap) / se_g) if se_g > 0 else math.inf
+    risk_est, gap_est = _estimate(acc[0], acc[1], samples), _estimate(acc[2], acc[3], samples)
+    risk, se_r, gap, se_g = risk_est.mean, risk_est.se, gap_est.mean, gap_est.se
+    z_r, z_g = float(risk_est.z(exact_risk)), float(gap_est.z(exact_gap))
     decidable = _decidable(se_g, gap, k)
     passed = None if not decidable else bool(abs(z_r) <= k and abs(z_g) <= k)
     nn = "∞" if n is None else n
-    est = {"mean": gap, "se": se_g, "samples": samples}
     return Check(
         f"exact risk and gap at the best LSA = Monte Carlo of the real layer (n={nn}) on {law.spec()}",
         "monte-carlo", passed,
@@ -420,11 +270,11 @@ def _mc_risk_check(law: TaskLaw, n: int | None, gamma, exact_risk: float, exact_
                  "z_risk": z_r, "exact_gap": float(exact_gap), "mc_gap": gap, "mc_gap_se": se_g, "z_gap": z_g,
                  "samples": samples, "k": k, "decidable": decidable},
         tolerance=(f"|z| ≤ k = {k:.3g} for both (se = sd/√{samples}; k from the run's false-alarm budget, see "
-                   f"k_family); inconclusive unless k·se(gap) < MC gap / 2"),
+                   "k_family); inconclusive unless k·se(gap) < MC gap / 2"),
         detail=("prompts from sample_prompts (tokens) or the exact limit moments at n = ∞; ŷ = last entry of the "
                 "query column of Z + P·Z M Zᵀ·Q·Z/n with P, Q realising Γ* (p_y = 1, Q₁₁ = Γ*ᵀ); risk = "
                 "E(ŷ − y_q)², gap = E(ŷ − ζmᵀx_q/(1+s))²"),
-    ), est
+    ), gap_est
 
 
 def _stationarity_check(law: TaskLaw, n: int | None, gamma, samples: int, seed: int,
@@ -432,6 +282,8 @@ def _stationarity_check(law: TaskLaw, n: int | None, gamma, samples: int, seed: 
     """The full layer's weights at the best LSA are a stationary point of the sampled loss."""
     import torch
     from scipy import linalg, stats
+
+    from mmicl.numerics.lsa_training import layer_prediction, layer_weights, sampled_layer_inputs, theta_star
 
     d = law.d
     theta = torch.as_tensor(theta_star(gamma), dtype=torch.float64, device=device)
@@ -477,16 +329,16 @@ def _stationarity_check(law: TaskLaw, n: int | None, gamma, samples: int, seed: 
         tolerance=(f"Hotelling T² = N ḡᵀS⁻¹ḡ ≤ the χ²_{rank} quantile at tail {tail:.2g} (that of a k = {k:.3g} "
                    "se two-sided test); inconclusive unless a perturbation costing half the MC gap would give "
                    "T² ≥ 4× that quantile (resolution_risk ≤ mc_gap/2)"),
-        detail=(f"θ = (Γ: d² entries, p_x: d, q₂₁: d) with p_y = 1, at (Γ*, 0, 0); per-prompt gradients "
+        detail=("θ = (Γ: d² entries, p_x: d, q₂₁: d) with p_y = 1, at (Γ*, 0, 0); per-prompt gradients "
                 "2(ŷ − y_q)∂ŷ/∂θ by autograd through the real layer; the label-even weights p_x, q₂₁ are "
                 "included: the symmetry argument says they cannot lower the risk to first order"),
     )
 
 
-def _conclusion_check(law: TaskLaw, gap: float, gap_tol: float, mc_gap: dict, k: float = K_SE) -> Check:
+def _conclusion_check(law: TaskLaw, gap: float, gap_tol: float, mc_gap: Estimate, k: float = K_SE) -> Check:
     """The theorem's conclusion: the best LSA's gap is > 0, by the exact value beyond its error bound
     and by the Monte Carlo excess beyond k se."""
-    lower = mc_gap["mean"] - k * mc_gap["se"]
+    lower = mc_gap.mean - k * mc_gap.se
     if gap <= gap_tol:
         passed = False  # the exact best LSA is Bayes-optimal to within its error although Λ varies
     elif lower <= 0:
@@ -495,7 +347,7 @@ def _conclusion_check(law: TaskLaw, gap: float, gap_tol: float, mc_gap: dict, k:
         passed = True
     return Check(
         f"the best LSA is not Bayes-optimal (n=∞) on {law.spec()}", "quadrature+monte-carlo", passed,
-        numbers={"gap": gap, "gap_tolerance": gap_tol, "mc_gap": mc_gap["mean"], "mc_gap_se": mc_gap["se"],
+        numbers={"gap": gap, "gap_tolerance": gap_tol, "mc_gap": mc_gap.mean, "mc_gap_se": mc_gap.se,
                  "mc_lower_bound": lower},
         tolerance=f"gap > its error bound (closed-form check, else K-node rounding) and MC gap − k·se > 0, k = {k:.3g}",
         detail="fails if the exact gap is 0 within its error; inconclusive if only the Monte Carlo cannot confirm",
@@ -741,12 +593,12 @@ def _law_checks(law: TaskLaw, sz: Sizes, seed: int, device: str, role: str = "",
                 k: float = K_SE) -> tuple[list[Check], dict]:
     """Closed form (where it applies) at n = ∞ and n = N_CONTEXT; for a theorem law also the Monte
     Carlo risk and stationarity checks at both n and the conclusion."""
-    from mmicl.numerics.lsa import best_lsa, norm_blocks
+    from mmicl.numerics.lsa import best_lsa, block_closed_form_applicable, norm_blocks
 
     checks, info = [], {}
     gap_tol = None
     for n in ((None,) if role else (None, N_CONTEXT)):  # a control law's gap is 0 only as n → ∞
-        why = closed_form_applicable(law, n)
+        why = block_closed_form_applicable(law, n)
         if why is None:
             c, tol = _closed_form_check(law, n, role=role)
             checks.append(c)
@@ -779,8 +631,10 @@ def evaluate(config: RunConfig):
     tagged = len(theorem) > 1
     hyps = [h for law in theorem for h in hypotheses(law, f"[{law.spec()}] " if tagged else "")]
     if not all(h.met for h in hyps):  # the verdict is hypothesis-not-met; show the exact gap where it exists
+        from mmicl.numerics.lsa import block_closed_form_applicable
+
         checks = [_closed_form_check(law, None)[0] for law in theorem
-                  if math.isfinite(law.s_bounds()[1]) and closed_form_applicable(law, None) is None]
+                  if math.isfinite(law.s_bounds()[1]) and block_closed_form_applicable(law, None) is None]
         return hyps, checks, {"law": theorem[0].spec()}, []
 
     from mmicl.numerics.lsa import best_lsa
@@ -796,7 +650,7 @@ def evaluate(config: RunConfig):
         if i == 0:
             main = best_lsa(law)
             summary |= {"law": law.spec(), "gap": main.gap, "gamma": main.to_json()["gamma"],
-                       "mc_gap": info["mc_gap"]["mean"], "mc_gap_se": info["mc_gap"]["se"]}
+                       "mc_gap": info["mc_gap"].mean, "mc_gap_se": info["mc_gap"].se}
     for law in controls:
         checks += _law_checks(law, sz, config.seed, config.device, role=" (control: gap 0 expected)")[0]
     train = _training_check(theorem[0], sz, config.seed, config.device, k)
