@@ -1,31 +1,111 @@
-"""Checks at the boundary: each names the value, what is allowed, and how to fix it."""
+"""Checks at the boundary: each names the value, what is allowed, and how to fix it.
+
+The checks of the caller's values raise ``InputError`` (a ``ValueError``), so that a caller can tell
+"the caller gave a value that cannot be used" apart from a failure inside a computation: the
+command line turns exactly these errors (and ``LawError``, ``TestbedConfigError``) into usage
+errors, and lets anything else surface as the bug it is.
+
+This module imports nothing heavy (it is used by the command line's start-up path).
+"""
 from __future__ import annotations
 
 import math
 import numbers
 
-__all__ = ["check_depth", "check_finite"]
+__all__ = [
+    "MAX_LAW_SCALE",
+    "MAX_SEED",
+    "InputError",
+    "check_depth",
+    "check_finite",
+    "check_law_scale",
+    "check_seed",
+]
+
+MAX_SEED = 2**32 - 1
+"""Largest seed accepted: numpy's legacy limit; derived seeds (``seed·100 + k``, ``seed + 7919``)
+stay far inside the 64-bit range of ``torch.Generator.manual_seed``."""
+
+MAX_LAW_SCALE = 1e6
+"""Largest ``s = ‖m‖²`` (and ``E[ζ²]``) a law may reach.  Far above it float64 keeps fewer and
+fewer digits of ``1 + s``: at ``s ≈ 1e20`` α_T comes out as α*/2 whatever T, at ``s ≈ 1e77`` the
+two-parameter minimiser is NaN, at ``s ≈ 1e308`` the excess risk is 10^1749.  Tokens of norm up to
+10³ are also what float32 training can take without losing the noise."""
 
 
-def check_depth(T) -> int:
-    """The depth ``T`` as a positive int (an integral float such as ``10.0`` is accepted), or a
-    ``ValueError`` that says what a depth must be."""
+class InputError(ValueError):
+    """A value given by the caller that cannot be used; the message says which and what is allowed."""
+
+
+def check_depth(T, error: type[ValueError] = InputError) -> int:
+    """The depth ``T`` as a positive int (an integral float such as ``10.0`` is accepted), or an
+    ``error`` that says what a depth must be."""
     if isinstance(T, bool) or not isinstance(T, numbers.Integral):
         if isinstance(T, float) and T.is_integer():
             T = int(T)
         else:
-            raise ValueError(f"the depth T must be a positive integer (number of layers), got {T!r}")
+            raise error(f"the depth T must be a positive integer (number of layers), got {T!r}")
     if T < 1:
-        raise ValueError(f"the depth T must be ≥ 1 (T = 0 is no model at all), got {T}")
+        raise error(f"the depth T must be ≥ 1 (T = 0 is no model at all), got {T}")
     return int(T)
 
 
 def check_finite(name: str, x, error: type[ValueError] = ValueError) -> float:
-    """``x`` as a finite float, or an ``error`` (a ``ValueError`` subclass) naming ``name``."""
+    """``x`` as a finite float, or an ``error`` (a ``ValueError`` subclass) naming ``name``.
+
+    A plain ``ValueError`` by default: this check also guards values computed inside (an α that
+    became NaN is a failure of the computation, not of the caller); pass ``InputError`` where ``x``
+    is the caller's."""
     try:
         x = float(x)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise error(f"{name} must be a real number, got {x!r}") from None
     if not math.isfinite(x):
         raise error(f"{name} must be finite, got {x!r}")
     return x
+
+
+def check_seed(seed, name: str = "seed", error: type[ValueError] = InputError) -> int:
+    """``seed`` as an int in ``[0, MAX_SEED]`` (numpy refuses negative seeds, torch refuses seeds
+    beyond 64 bits, and both only with a traceback)."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise error(f"{name} must be an integer from 0 to {MAX_SEED}, got {seed!r}")
+    if not 0 <= seed <= MAX_SEED:
+        raise error(f"{name} must be an integer from 0 to {MAX_SEED} (2^32 − 1), got {seed}")
+    return int(seed)
+
+
+def check_law_scale(law, limit: float = MAX_LAW_SCALE, error: type[ValueError] = InputError):
+    """``law`` (a ``TaskLaw``) if its squared norms and its labels stay within ``limit``, else an
+    ``error`` naming the part that does not.
+
+    A bounded law is judged by the top of its support, an unbounded one (``exponential``, or a
+    mixture with one) by its mean; ``E[ζ²]`` is held to the same limit."""
+    why = "beyond that float64 loses the digits of 1 + s and the numbers mean nothing"
+    parts = [("s", law.s)] if law.s is not None else [("sv", law.sv), ("sr", law.sr)]
+    for key, dist in parts:
+        hi = dist.support()[1]
+        if math.isfinite(hi):
+            if hi > limit:
+                raise error(f"{key} reaches {hi:.6g} (the top of its support); squared norms must stay "
+                            f"≤ {limit:g} ({why})")
+        else:
+            mean = _mean(dist)
+            if not (math.isfinite(mean) and mean <= limit):
+                raise error(f"{key} has mean {mean:.6g} (an unbounded law); its mean must be ≤ {limit:g} ({why})")
+    try:
+        z2 = law.zeta.second_moment()
+    except OverflowError:  # const(c) with c² beyond float64
+        z2 = math.inf
+    if not (math.isfinite(z2) and z2 <= limit):
+        raise error(f"zeta has E[ζ²] = {z2:.6g}; it must stay ≤ {limit:g} like the squared norms (ζ only "
+                    "scales the labels, so every risk scales by E[ζ²]: rescale afterwards instead)")
+    return law
+
+
+def _mean(dist) -> float:
+    """The mean of a scalar law, also for a mixture with an unbounded component (whose own
+    ``mean`` would need a quadrature rule on an unbounded support)."""
+    if hasattr(dist, "components"):
+        return sum(p * _mean(c) for c, p in zip(dist.components, dist.probs) if p > 0)
+    return float(dist.mean())

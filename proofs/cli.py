@@ -14,6 +14,8 @@ import click
 
 from mmicl._version import __version__
 
+from .commands.common import SEED, Command, Device, WritablePath
+
 # name -> (module, attribute, one-line help).  Modules are imported only when their command runs,
 # so ``mmicl --help`` and ``mmicl laws`` start without loading torch, SciPy or SymPy.
 LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -58,23 +60,37 @@ def main():
     """mmicl: verify theorems about multi-modal in-context learning, numerically and symbolically."""
 
 
-@main.command()
+def _law_text(ctx, param, value):
+    """--law is checked (parsed, scale) before any claim runs; the claims get the text."""
+    if value is None:
+        return None
+    from .commands.common import load_law
+
+    load_law(value)
+    return value
+
+
+@main.command(cls=Command)
 @click.option("--quick", is_flag=True, help="Small sizes: the whole registry in about a minute on 2 CPU cores.")
 @click.option("--claim", "claims", multiple=True, help="Claim id or glob (repeatable), e.g. thm6.2 or 'testbed.*'.")
 @click.option("--all", "everything", is_flag=True, help="Also the claims not run by default (the testbed).")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("results"), show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice (recorded).")
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
-@click.option("--law", default=None, help="LAW to check the claims on (default: each claim's own laws).")
+@click.option("--out", type=WritablePath("folder"), default=Path("results"), show_default=True,
+              help="Folder for verdicts.json, the reports and figures/ (paths inside are relative to it).")
+@click.option("--seed", type=SEED, default=0, show_default=True,
+              help="Seed of every random choice, 0 to 2^32 − 1 (recorded).")
+@click.option("--device", type=Device(), default="auto", show_default=True,
+              help="auto (cuda where torch sees a GPU, else cpu), cpu or cuda.")
+@click.option("--law", default=None, callback=_law_text,
+              help="LAW to check the claims on (default: each claim's own laws).")
 def verify(quick, claims, everything, out, seed, device, law):
     """Run the registry: print a verdict table; write OUT/verdicts.json, OUT/report.md, OUT/report.html.
 
+    Figure paths in verdicts.json and report.md are relative to OUT, so the folder can be moved.
     Exit status 1 if any claim fails."""
     from rich.console import Console
     from rich.table import Table
 
     from mmicl.numerics.atomic import write_json, write_text
-    from mmicl.numerics.laws import LawError
 
     from .registry import RunConfig, select
     from .report import render_html, render_report
@@ -84,8 +100,8 @@ def verify(quick, claims, everything, out, seed, device, law):
     try:
         chosen = select(list(claims), everything)
     except KeyError as e:
-        raise click.UsageError(str(e.args[0]))
-    config = RunConfig(quick=quick, out=out, seed=seed, device=_device(device), law=law)
+        raise click.BadParameter(str(e.args[0]), param_hint="--claim") from None
+    config = RunConfig(quick=quick, out=out, seed=seed, device=device, law=law)
     _one_torch_thread()
     results = []
     table = Table(title=f"mmicl verify ({'quick' if quick else 'full'}, seed {seed})")
@@ -93,27 +109,17 @@ def verify(quick, claims, everything, out, seed, device, law):
         table.add_column(col)
     for claim in chosen:
         console.print(f"[bold]{claim.id}[/]: {claim.title} …")
-        try:
-            res = claim.run(config)
-        except LawError as e:
-            raise click.UsageError(str(e))
+        res = claim.run(config)  # a LawError from --law becomes a usage error (Command)
         results.append(res)
         # write after every claim: a killed run keeps what it had finished
-        write_json(out / "verdicts.json", {"seed": seed, "quick": quick, "claims": [r.to_json() for r in results]})
+        write_json(out / "verdicts.json", {"seed": seed, "quick": quick,
+                                           "claims": [r.to_json(relative_to=out) for r in results]})
         table.add_row(res.id, _colour(res.verdict), _key_numbers(res.summary), f"{res.seconds:.1f}")
     write_text(out / "report.md", render_report(results, config))
     write_text(out / "report.html", render_html(results, config))
     Console().print(table)
     console.print(f"wrote {out / 'verdicts.json'}, {out / 'report.md'} and {out / 'report.html'}")
     sys.exit(1 if any(r.verdict == "fails" for r in results) else 0)
-
-
-def _device(choice: str) -> str:
-    if choice != "auto":
-        return choice
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _one_torch_thread() -> None:

@@ -54,6 +54,20 @@ class RunConfig:
     """The reduced size of the random-law property test (tests/test_claims_property.py): short
     depth sweeps, no Monte Carlo training and no basin maps; implies ``quick``."""
 
+    def __post_init__(self):
+        """A bad seed, device, folder or law is refused here, before any claim runs (``InputError``,
+        a ``ValueError``), not by numpy or torch halfway through a run."""
+        from mmicl.numerics.validate import InputError, check_seed
+
+        self.seed = check_seed(self.seed)
+        if self.device not in ("cpu", "cuda"):
+            raise InputError(f"device must be 'cpu' or 'cuda', got {self.device!r}")
+        if isinstance(self.out, str) and not self.out.strip():
+            raise InputError("out must be a folder path, got an empty string")
+        self.out = Path(self.out)
+        if self.law is not None and not isinstance(self.law, str):
+            raise InputError(f"law must be LAW text (a str) or None, got {type(self.law).__name__}")
+
     @property
     def figures(self) -> Path:
         p = Path(self.out) / "figures"
@@ -72,7 +86,9 @@ class ClaimResult:
     figures: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
-    def to_json(self) -> dict:
+    def to_json(self, relative_to: str | Path | None = None) -> dict:
+        """The result as JSON.  With ``relative_to`` (the output folder), figure paths are written
+        relative to it, so that the folder can be moved or copied with its figures."""
         return {
             "id": self.id,
             "verdict": self.verdict,
@@ -81,10 +97,21 @@ class ClaimResult:
                 "summary": self.summary,
                 "hypotheses": [asdict(h) for h in self.hypotheses],
                 "checks": [asdict(c) for c in self.checks],
-                "figures": self.figures,
+                "figures": [_relative(f, relative_to) for f in self.figures],
                 "seconds": round(self.seconds, 3),
             },
         }
+
+
+def _relative(path: str, root: str | Path | None) -> str:
+    """``path`` relative to ``root`` (POSIX separators), or unchanged where it does not lie under it."""
+    if root is None:
+        return path
+    p, r = Path(path).absolute(), Path(root).absolute()
+    try:
+        return p.relative_to(r).as_posix()
+    except ValueError:
+        return path
 
 
 def verdict_of(hypotheses: list[Hypothesis], checks: list[Check]) -> Verdict:
@@ -169,13 +196,11 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
     command this writes no ``verdicts.json`` or report and leaves torch's thread count alone."""
     patterns = [claims] if isinstance(claims, str) else list(claims)
     chosen = select(patterns, everything)
-    if device not in ("cpu", "cuda"):
-        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
     if law is not None and not isinstance(law, str):
         law = law.spec()  # a TaskLaw: its LAW text
     if law is not None:
         from mmicl.numerics.law_language import parse_law
 
         parse_law(law)  # a bad law fails here, before any claim runs
-    config = RunConfig(quick=quick, out=Path(out), seed=int(seed), device=device, law=law)
+    config = RunConfig(quick=quick, out=Path(out), seed=seed, device=device, law=law)  # checks seed, device
     return [claim.run(config) for claim in chosen]

@@ -1,12 +1,212 @@
-"""Options and helpers shared by the command modules."""
+"""Options and helpers shared by the command modules: the checks every command-line input passes
+before any work starts.
+
+Each bad value gets one line from click (``Error: Invalid value for '--T': …``) that names the
+option, the value and what is allowed, and exit status 2.  The limits below are the whole policy;
+``notes/issue-9-cli.md`` says where each comes from.
+
+Only ``click`` and the standard library are imported at module level: ``mmicl verify`` imports this
+module on start-up, and ``mmicl --help`` must stay fast.
+"""
 from __future__ import annotations
 
+import contextlib
 import functools
+import math
+import os
+from pathlib import Path
 
 import click
+from mmicl.numerics.validate import MAX_LAW_SCALE, MAX_SEED, InputError  # light: no numpy
 
-from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.laws import LawError, TaskLaw
+MAX_DEPTH = 10**6
+"""``alpha``: α_T and the one-parameter flow take seconds up to here (T = 10⁷ takes ~15 s, at 10³⁰
+the flow no longer comes to rest)."""
+MAX_FLOW2_DEPTH = 100
+"""``flow2``: the two-parameter flow needs ~90 s at T = 100 (2 loaded cores) and over 5 minutes at 1000."""
+MAX_TRAIN_DEPTH = 1000
+"""``train``: a T-layer model runs T layers per step."""
+START_BOX = 10.0
+"""Starts of the flows: the two-parameter flow stops as diverged outside |α|, |β| ≤ 10, and the
+one-parameter flow from |α0| = 10¹⁰ did not finish in 10 minutes (α* is in (0, 1])."""
+MAX_CONTEXT = 10**12
+"""Context lengths: beyond this use the large-context limit (``lsa`` without --n, ``train --n 0``)."""
+MAX_DIM = 1024
+"""d1 + d2: the LSA and the full LCA hold (d+1)×(d+1) matrices per prompt."""
+MAX_BATCH_FLOATS = 2**28
+"""One batch of prompt moments holds batch × (d+1)² floats (1 GiB of float32 at this bound)."""
+MAX_STEPS = 10**7
+MAX_SAMPLES = 10**8
+MAX_MC = 10**7
+MAX_PROFILE = 10**6
+
+
+# ---------------------------------------------------------------------------------------------
+# click parameter types
+# ---------------------------------------------------------------------------------------------
+
+
+class IntIn(click.ParamType):
+    """An integer in ``[lo, hi]``; the error says the range (and ``why``)."""
+
+    name = "integer"
+
+    def __init__(self, lo: int, hi: int | None = None, why: str = ""):
+        self.lo, self.hi, self.why = lo, hi, why
+
+    def allowed(self) -> str:
+        rng = f"an integer from {self.lo} to {self.hi}" if self.hi is not None else f"an integer ≥ {self.lo}"
+        return rng + (f" ({self.why})" if self.why else "")
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, bool):
+            self.fail(f"must be {self.allowed()}, got {value!r}", param, ctx)
+        if isinstance(value, int):
+            v = value
+        else:
+            try:
+                v = int(str(value).strip(), 10)
+            except ValueError:
+                self.fail(f"must be {self.allowed()}, got {value!r}", param, ctx)
+        if v < self.lo or (self.hi is not None and v > self.hi):
+            self.fail(f"must be {self.allowed()}, got {v}", param, ctx)
+        return v
+
+    def get_metavar(self, param, ctx=None):  # click ≥ 8.2 passes ctx
+        return "INTEGER"
+
+
+class RealIn(click.ParamType):
+    """A finite real number in ``[lo, hi]`` (``lo_open``: ``lo`` itself excluded)."""
+
+    name = "number"
+
+    def __init__(self, lo: float | None = None, hi: float | None = None, lo_open: bool = False, why: str = ""):
+        self.lo, self.hi, self.lo_open, self.why = lo, hi, lo_open, why
+
+    def allowed(self) -> str:
+        if self.lo is not None and self.hi is not None:
+            s = f"a finite number in {'(' if self.lo_open else '['}{self.lo:g}, {self.hi:g}]"
+        elif self.lo is not None:
+            s = f"a finite number {'>' if self.lo_open else '≥'} {self.lo:g}"
+        else:
+            s = "a finite number"
+        return s + (f" ({self.why})" if self.why else "")
+
+    def convert(self, value, param, ctx):
+        try:
+            v = float(value)
+        except (TypeError, ValueError, OverflowError):
+            self.fail(f"must be {self.allowed()}, got {value!r}", param, ctx)
+        bad = (not math.isfinite(v) or (self.lo is not None and (v < self.lo or (self.lo_open and v == self.lo)))
+               or (self.hi is not None and v > self.hi))
+        if bad:
+            self.fail(f"must be {self.allowed()}, got {value if isinstance(value, str) else v!r}", param, ctx)
+        return v
+
+    def get_metavar(self, param, ctx=None):
+        return "FLOAT"
+
+
+def depth_type(hi: int = MAX_DEPTH) -> IntIn:
+    return IntIn(1, hi, "the number of layers")
+
+
+SEED = IntIn(0, MAX_SEED, "2^32 − 1")
+
+
+class Device(click.Choice):
+    """``auto | cpu | cuda``, resolved: ``auto`` is ``cuda`` where torch sees a GPU, else ``cpu``;
+    ``cuda`` where torch sees none is refused here, not by a traceback from the first tensor."""
+
+    def __init__(self):
+        super().__init__(["auto", "cpu", "cuda"])
+
+    def convert(self, value, param, ctx):
+        choice = super().convert(value, param, ctx)
+        if choice == "cpu":
+            return choice
+        import torch
+
+        available = torch.cuda.is_available()
+        if choice == "auto":
+            return "cuda" if available else "cpu"
+        if not available:
+            self.fail("cuda needs a CUDA GPU that torch can use, and there is none here "
+                      "(torch.cuda.is_available() is False); use --device cpu or auto", param, ctx)
+        return choice
+
+
+class WritablePath(click.ParamType):
+    """A path the command will write: a folder (``kind="folder"``, created if missing) or a file.
+    Refused up front if it cannot be written, e.g. a path under a regular file, so that a long run
+    does not end in a traceback."""
+
+    name = "path"
+
+    def __init__(self, kind: str = "folder"):
+        assert kind in ("folder", "file")
+        self.kind = kind
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, Path):
+            value = str(value)
+        if not value or not value.strip():
+            self.fail(f"must be a {self.kind} path, got an empty string", param, ctx)
+        if "\0" in value:
+            self.fail(f"must be a {self.kind} path, got {value!r} (a NUL byte)", param, ctx)
+        p = Path(value)
+        try:
+            why = self._problem(p)
+        except OSError as e:  # e.g. a name too long
+            why = e.strerror or str(e)
+        if why:
+            self.fail(f"cannot write {self.kind} {value!r}: {why}", param, ctx)
+        return p
+
+    def _problem(self, p: Path) -> str | None:
+        if p.exists():
+            if self.kind == "folder" and not p.is_dir():
+                return "it is a file, not a folder; give a folder path"
+            if self.kind == "file" and p.is_dir():
+                return "it is a folder; give a file name"
+            target = p if self.kind == "folder" else p.parent
+            if not os.access(target, os.W_OK | os.X_OK):
+                return f"{str(target)!r} is not writable"
+            return None
+        anc = p.parent
+        while not anc.exists() and anc != anc.parent:
+            anc = anc.parent
+        if not anc.is_dir():
+            return f"{str(anc)!r} is a file, so nothing can be created under it"
+        if not os.access(anc, os.W_OK | os.X_OK):
+            return f"{str(anc)!r} is not writable"
+        return None
+
+    def get_metavar(self, param, ctx=None):
+        return "DIR" if self.kind == "folder" else "FILE"
+
+
+def seed_option(**kw):
+    return click.option("--seed", type=SEED, default=0, show_default=True,
+                        **{"help": "Seed of every random choice (0 to 2^32 − 1).", **kw})
+
+
+def device_option():
+    return click.option("--device", type=Device(), default="auto", show_default=True,
+                        help="auto (cuda where torch sees a GPU, else cpu), cpu or cuda.")
+
+
+def exclusive(ctx: click.Context, *names: str) -> None:
+    """Refuse flags that cannot go together, naming them."""
+    given = [n for n in names if ctx.params.get(n.lstrip("-").replace("-", "_"))]
+    if len(given) > 1:
+        raise click.UsageError(f"{' and '.join(given)} cannot be given together; choose one")
+
+
+# ---------------------------------------------------------------------------------------------
+# the law
+# ---------------------------------------------------------------------------------------------
 
 
 def law_options(f):
@@ -15,8 +215,8 @@ def law_options(f):
     @click.option("--law", "law_text", required=True, metavar="LAW",
                   help="Task law, e.g. 's=uniform(0.5,4)' (see 'mmicl laws').")
     @click.option("--zeta", default=None, help="Law of ζ: normal | rademacher | const(c). Overrides LAW.")
-    @click.option("--d1", type=int, default=None, help="Dimension of modality 1. Overrides LAW.")
-    @click.option("--d2", type=int, default=None, help="Dimension of modality 2. Overrides LAW.")
+    @click.option("--d1", type=IntIn(1, MAX_DIM), default=None, help="Dimension of modality 1. Overrides LAW.")
+    @click.option("--d2", type=IntIn(1, MAX_DIM), default=None, help="Dimension of modality 2. Overrides LAW.")
     @functools.wraps(f)
     def wrapper(*args, law_text, zeta, d1, d2, **kwargs):
         return f(*args, law=load_law(law_text, zeta=zeta, d1=d1, d2=d2), **kwargs)
@@ -24,11 +224,95 @@ def law_options(f):
     return wrapper
 
 
-def load_law(text: str, **overrides) -> TaskLaw:
+def load_law(text: str, hint: str = "--law", **overrides):
+    """The ``TaskLaw`` of LAW ``text``, checked: it parses, its squared norms and labels stay within
+    ``MAX_LAW_SCALE`` and ``d1 + d2 ≤ MAX_DIM``; otherwise a ``BadParameter`` naming ``hint``."""
+    from mmicl.numerics.law_language import parse_law, parse_zeta
+    from mmicl.numerics.laws import LawError
+    from mmicl.numerics.validate import check_law_scale
+
+    if not text or not text.strip():
+        raise click.BadParameter("give a law, e.g. 's=uniform(0.5,4)' (see 'mmicl laws'); got an empty string",
+                                 param_hint=hint)
+    if overrides.get("zeta") is not None:
+        try:
+            parse_zeta(overrides["zeta"])
+        except LawError as e:
+            raise click.BadParameter(str(e), param_hint="--zeta") from None
+        except OverflowError:  # ZetaLaw squares c in Python floats (const(1e200))
+            raise click.BadParameter(f"{overrides['zeta']}: ζ² overflows float64; E[ζ²] must stay ≤ "
+                                     f"{MAX_LAW_SCALE:g}", param_hint="--zeta") from None
     try:
-        return parse_law(text, **overrides)
+        law = parse_law(text, **overrides)
+        check_law_scale(law, error=LawError)
     except LawError as e:
-        raise click.BadParameter(str(e), param_hint="--law") from None
+        raise click.BadParameter(str(e), param_hint=hint) from None
+    except OverflowError:  # a number of the law whose square (or sum) leaves float64, e.g. zeta=const(1e200)
+        raise click.BadParameter(f"a number in {text!r} overflows float64 when squared; squared norms and "
+                                 f"E[ζ²] must stay ≤ {MAX_LAW_SCALE:g}", param_hint=hint) from None
+    if law.d > MAX_DIM:
+        raise click.BadParameter(f"d1 + d2 = {law.d}; it must be ≤ {MAX_DIM} (the models hold (d+1)×(d+1) "
+                                 "matrices per prompt)", param_hint=hint)
+    return law
+
+
+# ---------------------------------------------------------------------------------------------
+# the boundary: library errors about the caller's input become usage errors, nothing else does
+# ---------------------------------------------------------------------------------------------
+
+
+def _input_error_types() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean "the input cannot be used": ``InputError`` (numerics/validate.py),
+    ``LawError`` and ``TestbedConfigError``.  Imported when an error is being handled, not at
+    start-up."""
+    from mmicl.numerics.laws import LawError
+    from mmicl.numerics.testbed.config import TestbedConfigError
+
+    return (InputError, LawError, TestbedConfigError)
+
+
+@contextlib.contextmanager
+def input_errors_as_usage(ctx: click.Context | None = None):
+    """Turn an input error raised by the library into a usage error (naming ``--law`` for a
+    ``LawError`` where the command has that option); any other exception (a bug) goes through
+    untouched."""
+    try:
+        yield
+    except ValueError as e:
+        types = _input_error_types()
+        if not isinstance(e, types):
+            raise
+        message = str(e) or type(e).__name__
+        law_error = types[1]
+        if isinstance(e, law_error) and ctx is not None and any("--law" in p.opts for p in ctx.command.params):
+            raise click.BadParameter(message, ctx=ctx, param_hint="--law") from None
+        raise click.UsageError(message, ctx=ctx) from None
+
+
+class Command(click.Command):
+    """A command whose library input errors become usage errors (see ``input_errors_as_usage``)."""
+
+    def invoke(self, ctx):
+        with input_errors_as_usage(ctx):
+            return super().invoke(ctx)
+
+
+class Group(click.Group):
+    command_class = Command
+
+
+def check_batch_memory(prompts: int, d: int, hint: str, fix: str, what: str = "one batch", float_bytes: int = 4,
+                       copies: int = 1) -> None:
+    """Prompt moments take ``prompts × (d+1)²`` floats (``copies`` times, e.g. once per layer kept
+    for the backward pass); refuse sizes beyond 1 GiB (``MAX_BATCH_FLOATS`` float32s) before
+    anything is allocated.  A lower bound on what the run needs, so it never refuses a run that fits."""
+    floats = prompts * (d + 1) ** 2 * copies * float_bytes // 4
+    if floats > MAX_BATCH_FLOATS:
+        gib = floats * 4 / 2**30
+        times = f" × {copies}" if copies > 1 else ""
+        raise click.BadParameter(
+            f"{what} of {prompts} prompts at d = d1 + d2 = {d} holds {prompts} × (d+1)²{times} numbers "
+            f"({gib:.3g} GiB); at most 1 GiB is allowed: lower {fix}", param_hint=hint)
 
 
 def emit_json(obj) -> None:

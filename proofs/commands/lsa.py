@@ -4,37 +4,46 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from .common import emit_json, law_options
+from .common import (
+    MAX_CONTEXT,
+    MAX_MC,
+    MAX_PROFILE,
+    Command,
+    IntIn,
+    emit_json,
+    law_options,
+    seed_option,
+)
 
 
-@click.command("lsa")
+@click.command("lsa", cls=Command)
 @law_options
-@click.option("--n", "n", type=click.IntRange(min=1), default=None,
+@click.option("--n", "n", type=IntIn(1, MAX_CONTEXT, "omit --n for the large-context limit n → ∞"), default=None,
               help="Context length (default: the large-context limit n → ∞).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
-@click.option("--profile", "profile", type=click.IntRange(min=2), default=None, metavar="K",
+@click.option("--profile", "profile", type=IntIn(2, MAX_PROFILE), default=None, metavar="K",
               help="Also the per-prompt excess risk at K values of s across the support (s-laws).")
 @click.option("--compare", is_flag=True,
               help="Also Bayes, best LSA and the one-parameter LCA at T = 1, 2, 5, 10, 20 (n → ∞).")
-@click.option("--mc", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--mc", type=IntIn(0, MAX_MC), default=0, show_default=True,
               help="With --compare: Monte Carlo prompts per model (0: theory only).")
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option(help="Seed of the Monte Carlo of --compare --mc (0 to 2^32 − 1).")
 def lsa(law, n, as_json, profile, compare, mc, seed):
     """The best LSA ŷ = x_qᵀ Γ (1/n) Σ y_i x_i for LAW: Γ (a scalar when Γ = γI), the gap (excess risk
     over the task-known Bayes risk), the Bayes risk and the LSA risk."""
-    from mmicl.numerics.laws import LawError
+    if mc and not compare:
+        raise click.BadParameter(f"{mc} Monte Carlo prompts are only drawn with --compare; add --compare or "
+                                 "drop --mc", param_hint="--mc")
+    if profile and law.s is None:
+        raise click.BadParameter("needs an s-law (s=…); per-modality laws (sv=…; sr=…) have 2-D profiles",
+                                 param_hint="--profile")
     from mmicl.numerics.lsa import best_lsa, comparison, excess_given_norms, norm_blocks
 
-    try:
-        best = best_lsa(law, n)
-    except LawError as e:
-        raise click.BadParameter(str(e), param_hint="--law") from None
+    best = best_lsa(law, n)  # an unbounded law is a LawError: a usage error naming it
     out = best.to_json()
     if best.undetermined:
         out["undetermined_coordinates"] = list(best.undetermined)
     if profile:
-        if law.s is None:
-            raise click.UsageError("--profile needs an s-law (s=…); per-modality profiles are 2-D")
         lo, hi = law.s_bounds()
         s = np.linspace(lo, hi, profile)
         e = excess_given_norms(norm_blocks(law), best.gamma, s[:, None], best.n) * law.zeta.second_moment()

@@ -7,42 +7,64 @@ small CPU size of the registry claims, otherwise from the full (GPU) size; any o
 """
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, replace
 from pathlib import Path
 
 import click
-import torch
 
-from mmicl.numerics.atomic import write_json
-from mmicl.numerics.testbed.config import TestbedConfigError
-from mmicl.numerics.testbed.experiments import Arm, run_arms
-from mmicl.numerics.testbed.figures import plot_against, plot_curves
-from mmicl.numerics.testbed.stats import t_interval
-
-from .common import emit_json
+from .common import (
+    MAX_STEPS,
+    SEED,
+    Group,
+    IntIn,
+    RealIn,
+    WritablePath,
+    device_option,
+    emit_json,
+)
 
 DATA_KNOBS = {"K": "K", "N": "N", "D": "D", "L": "L", "B": "B", "pB": "p_bursty", "eps": "eps", "zipf": "zipf"}
 MODEL_KNOBS = {"layers": "layers", "heads": "heads", "width": "width", "pos": "pos"}
 TRAIN_KNOBS = {"steps": "steps", "batch": "batch", "lr": "lr", "eval_every": "eval_every"}
 
+MAX_SEEDS = 256
+MAX_ACTIVATIONS = 2**28
+"""Models × batch × tokens × width × layers (the residual streams alone, a lower bound on the memory
+a step needs) and models × K × D (the class means) may each be at most this many floats (1 GiB)."""
+
+# the allowed value of each knob (the full size is K=1024, D=64, width 64, 2 layers, 20000 steps)
+KNOB_TYPES: dict[str, click.ParamType] = {
+    "K": IntIn(1, 2**20, "classes"), "N": IntIn(1, 1024, "items per sequence"), "D": IntIn(1, 4096, "input dimension"),
+    "L": IntIn(1, 2**16, "labels"), "B": IntIn(1, 1024, "burstiness"),
+    "pB": RealIn(0.0, 1.0, why="a probability"), "eps": RealIn(0.0, 1e3), "zipf": RealIn(0.0, 100.0),
+    "layers": IntIn(1, 64), "heads": IntIn(1, 64), "width": IntIn(1, 4096),
+    "pos": click.Choice(["ape", "rope", "alibi"]),
+    "steps": IntIn(1, MAX_STEPS), "batch": IntIn(1, 65536), "lr": RealIn(0.0, lo_open=True),
+    "eval_every": IntIn(1, MAX_STEPS),
+}
+
 
 def testbed_options(f):
+    T = KNOB_TYPES
     opts = [
         click.option("--quick", is_flag=True, help="Start from the small CPU size (minutes on 2 cores)."),
-        click.option("--K", "K", type=int), click.option("--N", "N", type=int), click.option("--D", "D", type=int),
-        click.option("--L", "L", type=int), click.option("--B", "B", type=int),
-        click.option("--pB", "pB", type=float, help="Probability that a training sequence is bursty."),
-        click.option("--eps", type=float, help="Within-class noise ε."),
-        click.option("--zipf", type=float, help="Zipf exponent α of the class law."),
-        click.option("--layers", type=int), click.option("--heads", type=int), click.option("--width", type=int),
-        click.option("--pos", type=click.Choice(["ape", "rope", "alibi"])),
-        click.option("--steps", type=int), click.option("--batch", type=int), click.option("--lr", type=float),
-        click.option("--eval-every", "eval_every", type=int),
-        click.option("--seeds", type=int, default=None, help="Models per setting (seeds 0..n-1 offset by --seed)."),
-        click.option("--seed", type=int, default=0, show_default=True),
-        click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True),
-        click.option("--threads", type=int, default=1, show_default=True, help="torch CPU threads."),
-        click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+        click.option("--K", "K", type=T["K"]), click.option("--N", "N", type=T["N"]),
+        click.option("--D", "D", type=T["D"]), click.option("--L", "L", type=T["L"]), click.option("--B", "B", type=T["B"]),
+        click.option("--pB", "pB", type=T["pB"], help="Probability that a training sequence is bursty."),
+        click.option("--eps", type=T["eps"], help="Within-class noise ε."),
+        click.option("--zipf", type=T["zipf"], help="Zipf exponent α of the class law."),
+        click.option("--layers", type=T["layers"]), click.option("--heads", type=T["heads"]),
+        click.option("--width", type=T["width"]), click.option("--pos", type=T["pos"]),
+        click.option("--steps", type=T["steps"]), click.option("--batch", type=T["batch"]),
+        click.option("--lr", type=T["lr"]), click.option("--eval-every", "eval_every", type=T["eval_every"]),
+        click.option("--seeds", type=IntIn(1, MAX_SEEDS), default=None,
+                     help="Models per setting (seeds 0..n-1 offset by --seed)."),
+        click.option("--seed", type=SEED, default=0, show_default=True),
+        device_option(),
+        click.option("--threads", type=IntIn(1, os.cpu_count() or 1, "this machine's CPU count"), default=1,
+                     show_default=True, help="torch CPU threads."),
+        click.option("--out", type=WritablePath("folder"), default=None,
                      help="Folder for the JSON results and the figures."),
         click.option("--json", "as_json", is_flag=True, help="Print the results (with curves) as JSON."),
     ]
@@ -52,30 +74,49 @@ def testbed_options(f):
 
 
 def _settings(quick, seeds, **kw):
+    from mmicl.numerics.testbed.config import TestbedConfigError
+
     from ..claims.testbed import FULL, QUICK
 
     base = QUICK if quick else FULL
-    pick = lambda table: {v: kw[k] for k, v in table.items() if kw.get(k) is not None}  # noqa: E731
+    pick = lambda table: {v: kw[k] for k, v in table.items() if kw.get(k) is not None}
     try:
         data = replace(base.data, **pick(DATA_KNOBS))
         model = replace(base.model, **pick(MODEL_KNOBS))
         train = replace(base.train, **pick(TRAIN_KNOBS))
-    except TestbedConfigError as e:
-        raise click.BadParameter(str(e)) from None
+    except TestbedConfigError as e:  # settings that do not go together (K and L, N and B, width and heads)
+        raise click.BadParameter(str(e), param_hint=_options_named(str(e))) from None
     if model.pos == "ape" and model.ape_slots < data.seq_len:
         model = replace(model, ape_slots=data.seq_len + data.seq_len // 2)
     return data, model, train, seeds or base.seeds
 
 
-def _device(choice: str) -> str:
-    if choice == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if choice == "cuda" and not torch.cuda.is_available():
-        raise click.BadParameter("no CUDA device here; use --device cpu", param_hint="--device")
-    return choice
+def _options_named(message: str) -> str | None:
+    """The options whose settings a testbed error names (``K=100 … L=16`` → ``--K/--L``)."""
+    import re
+
+    option = {v: k for table in (DATA_KNOBS, MODEL_KNOBS, TRAIN_KNOBS) for k, v in table.items()}
+    found = [f"--{option[w].replace('_', '-')}" for w in dict.fromkeys(re.findall(r"[A-Za-z_]+", message))
+             if w in option]
+    return "/".join(found) or None
+
+
+def _check_size(datas, model, train, members: int) -> None:
+    """Refuse an ensemble that cannot fit in memory, before anything is allocated."""
+    for data in datas:
+        acts = members * train.batch * data.seq_len * model.width * model.layers
+        means = members * data.K * data.D
+        for what, n, fix in (("the residual streams (models × batch × tokens × width × layers)", acts,
+                              "--batch, --width, --layers, --N or --seeds"),
+                             ("the class means (models × K × D)", means, "--K, --D or --seeds")):
+            if n > MAX_ACTIVATIONS:
+                raise click.UsageError(f"{what} would hold {n:.3g} numbers ({n * 4 / 2**30:.3g} GiB of float32); "
+                                       f"at most {MAX_ACTIVATIONS:.3g} (1 GiB): lower {fix}")
 
 
 def _summary(results, arm: str) -> dict:
+    from mmicl.numerics.testbed.stats import t_interval
+
     out = {}
     for m in ("acc_icl", "acc_flip", "acc_iwl", "iwl_context_rate", "induction_max", "prev_token_max"):
         iv = t_interval(results.final(m, arm))
@@ -89,7 +130,7 @@ def _summary(results, arm: str) -> dict:
     return out
 
 
-@click.group()
+@click.group(cls=Group)
 def testbed():
     """Synthetic in-context classification: ICL vs in-weights learning in small transformers."""
 
@@ -98,9 +139,15 @@ def testbed():
 @testbed_options
 def train(quick, seeds, seed, device, threads, out, as_json, **kw):
     """Train --seeds models of one setting as one ensemble; print the final metrics."""
-    torch.set_num_threads(threads)
     data, model, tr, n = _settings(quick, seeds, **kw)
-    r = run_arms(model, [Arm("run", data)], [seed * 100 + s for s in range(n)], tr, device=_device(device),
+    _check_size([data], model, tr, n)
+    import torch
+    from mmicl.numerics.atomic import write_json
+    from mmicl.numerics.testbed.experiments import Arm, run_arms
+    from mmicl.numerics.testbed.figures import plot_curves
+
+    torch.set_num_threads(threads)
+    r = run_arms(model, [Arm("run", data)], [seed * 100 + s for s in range(n)], tr, device=device,
                  data_seed=seed, progress=not as_json)
     result = {"data": asdict(data), "model": asdict(model), "train": asdict(tr), "seeds": r.seeds,
               "seconds": round(r.run.history.seconds, 2),
@@ -117,37 +164,66 @@ def train(quick, seeds, seed, device, threads, out, as_json, **kw):
             click.echo(f"  {m:18s} {v}")
 
 
+def _sweep_values(knob: str, values: str) -> list:
+    """The comma-separated ``values`` of ``knob``, each checked like the option ``--<knob>``."""
+    kind = KNOB_TYPES[knob]
+    vals = []
+    for v in (v.strip() for v in values.split(",")):
+        if not v:
+            continue
+        try:
+            vals.append(kind.convert(v, None, None))
+        except click.BadParameter as e:
+            raise click.BadParameter(f"{knob} {e.message}", param_hint="--values") from None
+    if not vals:
+        raise click.BadParameter(f"give at least one value of {knob}, comma-separated (e.g. 64,512); got {values!r}",
+                                 param_hint="--values")
+    twice = sorted({str(v) for v in vals if vals.count(v) > 1})
+    if twice:
+        raise click.BadParameter(f"{knob} = {', '.join(twice)} is given more than once; give each value once",
+                                 param_hint="--values")
+    return vals
+
+
 @testbed.command()
 @click.option("--knob", required=True, type=click.Choice(sorted(DATA_KNOBS) + sorted(MODEL_KNOBS)))
 @click.option("--values", required=True, help="Comma-separated values of the knob, e.g. 64,512,16384.")
 @testbed_options
 def sweep(knob, values, quick, seeds, seed, device, threads, out, as_json, **kw):
     """Vary one knob: a data knob trains one ensemble, a model knob one ensemble per value."""
-    torch.set_num_threads(threads)
-    cast = {"pos": str, "pB": float, "eps": float, "zipf": float}.get(knob, int)
-    try:
-        vals = [cast(v.strip()) for v in values.split(",") if v.strip()]
-    except ValueError:
-        raise click.BadParameter(f"cannot read {values!r} as values of {knob}", param_hint="--values") from None
-    if not vals:
-        raise click.BadParameter("give at least one value", param_hint="--values")
-    dev = _device(device)
-    seed_list = None
-    rows = {}
+    from mmicl.numerics.testbed.config import TestbedConfigError
+
+    vals = _sweep_values(knob, values)
+    if kw.get(knob) is not None:
+        raise click.UsageError(f"--{knob} and --knob {knob} cannot be given together: the sweep sets {knob}")
     if knob in DATA_KNOBS:
         data, model, tr, n = _settings(quick, seeds, **kw)
-        seed_list = [seed * 100 + s for s in range(n)]
         try:
-            arms = [Arm(f"{knob}={v}", replace(data, **{DATA_KNOBS[knob]: v})) for v in vals]
+            datas = [(f"{knob}={v}", replace(data, **{DATA_KNOBS[knob]: v})) for v in vals]
         except TestbedConfigError as e:
             raise click.BadParameter(str(e), param_hint="--values") from None
-        r = run_arms(model, arms, seed_list, tr, device=dev, data_seed=seed, progress=not as_json)
+        _check_size([d for _, d in datas], model, tr, n * len(vals))
+        settings = None
+    else:
+        settings = [(v, _settings(quick, seeds, **{**kw, knob: v})) for v in vals]
+        for _, (data, model, tr, n) in settings:
+            _check_size([data], model, tr, n)
+    import torch
+    from mmicl.numerics.atomic import write_json
+    from mmicl.numerics.testbed.experiments import Arm, run_arms
+    from mmicl.numerics.testbed.figures import plot_against
+
+    torch.set_num_threads(threads)
+    rows = {}
+    if settings is None:
+        seed_list = [seed * 100 + s for s in range(n)]
+        arms = [Arm(name, d) for name, d in datas]
+        r = run_arms(model, arms, seed_list, tr, device=device, data_seed=seed, progress=not as_json)
         rows = {a.name: (r, a.name) for a in arms}
     else:
-        for v in vals:
-            data, model, tr, n = _settings(quick, seeds, **{**kw, knob: v})
+        for v, (data, model, tr, n) in settings:
             seed_list = [seed * 100 + s for s in range(n)]
-            r = run_arms(model, [Arm("run", data)], seed_list, tr, device=dev, data_seed=seed,
+            r = run_arms(model, [Arm("run", data)], seed_list, tr, device=device, data_seed=seed,
                          progress=not as_json, description=f"{knob}={v}")
             rows[f"{knob}={v}"] = (r, "run")
     result = {"knob": knob, "values": vals, "seeds": seed_list,

@@ -2,25 +2,31 @@
 from __future__ import annotations
 
 import click
+from mmicl.numerics import flows, lca
 from rich.console import Console
 from rich.table import Table
 
-from mmicl.numerics import flows, lca
-from mmicl.numerics.laws import LawError
+from .common import (
+    MAX_DEPTH,
+    MAX_FLOW2_DEPTH,
+    START_BOX,
+    Command,
+    RealIn,
+    depth_type,
+    emit_json,
+    law_options,
+)
 
-from .common import emit_json, law_options
+START = RealIn(-START_BOX, START_BOX, why="α* lies in (0, 1]; from farther the flow takes minutes to hours")
 
 
-def _fail(e: Exception):
-    raise click.UsageError(str(e)) from None
-
-
-@click.command()
+@click.command(cls=Command)
 @law_options
-@click.option("--T", "Ts", type=int, multiple=True, metavar="T [T ...]",
-              help="Depths: --T 1 10 100 (default 1 10 100 1000).")
-@click.argument("more_ts", nargs=-1, type=int, metavar="")
-@click.option("--alpha0", type=float, default=0.0, show_default=True, help="Start of the gradient flow.")
+@click.option("--T", "Ts", type=depth_type(MAX_DEPTH), multiple=True, metavar="T [T ...]",
+              help=f"Depths from 1 to {MAX_DEPTH}: --T 1 10 100 (default 1 10 100 1000).")
+@click.argument("more_ts", nargs=-1, metavar="")  # --T 1 10 100: the depths after the first
+@click.option("--alpha0", type=START, default=0.0, show_default=True,
+              help=f"Start of the gradient flow, in [-{START_BOX:g}, {START_BOX:g}].")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def alpha(law, Ts, more_ts, alpha0, as_json):
     """α* and, for each depth T: α_T (root of dL/dα), the excess risk at α_T, the flow's limit.
@@ -29,18 +35,19 @@ def alpha(law, Ts, more_ts, alpha0, as_json):
     JSON: {"schema_version", "alpha_star", "law", "rows": [{"T", "alpha", "excess", "log10_excess",
     "flow_alpha", "flow_converged", "flow_clock"}]}.  "excess" is null where float64 cannot hold it
     (see log10_excess), with "excess_null_reason" next to it."""
-    Ts = list(Ts) + list(more_ts) or [1, 10, 100, 1000]
     try:
-        a_star = lca.alpha_star(law)
-        rows = []
-        for T in Ts:
-            a = lca.alpha_T(law, T)
-            ex = lca.excess_risk_scaled(law, T, a)
-            fl = flows.gradient_flow_one(law, T, alpha0)
-            rows.append({"T": T, "alpha": a, **ex.to_json("excess"),
-                         "flow_alpha": fl.alpha, "flow_converged": fl.converged, "flow_clock": fl.clock})
-    except (LawError, ValueError) as e:
-        _fail(e)
+        more = [depth_type(MAX_DEPTH).convert(t, None, None) for t in more_ts]
+    except click.BadParameter as e:
+        raise click.BadParameter(e.message, param_hint="--T") from None
+    Ts = list(Ts) + more or [1, 10, 100, 1000]
+    a_star = lca.alpha_star(law)  # a law the theory cannot take (unbounded, s ≡ 0) is a LawError: a usage error
+    rows = []
+    for T in Ts:
+        a = lca.alpha_T(law, T)
+        ex = lca.excess_risk_scaled(law, T, a)
+        fl = flows.gradient_flow_one(law, T, alpha0)
+        rows.append({"T": T, "alpha": a, **ex.to_json("excess"),
+                     "flow_alpha": fl.alpha, "flow_converged": fl.converged, "flow_clock": fl.clock})
     if as_json:
         emit_json({"alpha_star": a_star, "law": law.spec(), "rows": rows})
         return
@@ -54,21 +61,19 @@ def alpha(law, Ts, more_ts, alpha0, as_json):
     Console(width=110).print(table)
 
 
-@click.command()
+@click.command(cls=Command)
 @law_options
-@click.option("--T", "T", type=int, required=True, help="Depth.")
-@click.option("--alpha0", type=float, default=0.0, show_default=True)
-@click.option("--beta0", type=float, default=0.0, show_default=True)
+@click.option("--T", "T", type=depth_type(MAX_FLOW2_DEPTH), required=True, help=f"Depth, from 1 to {MAX_FLOW2_DEPTH}.")
+@click.option("--alpha0", type=START, default=0.0, show_default=True, help=f"In [-{START_BOX:g}, {START_BOX:g}].")
+@click.option("--beta0", type=START, default=0.0, show_default=True, help=f"In [-{START_BOX:g}, {START_BOX:g}].")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def flow2(law, T, alpha0, beta0, as_json):
     """End point of the two-parameter gradient flow (W^S = αI, W^V = βI) from (alpha0, beta0).
 
     JSON: {"alpha", "beta", "gamma" (= α + β, kept as its own coordinate), "converged", "t_end",
     "reason", "minimiser": [α_T, β_T]}."""
-    try:
-        r = flows.gradient_flow_two(law, T, alpha0, beta0)
-    except (LawError, ValueError) as e:
-        _fail(e)
+    a_star = lca.alpha_star(law)  # an unbounded law or s ≡ 0: a LawError (usage error) before the flow starts
+    r = flows.gradient_flow_two(law, T, alpha0, beta0)
     try:
         mini, why = lca.minimise_two(law, T), None
     except ValueError as e:  # T = 1 or s constant: no unique minimiser, a fact about the model
@@ -86,4 +91,4 @@ def flow2(law, T, alpha0, beta0, as_json):
         Console().print(f"no global minimiser: {why}")
     if mini:
         Console().print(f"global minimiser (α_T, β_T) = ({mini[0]:.15g}, {mini[1]:.15g}); "
-                        f"α* = {lca.alpha_star(law):.15g}")
+                        f"α* = {a_star:.15g}")

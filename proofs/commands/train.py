@@ -1,12 +1,29 @@
 """``mmicl train``: train one model on sampled prompts and report its risk with standard errors."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 import torch
 
-from .common import emit_json, law_options
+from .common import (
+    MAX_CONTEXT,
+    MAX_SAMPLES,
+    MAX_STEPS,
+    MAX_TRAIN_DEPTH,
+    Command,
+    IntIn,
+    RealIn,
+    WritablePath,
+    check_batch_memory,
+    depth_type,
+    device_option,
+    emit_json,
+    exclusive,
+    law_options,
+    seed_option,
+)
+
+STATIONARY_PROMPTS = 200_000  # lca1/lca2: the sampled loss's minimiser (numerics.montecarlo.stationary_point)
+RISK_CHUNK = 8192  # estimate_risk draws the fresh prompts in chunks of this many
 
 MODELS = ("lsa", "lca1", "lca2", "lca", "lca-noskip")
 
@@ -28,21 +45,25 @@ def build_model(name: str, d: int, T: int, law, seed: int) -> torch.nn.Module:
     return LCA(d, T, tied=True, skip=name == "lca", generator=gen)
 
 
-@click.command("train")
+@click.command("train", cls=Command)
 @click.option("--model", "model_name", type=click.Choice(MODELS), required=True)
 @law_options
-@click.option("--T", "T", type=int, default=5, show_default=True, help="Depth of the LCA (ignored for lsa).")
-@click.option("--n", type=int, default=2000, show_default=True, help="Context length (0: the large-context limit).")
-@click.option("--steps", type=int, default=3000, show_default=True)
-@click.option("--lr", type=float, default=3e-3, show_default=True)
-@click.option("--batch", type=int, default=1024, show_default=True)
+@click.option("--T", "T", type=depth_type(MAX_TRAIN_DEPTH), default=5, show_default=True,
+              help=f"Depth of the LCA, 1 to {MAX_TRAIN_DEPTH} (ignored for lsa).")
+@click.option("--n", type=IntIn(0, MAX_CONTEXT, "0: the large-context limit"), default=2000, show_default=True,
+              help="Context length (0: the large-context limit).")
+@click.option("--steps", type=IntIn(1, MAX_STEPS), default=3000, show_default=True)
+@click.option("--lr", type=RealIn(0.0, lo_open=True), default=3e-3, show_default=True)
+@click.option("--batch", type=IntIn(1), default=1024, show_default=True,
+              help="Prompts per step (batch × (d+1)² numbers must fit in 1 GiB).")
 @click.option("--optimizer", type=click.Choice(["adam", "sgd"]), default="adam", show_default=True)
-@click.option("--device", type=click.Choice(["auto", "cpu", "cuda"]), default="auto", show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--samples", type=int, default=200_000, show_default=True, help="Fresh prompts for the risk.")
-@click.option("--checkpoint", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@device_option()
+@seed_option()
+@click.option("--samples", type=IntIn(2, MAX_SAMPLES, "at least 2 for a standard error"), default=200_000,
+              show_default=True, help="Fresh prompts for the risk.")
+@click.option("--checkpoint", type=WritablePath("file"), default=None,
               help="Resume from / save to this file.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--out", type=WritablePath("file"), default=None,
               help="Also write the result (with the trajectory) to this JSON file, atomically.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, seed, samples, checkpoint, out, as_json):
@@ -56,11 +77,15 @@ def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, se
     from mmicl.numerics.strict_json import context_length_fields, null_reason_key
     from mmicl.numerics.training import describe, estimate_risk, train
 
+    layers = T if model_name in ("lca", "lca-noskip") else 1
+    check_batch_memory(batch, law.d, "--batch", "--batch, d1/d2 or --T" if layers > 1 else "--batch or d1/d2",
+                       "one training batch", copies=layers)
+    check_batch_memory(min(samples, RISK_CHUNK), law.d, "--d1/--d2", "d1/d2 (--d1, --d2 or d1=, d2= in LAW)",
+                       "one chunk of the risk estimate")
+    if model_name in ("lca1", "lca2"):
+        check_batch_memory(STATIONARY_PROMPTS, law.d, "--d1/--d2", "d1/d2 (--d1, --d2 or d1=, d2= in LAW)",
+                           f"{model_name}'s stationary point (float64)", float_bytes=8)
     torch.set_num_threads(1)
-    if device == "auto":
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-    if n < 0:
-        raise click.BadParameter("n must be ≥ 0 (0 means the large-context limit)", param_hint="--n")
     ctx = None if n == 0 else n
     model = build_model(model_name, law.d, T, law, seed)
     res = train(model, law, n=ctx, steps=steps, batch=batch, lr=lr, optimizer=optimizer, schedule="cosine",
@@ -92,21 +117,24 @@ def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, se
     else:
         for k, v in result.items():
             click.echo(f"{k}: {v}")
-    if res.diverged:
-        raise SystemExit(2)
+    if res.diverged:  # a result, not a usage error: status 1 (2 is click's for bad input)
+        click.echo(f"training diverged: {res.message}", err=True)
+        raise SystemExit(1)
 
 
-@click.command("train-figures")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+@click.command("train-figures", cls=Command)
+@click.option("--out", type=WritablePath("folder"), required=True,
               help="Folder for the PNGs and the JSON behind each.")
 @click.option("--quick", is_flag=True, help="Small sizes: under about a minute on one CPU thread.")
 @click.option("--tiny", is_flag=True, help="Smoke-test sizes (seconds; the numbers mean nothing).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of every random choice (recorded).")
+@seed_option()
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def train_figures_command(out, quick, tiny, seed, as_json):
+@click.pass_context
+def train_figures_command(ctx, out, quick, tiny, seed, as_json):
     """Figures of the Monte Carlo studies (law s=uniform(0.5,4), T = 5): the finite-n bias of the SAA
     minimiser α_n against n, SGD against the gradient flow at t = step × lr, and the full-matrix LCA's
     invariants RS, GV over training.  Writes finite_n_bias, sgd_vs_flow, full_matrix (.png + .json)."""
+    exclusive(ctx, "--quick", "--tiny")
     from mmicl.proofs.montecarlo_figures import make_figures
 
     torch.set_num_threads(1)
