@@ -382,6 +382,7 @@ def _atomic(x) -> bool:
     return hasattr(x, "values") or x.is_degenerate
 
 
+@takes_law
 def block_closed_form_applicable(law: TaskLaw, n: int | None) -> str | None:
     """None if the block closed form applies to ``law`` at context length ``n``, else why not."""
     if n is not None and (law.anisotropy_v or law.anisotropy_r):
@@ -422,6 +423,7 @@ def _np_solve(A, b):
     return list(np.linalg.solve(np.array(A, float), np.array(b, float)))
 
 
+@takes_law
 def block_closed_form(law: TaskLaw, n: int | None, dps: int = 30) -> tuple[list[float], float]:
     """(γ per block, gap) of the best LSA with Γ constant on each block of m, the moments
     ``E S_b``, ``E S_b²`` and ``κ = E[s/(1+s)]`` by mpmath (tanh-sinh, ``expect_mp``) at ``dps``
@@ -439,6 +441,7 @@ def block_closed_form(law: TaskLaw, n: int | None, dps: int = 30) -> tuple[list[
         return [float(g) for g in gamma], float(gap)
 
 
+@takes_law
 def block_closed_form_rule(law: TaskLaw, n: int | None, depth: int):
     """The same closed form in float64, the moments by the project's rules at ``depth`` (the
     difference between two depths estimates the rule's truncation error).  Returns
@@ -457,6 +460,7 @@ def block_closed_form_rule(law: TaskLaw, n: int | None, depth: int):
     return np.array(gamma, float), float(gap), np.array(A, float), kappa
 
 
+@takes_law
 def expand_blocks(law: TaskLaw, gamma_blocks) -> np.ndarray:
     """The diagonal of Γ (length d) from one γ per block of m."""
     return np.concatenate([np.full(d, g) for (d, _), g in zip(_block_laws(law), gamma_blocks)])

@@ -121,6 +121,7 @@ def layer_prediction(P, Q, gram, zq):
     return out[..., -1]
 
 
+@takes_law
 def sampled_layer_inputs(law: TaskLaw, n: int | None, samples: int, seed: int, device: str = "cpu",
                          chunk: int = 20_000):
     """Chunks ``(gram, z_q, y_q, ŷ_Bayes)`` in float64.  Finite n: the n context tokens are drawn
