@@ -62,3 +62,48 @@ def test_verify_exits_1_when_a_claim_fails_and_writes_its_files(failing_claim, t
 def test_unknown_claim_is_a_usage_error(tmp_path):
     r = CliRunner().invoke(main, ["verify", "--claim", "nope", "--out", str(tmp_path)])
     assert r.exit_code == 2 and "no claim matches" in r.output
+
+
+@pytest.fixture
+def claim_with_figure():
+    """A claim that draws one figure into OUT/figures, as the real claims do."""
+    def evaluate(cfg):
+        path = cfg.figures / "test_plot.png"
+        path.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
+        return [Hypothesis("none", True)], [Check("1 = 1", "arithmetic", True)], {}, [path]
+
+    claim = register(Claim("test.figure", "a claim with a figure", "1 = 1", evaluate, default=False))
+    yield claim
+    del REGISTRY[claim.id]
+
+
+@pytest.mark.parametrize("relative_out", [True, False])
+def test_a_results_folder_can_be_moved(claim_with_figure, tmp_path, monkeypatch, relative_out):
+    """Figure paths in verdicts.json and the links of report.md are relative to OUT, and report.html
+    carries its figures inline: after moving the folder every path still resolves."""
+    import re
+    import shutil
+
+    monkeypatch.chdir(tmp_path)
+    out = "results" if relative_out else str(tmp_path / "results")
+    r = CliRunner().invoke(main, ["verify", "--claim", "test.figure", "--out", out])
+    assert r.exit_code == 0, r.output
+    moved = tmp_path / "elsewhere" / "moved"
+    moved.parent.mkdir()
+    shutil.move(str(tmp_path / "results"), str(moved))
+    monkeypatch.chdir(moved.parent)  # and read it from another working folder
+    (entry,) = json.loads((moved / "verdicts.json").read_text())["claims"]
+    figures = entry["evidence"]["figures"]
+    assert figures == ["figures/test_plot.png"]
+    assert all((moved / f).is_file() for f in figures)
+    links = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", (moved / "report.md").read_text())
+    assert links == ["figures/test_plot.png"] and all((moved / link).is_file() for link in links)
+    html = (moved / "report.html").read_text()
+    assert "data:image/png;base64," in html and str(tmp_path) not in html
+
+
+def test_verify_writes_figure_paths_that_do_not_name_the_working_folder(claim_with_figure, tmp_path):
+    r = CliRunner().invoke(main, ["verify", "--claim", "test.figure", "--out", str(tmp_path / "a")])
+    assert r.exit_code == 0, r.output
+    text = (tmp_path / "a" / "verdicts.json").read_text()
+    assert str(tmp_path) not in text
