@@ -110,11 +110,21 @@ def test_next_to_an_atom_at_zero_alpha_T_approaches_alpha_star_at_the_derived_ra
     assert abs(a - 2 / (2 + hi)) > 1000 * abs(a - a_star)
 
 
-def test_point_law_alpha_is_inverse_eigenvalue_and_excess_zero():
+def test_point_law_alpha_is_inverse_eigenvalue_and_excess_is_the_closed_form():
+    """s ≡ 2: the excess is (2/3)(3α − 1)^{2T} at every α (evaluated in 40-digit mpmath here), so
+    the minimiser is 1/3 and the excess there 0.  (``alpha_T`` returns 1/(1+s) for a point law
+    without searching, so the closed form at other α is what can fail.)"""
     law = parse_law("s=point(2)")
     for T in (1, 5, 100):
         assert lca.alpha_T(law, T) == pytest.approx(1 / 3, abs=1e-16)
         assert lca.excess_risk(law, T, 1 / 3) == pytest.approx(0.0, abs=1e-30)
+        for a in (0.2, 0.3, 0.34, 0.5):
+            with mp.workdps(40):
+                want = mp.mpf(2) / 3 * (3 * mp.mpf(a) - 1) ** (2 * T)
+            # r = 3α − 1 is rounded by u(3α + |r|), then raised to 2T in log scale (n·log|r| to u)
+            u, r = np.finfo(float).eps / 2, abs(3 * a - 1)
+            rtol = 2 * T * u * ((3 * a + r) / r + abs(math.log(r)) + 2)
+            assert abs(lca.excess_risk_scaled(law, T, a).mp / want - 1) <= rtol
 
 
 def test_two_parameter_on_the_line_beta_minus_alpha_is_the_one_parameter_model():
