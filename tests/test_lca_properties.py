@@ -8,7 +8,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mmicl.numerics import flows, lca
@@ -16,6 +16,9 @@ from mmicl.numerics.laws import Discrete, Mixture, Point, TaskLaw, ZetaLaw
 from strategies import has_signal, non_degenerate_task_laws, scalar_laws, task_laws, zero_atom_mixtures
 
 depths = st.sampled_from([1, 2, 3, 8, 40, 500])
+FEWER = settings(max_examples=max(5, settings().max_examples // 3))
+"""A third of the profile's examples, for properties whose examples each run a minimiser or a flow
+(~0.5 s): keeps the file near 30 s by default and still scales with HYPOTHESIS_PROFILE."""
 
 
 @given(non_degenerate_task_laws, st.sampled_from([1, 2, 3, 8, 40, 500, 10_000]))
@@ -91,6 +94,7 @@ def test_the_two_parameter_excess_with_no_skip_weight_is_the_signal_risk_at_any_
     assert abs(lca.excess_risk(law, 30, 0.0, 1.0) - want) <= tol
 
 
+@FEWER
 @given(non_degenerate_task_laws, st.sampled_from([2, 3, 5]))
 def test_two_parameters_do_at_least_as_well_as_one(law, T):
     """The two-parameter model contains β = −α, so its best excess risk is at most the
@@ -108,6 +112,7 @@ def test_one_more_layer_never_increases_the_best_excess_risk(law, T):
     assert e_next <= e_T * (1 + 1e-12)
 
 
+@FEWER
 @given(non_degenerate_task_laws, st.sampled_from([1, 4, 40]), st.floats(0.0, 1.0, exclude_min=True))
 def test_the_flow_from_any_stable_start_ends_at_alpha_T(law, T, u):
     """From every α₀ in the stable interval (0, 2/(1+s_hi)], the flow's limit is α_T.
