@@ -273,9 +273,17 @@ def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
 
         def D(a):
             """dL/dα divided by max|r|^{2T−1} over the support (positive): values of order 1/T,
-            so the root finder's tolerance on |D| means something (unscaled values ~10^(−T))."""
+            so the root finder's tolerance on |D| means something (unscaled values ~10^(−T)).
+            The scale is divided out *inside* the integrand: mpmath.quad's stopping test is
+            absolute (10^−dps), and an unscaled integrand of size 10^−97 would stop every piece
+            at its first degree."""
             scale = max(abs(f(a, lo, T)[0]), abs(f(a, hi, T)[0])) ** (2 * T - 1)
-            return law.s_law().expect_mp(lambda s: f(a, s, T)[2] * f(a, s, T)[0] ** (2 * T - 1), depth=T) / scale
+
+            def integrand(s):
+                v = f(a, s, T)
+                return v[2] * (v[0] ** (2 * T - 1) / scale)
+
+            return law.s_law().expect_mp(integrand, depth=T)
 
         a0 = mp.mpf(alpha_T(law, T))
         if lo == hi:
