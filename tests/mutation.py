@@ -101,7 +101,7 @@ MUTATIONS: list[Mutation] = [
     M("model_coordinate", "reduced_coordinate = sp.sqrt(s) * u + g", "reduced_coordinate = s * u + g",
       THEORY, "a = s·u + g: the signal coordinate uses ‖m‖² for ‖m‖"),
     M("model_isserlis", "sp.factorial2(k - 1)", "sp.factorial(k - 1)", THEORY + LSA,
-      "E[z^k] = (k−1)! instead of (k−1)!!: wrong from the fourth moment on"),
+      "E[z^k] = (k−1)! instead of (k−1)!!: wrong at k = 0 ((−1)! is not finite) and from k = 4 on"),
     M("model_bayes_risk", "risk=sp.simplify(r.subs(c, c_star))", "risk=sp.simplify(r.subs(c, c_star / 2))",
       THEORY, "the Bayes risk is evaluated at half the Bayes coefficient"),
     # ------------------------------------------------------------------ theory/lca.py
