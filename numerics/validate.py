@@ -15,6 +15,7 @@ import numbers
 __all__ = [
     "MAX_LAW_SCALE",
     "MAX_SEED",
+    "MAX_ZETA2",
     "InputError",
     "check_depth",
     "check_finite",
@@ -27,10 +28,14 @@ MAX_SEED = 2**32 - 1
 stay far inside the 64-bit range of ``torch.Generator.manual_seed``."""
 
 MAX_LAW_SCALE = 1e6
-"""Largest ``s = ‖m‖²`` (and ``E[ζ²]``) a law may reach.  Far above it float64 keeps fewer and
-fewer digits of ``1 + s``: at ``s ≈ 1e20`` α_T comes out as α*/2 whatever T, at ``s ≈ 1e77`` the
+"""Largest ``s = ‖m‖²`` a law may reach.  Far above it float64 keeps fewer and fewer digits of
+``1 + s``: at ``s ≈ 1e20`` α_T comes out as α*/2 whatever T, at ``s ≈ 1e77`` the
 two-parameter minimiser is NaN, at ``s ≈ 1e308`` the excess risk is 10^1749.  Tokens of norm up to
 10³ are also what float32 training can take without losing the noise."""
+
+MAX_ZETA2 = 1e30
+"""Largest ``E[ζ²]``: ζ only scales the labels (every risk scales by ``E[ζ²]``), but the torch models
+train in float32, whose largest number is 3.4e38, on squared labels."""
 
 
 class InputError(ValueError):
@@ -75,12 +80,13 @@ def check_seed(seed, name: str = "seed", error: type[ValueError] = InputError) -
     return int(seed)
 
 
-def check_law_scale(law, limit: float = MAX_LAW_SCALE, error: type[ValueError] = InputError):
+def check_law_scale(law, limit: float = MAX_LAW_SCALE, error: type[ValueError] = InputError,
+                    zeta_limit: float = MAX_ZETA2):
     """``law`` (a ``TaskLaw``) if its squared norms and its labels stay within ``limit``, else an
     ``error`` naming the part that does not.
 
     A bounded law is judged by the top of its support, an unbounded one (``exponential``, or a
-    mixture with one) by its mean; ``E[ζ²]`` is held to the same limit."""
+    mixture with one) by its mean; ``E[ζ²]`` is held to ``zeta_limit``."""
     why = "beyond that float64 loses the digits of 1 + s and the numbers mean nothing"
     parts = [("s", law.s)] if law.s is not None else [("sv", law.sv), ("sr", law.sr)]
     for key, dist in parts:
@@ -97,9 +103,9 @@ def check_law_scale(law, limit: float = MAX_LAW_SCALE, error: type[ValueError] =
         z2 = law.zeta.second_moment()
     except OverflowError:  # const(c) with c² beyond float64
         z2 = math.inf
-    if not (math.isfinite(z2) and z2 <= limit):
-        raise error(f"zeta has E[ζ²] = {z2:.6g}; it must stay ≤ {limit:g} like the squared norms (ζ only "
-                    "scales the labels, so every risk scales by E[ζ²]: rescale afterwards instead)")
+    if not (math.isfinite(z2) and z2 <= zeta_limit):
+        raise error(f"zeta has E[ζ²] = {z2:.6g}; it must stay ≤ {zeta_limit:g} (the models train in float32 on "
+                    "squared labels; ζ only scales the labels, so every risk scales by E[ζ²]: rescale afterwards)")
     return law
 
 

@@ -17,7 +17,8 @@ import os
 from pathlib import Path
 
 import click
-from mmicl.numerics.validate import MAX_LAW_SCALE, MAX_SEED, InputError  # light: no numpy
+
+from mmicl.numerics.validate import MAX_LAW_SCALE, MAX_SEED, MAX_ZETA2, InputError  # light: no numpy
 
 MAX_DEPTH = 10**6
 """``alpha``: α_T and the one-parameter flow take seconds up to here (T = 10⁷ takes ~15 s, at 10³⁰
@@ -241,15 +242,15 @@ def load_law(text: str, hint: str = "--law", **overrides):
             raise click.BadParameter(str(e), param_hint="--zeta") from None
         except OverflowError:  # ZetaLaw squares c in Python floats (const(1e200))
             raise click.BadParameter(f"{overrides['zeta']}: ζ² overflows float64; E[ζ²] must stay ≤ "
-                                     f"{MAX_LAW_SCALE:g}", param_hint="--zeta") from None
+                                     f"{MAX_ZETA2:g}", param_hint="--zeta") from None
     try:
         law = parse_law(text, **overrides)
         check_law_scale(law, error=LawError)
     except LawError as e:
         raise click.BadParameter(str(e), param_hint=hint) from None
     except OverflowError:  # a number of the law whose square (or sum) leaves float64, e.g. zeta=const(1e200)
-        raise click.BadParameter(f"a number in {text!r} overflows float64 when squared; squared norms and "
-                                 f"E[ζ²] must stay ≤ {MAX_LAW_SCALE:g}", param_hint=hint) from None
+        raise click.BadParameter(f"a number in {text!r} overflows float64 when squared; squared norms must "
+                                 f"stay ≤ {MAX_LAW_SCALE:g} and E[ζ²] ≤ {MAX_ZETA2:g}", param_hint=hint) from None
     if law.d > MAX_DIM:
         raise click.BadParameter(f"d1 + d2 = {law.d}; it must be ≤ {MAX_DIM} (the models hold (d+1)×(d+1) "
                                  "matrices per prompt)", param_hint=hint)

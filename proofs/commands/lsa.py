@@ -4,16 +4,7 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from .common import (
-    MAX_CONTEXT,
-    MAX_MC,
-    MAX_PROFILE,
-    Command,
-    IntIn,
-    emit_json,
-    law_options,
-    seed_option,
-)
+from .common import MAX_CONTEXT, MAX_MC, MAX_PROFILE, Command, IntIn, emit_json, law_options, seed_option
 
 
 @click.command("lsa", cls=Command)

@@ -13,16 +13,7 @@ from pathlib import Path
 
 import click
 
-from .common import (
-    MAX_STEPS,
-    SEED,
-    Group,
-    IntIn,
-    RealIn,
-    WritablePath,
-    device_option,
-    emit_json,
-)
+from .common import MAX_STEPS, SEED, Group, IntIn, RealIn, WritablePath, device_option, emit_json
 
 DATA_KNOBS = {"K": "K", "N": "N", "D": "D", "L": "L", "B": "B", "pB": "p_bursty", "eps": "eps", "zipf": "zipf"}
 MODEL_KNOBS = {"layers": "layers", "heads": "heads", "width": "width", "pos": "pos"}

@@ -2,20 +2,12 @@
 from __future__ import annotations
 
 import click
-from mmicl.numerics import flows, lca
 from rich.console import Console
 from rich.table import Table
 
-from .common import (
-    MAX_DEPTH,
-    MAX_FLOW2_DEPTH,
-    START_BOX,
-    Command,
-    RealIn,
-    depth_type,
-    emit_json,
-    law_options,
-)
+from mmicl.numerics import flows, lca
+
+from .common import MAX_DEPTH, MAX_FLOW2_DEPTH, START_BOX, Command, RealIn, depth_type, emit_json, law_options
 
 START = RealIn(-START_BOX, START_BOX, why="α* lies in (0, 1]; from farther the flow takes minutes to hours")
 

@@ -4,23 +4,8 @@ from __future__ import annotations
 import click
 import torch
 
-from .common import (
-    MAX_CONTEXT,
-    MAX_SAMPLES,
-    MAX_STEPS,
-    MAX_TRAIN_DEPTH,
-    Command,
-    IntIn,
-    RealIn,
-    WritablePath,
-    check_batch_memory,
-    depth_type,
-    device_option,
-    emit_json,
-    exclusive,
-    law_options,
-    seed_option,
-)
+from .common import (MAX_CONTEXT, MAX_SAMPLES, MAX_STEPS, MAX_TRAIN_DEPTH, Command, IntIn, RealIn, WritablePath,
+                     check_batch_memory, depth_type, device_option, emit_json, exclusive, law_options, seed_option)
 
 STATIONARY_PROMPTS = 200_000  # lca1/lca2: the sampled loss's minimiser (numerics.montecarlo.stationary_point)
 RISK_CHUNK = 8192  # estimate_risk draws the fresh prompts in chunks of this many
