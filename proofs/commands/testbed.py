@@ -28,7 +28,9 @@ a step needs) and models × K × D (the class means) may each be at most this ma
 KNOB_TYPES: dict[str, click.ParamType] = {
     "K": IntIn(1, 2**20, "classes"), "N": IntIn(1, 1024, "items per sequence"), "D": IntIn(1, 4096, "input dimension"),
     "L": IntIn(1, 2**16, "labels"), "B": IntIn(1, 1024, "burstiness"),
-    "pB": RealIn(0.0, 1.0, why="a probability"), "eps": RealIn(0.0, 1e3), "zipf": RealIn(0.0, 100.0),
+    "pB": RealIn(0.0, 1.0, why="a probability"), "eps": RealIn(0.0, 1e3),
+    "zipf": RealIn(0.0, 8.0, why="from about 12 on, class 0 holds so much mass that the IWL evaluation set "
+                                 "cannot be drawn"),
     "layers": IntIn(1, 64), "heads": IntIn(1, 64), "width": IntIn(1, 4096),
     "pos": click.Choice(["ape", "rope", "alibi"]),
     "steps": IntIn(1, MAX_STEPS), "batch": IntIn(1, 65536), "lr": RealIn(0.0, lo_open=True),
