@@ -82,6 +82,12 @@ class Mutation:
     tests: tuple[str, ...]
     why: str  # what maths the mutant breaks
     regex: bool = False
+    variants: tuple[tuple[str, str, bool], ...] = ()
+    """Other ``(snippet, replacement, regex)`` forms of the same mutation, for code that was
+    rewritten (not only moved) since the first form was written: the first form found is used."""
+
+    def forms(self) -> list[tuple[str, str, bool]]:
+        return [(self.snippet, self.replacement, self.regex), *self.variants]
 
 
 GUARDS = "test_mutation_guards.py"
@@ -90,8 +96,9 @@ A mapped test file that the source tree lacks (this one, in a tree older than it
 that run and listed in the report."""
 
 
-def M(name, snippet, replacement, tests, why, regex=False):
-    return Mutation(name, snippet, replacement, tuple(dict.fromkeys([GUARDS, *tests])), why, regex)
+def M(name, snippet, replacement, tests, why, regex=False, variants=()):
+    return Mutation(name, snippet, replacement, tuple(dict.fromkeys([GUARDS, *tests])), why, regex,
+                    tuple(variants))
 
 
 MUTATIONS: list[Mutation] = [
@@ -124,7 +131,8 @@ MUTATIONS: list[Mutation] = [
       "the query serves as its own key (no mask)"),
     M("lsa_closed_form_trace", "(G.T * Lam * G * (sp.eye(d) + 2 * m * m.T)).trace()",
       "(G.T * Lam * G * (sp.eye(d) + m * m.T)).trace()", LSA,
-      "the closed form's 1/n term uses I + m mᵀ instead of I + 2 m mᵀ"),
+      "the closed form's 1/n term uses I + m mᵀ instead of I + 2 m mᵀ",
+      variants=[('(f2 + q2 + 2 * p2 + 2 * t**2) / n', '(f2 + q2 + p2 + t**2) / n', False)]),
     # ------------------------------------------------------------------ quadrature (laws)
     M("quad_jacobi_roots_swapped", "special.roots_jacobi(n, a, b)", "special.roots_jacobi(n, b, a)",
       LAWS + ["test_lca_numerics.py"], "Gauss–Jacobi weight (1−x)^b x^a instead of (1−x)^a x^b"),
@@ -222,7 +230,8 @@ MUTATIONS: list[Mutation] = [
       "the independent d×d recurrence drops Λ"),
     # ------------------------------------------------------------------ numerics/flows.py
     M("flow_one_stop_threshold", r"(def at_rest\(tau, y\):\n\s*return _newton_step_one\(law, T, y\[0\]\) - )0\.5e-12",
-      r"\g<1>0.5e-6", FLOWS, "the real-clock flow stops when the Newton step is below 5e-7", regex=True),
+      r"\g<1>0.5e-6", FLOWS, "the real-clock flow stops when the Newton step is below 5e-7", regex=True,
+      variants=[('REST_HALF_WIDTH = 0.5e-12', 'REST_HALF_WIDTH = 0.5e-6', False)]),
     M("flow_real_clock_scale", r"return \[-math\.exp\(tau\) \* (\w+)\.mantissa \* math\.exp\(\1\.log_scale\)\]",
       r"return [-math.exp(tau) * \1.mantissa]", FLOWS, "the 'real' clock drops the gradient's scale e^(log_scale)", regex=True),
     M("flow_metric", "_METRIC = np.array([[2.0, 1.0], [1.0, 1.0]])", "_METRIC = np.array([[1.0, 0.0], [0.0, 1.0]])",
@@ -239,18 +248,22 @@ MUTATIONS: list[Mutation] = [
     M("lsa_excess_finite_n", "(g**2 * (1 + 3 * mu2)).sum(1)", "(g**2 * (1 + 2 * mu2)).sum(1)", LSA,
       "the 1/n term of the excess uses 1 + 2 μ2"),
     M("lsa_bayes_coefficient", "c = 1.0 / (1.0 + norms.sum(1))", "c = 1.0 / (1.0 + norms.max(1))", LSA,
-      "the Bayes coefficient 1/(1 + s) uses the larger block norm for s"),
+      "the Bayes coefficient 1/(1 + s) uses the larger block norm for s",
+      variants=[('c = bayes_weight(norms.sum(1))', 'c = bayes_weight(norms.max(1))', False)]),
     M("lsa_cross_block_moments", "mu4 = mu2[:, :, None] * mu2[:, None, :]  #", "mu4 = 0 * mu2[:, :, None] * mu2[:, None, :]  #",
       LSA, "E[m_i² m_j²] across blocks set to 0"),
     M("lsa_anisotropic_m2", "a[i] / (1 + 2 * t * a[i]) * base(t)", "a[i] / (1 + t * a[i]) * base(t)", LSA,
       "E θ_i² of an anisotropic direction with (1 + t a_i)^(−1)"),
     M("lsa_per_prompt_quadratic", "quad = (e**2).sum(1) + (e * m).sum(1) ** 2", "quad = (e**2).sum(1)", LSA,
-      "eᵀΛe computed as eᵀe"),
+      "eᵀΛe computed as eᵀe",
+      variants=[('excess((r**2).sum(1), (r * m).sum(1),', 'excess((r**2).sum(1), 0 * (r * m).sum(1),', False)]),
     M("lsa_bayes_risk_value", "(1.0 / (1.0 + s)))", "(1.0 / (2.0 + s)))", LSA,
-      "the best LSA's reported Bayes risk uses 1/(2 + s)"),
+      "the best LSA's reported Bayes risk uses 1/(2 + s)",
+      variants=[('_compiled().bayes_risk(blocks.nodes.sum(1))[0]', '_compiled().bayes_risk(blocks.nodes.sum(1) + 1)[0]', False)]),
     # ------------------------------------------------------------------ sampling and models
     M("model_bayes_prediction", "(m * batch.query_x).sum(-1) / (1 + s)", "(m * batch.query_x).sum(-1) / (2 + s)",
-      SAMPLING + ["test_lsa.py"], "the task-known Bayes prediction divides by 2 + s"),
+      SAMPLING + ["test_lsa.py"], "the task-known Bayes prediction divides by 2 + s",
+      variants=[('_bayes_formula()((m**2).sum(-1), batch.zeta', '_bayes_formula()((m**2).sum(-1) + 1, batch.zeta', False)]),
     M("sampling_wishart_dof", "shape = (dof - k) / 2", "shape = (dof - k + 1) / 2", SAMPLING,
       "Bartlett: A_kk² ~ χ²(dof − k + 1)"),
     M("sampling_limit_h", "xy = zeta[:, None] * m\n", "xy = 2 * zeta[:, None] * m\n", SAMPLING,
@@ -274,27 +287,31 @@ def searched_files(root: Path) -> list[Path]:
     return out
 
 
-def locate(mut: Mutation, root: Path) -> list[tuple[Path, int, int]]:
-    """Every match ``(file, start, end)`` of the snippet in the searched files."""
-    hits = []
-    for p in searched_files(root):
-        text = p.read_text()
-        if mut.regex:
-            hits += [(p, m.start(), m.end()) for m in re.finditer(mut.snippet, text, re.M)]
-        else:
-            start = text.find(mut.snippet)
-            while start >= 0:
-                hits.append((p, start, start + len(mut.snippet)))
-                start = text.find(mut.snippet, start + 1)
-    return hits
+def locate(mut: Mutation, root: Path) -> list[tuple[Path, int, int, int]]:
+    """Every match ``(file, start, end, form)`` in the searched files of the first form of the
+    mutation (``Mutation.forms``) that matches anywhere."""
+    files = [(p, p.read_text()) for p in searched_files(root)]
+    for k, (snippet, _, regex) in enumerate(mut.forms()):
+        hits = []
+        for p, text in files:
+            if regex:
+                hits += [(p, m.start(), m.end(), k) for m in re.finditer(snippet, text, re.M)]
+            else:
+                start = text.find(snippet)
+                while start >= 0:
+                    hits.append((p, start, start + len(snippet), k))
+                    start = text.find(snippet, start + 1)
+        if hits:
+            return hits
+    return []
 
 
-def mutated_text(mut: Mutation, text: str, start: int, end: int) -> str:
-    if mut.regex:
-        m = re.compile(mut.snippet, re.M).match(text, start)
-        new = m.expand(mut.replacement)
+def mutated_text(mut: Mutation, form: int, text: str, start: int, end: int) -> str:
+    snippet, replacement, regex = mut.forms()[form]
+    if regex:
+        new = re.compile(snippet, re.M).match(text, start).expand(replacement)
     else:
-        new = mut.replacement
+        new = replacement
     return text[:start] + new + text[end:]
 
 
@@ -365,6 +382,11 @@ def run_env(tree: Path, cache: Path, probe_out: Path) -> dict:
     return env
 
 
+DESELECT: list[str] = []
+"""pytest node ids to leave out (``--deselect``): for a tree where a test unrelated to the maths
+fails before any mutation; listed in the report."""
+
+
 def run_pytest(tree: Path, tests: list[str], cache: Path, timeout: float) -> dict:
     """Run the test files in ``tree``; returns rc (None on timeout), seconds, output tail and the
     modules outside the tree (should be none)."""
@@ -372,7 +394,8 @@ def run_pytest(tree: Path, tests: list[str], cache: Path, timeout: float) -> dic
     if probe_out.exists():
         probe_out.unlink()
     cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-           "-p", "_mutation_probe", "--hypothesis-seed=0", *[f"tests/{t}" for t in tests]]
+           "-p", "_mutation_probe", "--hypothesis-seed=0", *[f"--deselect={d}" for d in DESELECT],
+           *[f"tests/{t}" for t in tests]]
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=tree, env=run_env(tree, cache, probe_out), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -441,7 +464,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-baseline", action="store_true", help="skip the unmutated run (time limit then 900 s)")
     ap.add_argument("--list", action="store_true", help="list the mutations and where each snippet is found")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder")
+    ap.add_argument("--deselect", action="append", default=[],
+                    help="a pytest node id to leave out of every run (repeatable; in the report)")
     args = ap.parse_args(argv)
+    DESELECT[:] = args.deselect
     muts = select(args.only)
 
     if args.list:  # where each snippet is, in --rev and in the working tree as it is now
@@ -453,7 +479,7 @@ def main(argv=None) -> int:
                 for root in (at_rev, REPO):
                     hits = locate(m, root)
                     cols.append(", ".join(f"{p.relative_to(root)}:{p.read_text().count(chr(10), 0, s) + 1}"
-                                          for p, s, _ in hits) or "NOT FOUND")
+                                          + (f" (form {k})" if k else "") for p, s, _, k in hits) or "NOT FOUND")
                 print(f"{m.name:<32} {args.rev}: {cols[0]:<28} worktree: {cols[1]:<28} {m.why}")
         print(f"{len(muts)} mutations")
         return 0
@@ -467,6 +493,7 @@ def main(argv=None) -> int:
         print("working tree changes copied: " + "; ".join(info["dirty"]), flush=True)
     report = {"schema_version": 1, **info, "started": _dt.datetime.now().isoformat(timespec="seconds"),
               "python": sys.executable, "pytest_args": "-q -x -p no:cacheprovider --hypothesis-seed=0",
+              "deselected": list(DESELECT),
               "baseline": {}, "mutants": []}
 
     base_cache = scratch / "cache-base"
@@ -491,13 +518,13 @@ def main(argv=None) -> int:
         if not hits:
             res.update(status="not-found", detail="snippet found in no searched file")
         elif len(hits) > 1:
-            res.update(status="ambiguous", detail="; ".join(f"{p.relative_to(base)}@{s}" for p, s, _ in hits))
+            res.update(status="ambiguous", detail="; ".join(f"{p.relative_to(base)}@{s}" for p, s, _, _ in hits))
         else:
-            path, start, end = hits[0]
+            path, start, end, form = hits[0]
             rel = path.relative_to(base).as_posix()
             text = path.read_text()
-            new = mutated_text(mut, text, start, end)
-            res.update(file=rel, line=text.count("\n", 0, start) + 1)
+            new = mutated_text(mut, form, text, start, end)
+            res.update(file=rel, line=text.count("\n", 0, start) + 1, form=form)
             try:
                 compile(new, rel, "exec")
             except SyntaxError as e:
