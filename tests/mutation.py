@@ -510,6 +510,8 @@ def main(argv=None) -> int:
                 print(r["tail"])
                 report["error"] = f"baseline {f} failed or imported mmicl from outside the copy"
                 _write(report, args.json)
+                if not args.keep:
+                    shutil.rmtree(scratch, ignore_errors=True)
                 return 2
 
     for mut in muts:
