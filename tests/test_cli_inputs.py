@@ -208,7 +208,12 @@ class HeavyWorkStarted(AssertionError):
 
 @pytest.fixture
 def tripwires(monkeypatch):
-    """Replace every entry point that starts real work: a bad input must be refused before them."""
+    """Replace every entry point that starts real work: a bad input must be refused before them.
+
+    Modules that bind these names at import time (``from … import train``) are imported first, so
+    that none of them keeps a tripwire after the test."""
+    import mmicl.proofs.claims  # noqa: F401  (claims.testbed binds run_arms)
+    import mmicl.proofs.experiments  # noqa: F401  (binds train, estimate_risk)
     import mmicl.proofs.montecarlo_figures as figures
     from mmicl.numerics import flows, lsa, training
     from mmicl.numerics.testbed import experiments
@@ -299,3 +304,13 @@ def test_an_unexpected_library_error_is_not_turned_into_a_usage_error(monkeypatc
     monkeypatch.setattr(lca, "alpha_star", broken)
     r = CliRunner().invoke(main, ["alpha", "--law", L, "--T", "1"])
     assert r.exit_code == 1 and isinstance(r.exception, ValueError) and "a bug deep inside" in str(r.exception)
+
+
+def test_no_module_kept_a_tripwire():
+    """Runs after the table: a module imported while a tripwire was in place must not have bound it."""
+    import sys
+
+    kept = [f"{name}.{attr}" for name, module in list(sys.modules.items()) if name.startswith("mmicl")
+            for attr, value in list(vars(module).items())
+            if getattr(value, "__qualname__", "") == "tripwires.<locals>.trip"]
+    assert not kept, kept
