@@ -14,13 +14,15 @@ Examples: ``s=uniform(0.5,4)``, ``sv=point(1); sr=beta(2,2,0,3); zeta=rademacher
 from __future__ import annotations
 
 import functools
+import math
 import inspect
 import re
 
 from .scalar_laws import Beta, Discrete, Exponential, LawError, Mixture, Point, ScalarLaw, TwoPoint, Uniform
 from .task_law import TaskLaw, ZetaLaw
+from .validate import MAX_LAW_SCALE, MAX_ZETA2, InputError
 
-__all__ = ["GRAMMAR", "LawSyntaxError", "parse_law", "parse_scalar_law", "parse_zeta", "as_law", "takes_law"]
+__all__ = ["GRAMMAR", "LawSyntaxError", "parse_law", "parse_scalar_law", "parse_zeta", "as_law", "takes_law", "check_law_scale"]
 
 GRAMMAR = __doc__.split("\n\n")[1]
 
@@ -185,3 +187,41 @@ def takes_law(f):
         return f(*args, **kwargs)
 
     return wrapper
+
+
+@takes_law
+def check_law_scale(law: TaskLaw, limit: float = MAX_LAW_SCALE, error: type[ValueError] = InputError,
+                    zeta_limit: float = MAX_ZETA2):
+    """``law`` (a ``TaskLaw``) if its squared norms and its labels stay within ``limit``, else an
+    ``error`` naming the part that does not.
+
+    A bounded law is judged by the top of its support, an unbounded one (``exponential``, or a
+    mixture with one) by its mean; ``E[ζ²]`` is held to ``zeta_limit``."""
+    why = "beyond that float64 loses the digits of 1 + s and the numbers mean nothing"
+    parts = [("s", law.s)] if law.s is not None else [("sv", law.sv), ("sr", law.sr)]
+    for key, dist in parts:
+        hi = dist.support()[1]
+        if math.isfinite(hi):
+            if hi > limit:
+                raise error(f"{key} reaches {hi:.6g} (the top of its support); squared norms must stay "
+                            f"≤ {limit:g} ({why})")
+        else:
+            mean = _mean(dist)
+            if not (math.isfinite(mean) and mean <= limit):
+                raise error(f"{key} has mean {mean:.6g} (an unbounded law); its mean must be ≤ {limit:g} ({why})")
+    try:
+        z2 = law.zeta.second_moment()
+    except OverflowError:  # const(c) with c² beyond float64
+        z2 = math.inf
+    if not (math.isfinite(z2) and z2 <= zeta_limit):
+        raise error(f"zeta has E[ζ²] = {z2:.6g}; it must stay ≤ {zeta_limit:g} (the models train in float32 on "
+                    "squared labels; ζ only scales the labels, so every risk scales by E[ζ²]: rescale afterwards)")
+    return law
+
+
+def _mean(dist) -> float:
+    """The mean of a scalar law, also for a mixture with an unbounded component (whose own
+    ``mean`` would need a quadrature rule on an unbounded support)."""
+    if hasattr(dist, "components"):
+        return sum(p * _mean(c) for c, p in zip(dist.components, dist.probs) if p > 0)
+    return float(dist.mean())

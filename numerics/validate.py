@@ -19,7 +19,6 @@ __all__ = [
     "InputError",
     "check_depth",
     "check_finite",
-    "check_law_scale",
     "check_seed",
 ]
 
@@ -78,40 +77,3 @@ def check_seed(seed, name: str = "seed", error: type[ValueError] = InputError) -
     if not 0 <= seed <= MAX_SEED:
         raise error(f"{name} must be an integer from 0 to {MAX_SEED} (2^32 − 1), got {seed}")
     return int(seed)
-
-
-def check_law_scale(law, limit: float = MAX_LAW_SCALE, error: type[ValueError] = InputError,
-                    zeta_limit: float = MAX_ZETA2):
-    """``law`` (a ``TaskLaw``) if its squared norms and its labels stay within ``limit``, else an
-    ``error`` naming the part that does not.
-
-    A bounded law is judged by the top of its support, an unbounded one (``exponential``, or a
-    mixture with one) by its mean; ``E[ζ²]`` is held to ``zeta_limit``."""
-    why = "beyond that float64 loses the digits of 1 + s and the numbers mean nothing"
-    parts = [("s", law.s)] if law.s is not None else [("sv", law.sv), ("sr", law.sr)]
-    for key, dist in parts:
-        hi = dist.support()[1]
-        if math.isfinite(hi):
-            if hi > limit:
-                raise error(f"{key} reaches {hi:.6g} (the top of its support); squared norms must stay "
-                            f"≤ {limit:g} ({why})")
-        else:
-            mean = _mean(dist)
-            if not (math.isfinite(mean) and mean <= limit):
-                raise error(f"{key} has mean {mean:.6g} (an unbounded law); its mean must be ≤ {limit:g} ({why})")
-    try:
-        z2 = law.zeta.second_moment()
-    except OverflowError:  # const(c) with c² beyond float64
-        z2 = math.inf
-    if not (math.isfinite(z2) and z2 <= zeta_limit):
-        raise error(f"zeta has E[ζ²] = {z2:.6g}; it must stay ≤ {zeta_limit:g} (the models train in float32 on "
-                    "squared labels; ζ only scales the labels, so every risk scales by E[ζ²]: rescale afterwards)")
-    return law
-
-
-def _mean(dist) -> float:
-    """The mean of a scalar law, also for a mixture with an unbounded component (whose own
-    ``mean`` would need a quadrature rule on an unbounded support)."""
-    if hasattr(dist, "components"):
-        return sum(p * _mean(c) for c, p in zip(dist.components, dist.probs) if p > 0)
-    return float(dist.mean())

@@ -230,7 +230,7 @@ def load_law(text: str, hint: str = "--law", **overrides):
     ``MAX_LAW_SCALE`` and ``d1 + d2 ≤ MAX_DIM``; otherwise a ``BadParameter`` naming ``hint``."""
     from mmicl.numerics.law_language import parse_law, parse_zeta
     from mmicl.numerics.laws import LawError
-    from mmicl.numerics.validate import check_law_scale
+    from mmicl.numerics.law_language import check_law_scale
 
     if not text or not text.strip():
         raise click.BadParameter("give a law, e.g. 's=uniform(0.5,4)' (see 'mmicl laws'); got an empty string",
