@@ -289,12 +289,11 @@ def test_mpmath_and_float64_agree_on_atomic_laws(s, T):
     assert abs(float(amp) - a64) <= float64_tolerance(law.s, T, a64) + MP_TOLERANCE
 
 
-@pytest.mark.xfail(strict=True, reason="alpha_T_mp: mpmath.quad's stopping test is absolute (10^-30) and the "
-                   "unscaled integrand is ~10^-97 at T = 100, so every piece stops at degree 2; "
-                   "see notes/issue-9-tests.md")
 def test_mpmath_and_float64_agree_on_a_smooth_asymmetric_beta_at_depth_100():
-    """s ~ 1.5·Beta(2, 5), T = 100: float64 is within 4e-17 of the exact minimiser (test above),
-    ``alpha_T_mp`` is 2.65e-12 away from it."""
+    """s ~ 1.5·Beta(2, 5), T = 100: float64 is within 4e-17 of the exact minimiser (test above).
+    ``alpha_T_mp`` was 2.65e-12 away from it while its integrand was left unscaled (mpmath.quad's
+    stopping test is absolute, 10^-30, and the integrand was ~10^-97, so every piece stopped at
+    degree 2); with the scale divided out inside the integrand it agrees."""
     law, T = TaskLaw(s=Beta(2.0, 5.0, 0.0, 1.5)), 100
     a64 = lca.alpha_T(law, T)
     assert abs(float(lca.alpha_T_mp(law, T)) - a64) <= float64_tolerance(law.s, T, a64) + MP_TOLERANCE
@@ -308,8 +307,6 @@ continuous_asymmetric_laws = st.one_of(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="alpha_T_mp's quadrature stops at degree 2 once the integrand is below "
-                   "10^-30 (T ≳ 30–100): see notes/issue-9-tests.md")
 @settings(max_examples=10, phases=[Phase.explicit, Phase.generate], suppress_health_check=[HealthCheck.too_slow])
 @given(continuous_asymmetric_laws, st.sampled_from([1, 3, 1000, 10_000]))
 def test_mpmath_and_float64_agree_on_asymmetric_laws_with_a_continuous_part(s, T):
