@@ -25,7 +25,7 @@ import numpy as np
 from scipy.integrate import LSODA, OdeSolution
 
 from .law_language import takes_law
-from .laws import TaskLaw
+from .task_law import TaskLaw
 from .lca import (TwoParameterLoss, _require_signal, alpha_star, check_depth, loss_curvature_one,
                   loss_gradient_one)
 

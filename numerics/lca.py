@@ -27,7 +27,9 @@ from mmicl.theory.model import bayes_predictor, s as s_sym, zeta as zeta_sym
 
 from .law_language import as_law, takes_law
 from .validate import check_depth, check_finite as _finite
-from .laws import LawError, Rule, TaskLaw
+from .quadrature import Rule
+from .scalar_laws import LawError
+from .task_law import TaskLaw
 
 __all__ = [
     "ScaledValue",

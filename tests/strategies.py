@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from mmicl.numerics.laws import Beta, Discrete, Exponential, Mixture, Point, TaskLaw, TwoPoint, ZetaLaw
+from mmicl.numerics.scalar_laws import Beta, Discrete, Exponential, Mixture, Point, TwoPoint
+
+from mmicl.numerics.task_law import TaskLaw, ZetaLaw
 
 # --------------------------------------------------------------------------- numbers
 

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 
 from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.laws import SumLaw, TaskLaw, Uniform, Point
+from mmicl.numerics.scalar_laws import Point, SumLaw, Uniform
+from mmicl.numerics.task_law import TaskLaw
 from strategies import any_task_laws, written_laws
 
 EPS = np.finfo(float).eps

@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mmicl.numerics.law_language import GRAMMAR, LawSyntaxError, parse_law
-from mmicl.numerics.laws import (Beta, Discrete, LawError, Mixture, Point, SumLaw, TaskLaw, UnboundedSupportError,
-                                 Uniform, ZetaLaw)
+from mmicl.numerics.scalar_laws import Beta, Discrete, LawError, Mixture, Point, SumLaw, UnboundedSupportError, Uniform
+from mmicl.numerics.task_law import TaskLaw, ZetaLaw
 from strategies import scalar_laws
 
 

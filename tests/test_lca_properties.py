@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mmicl.numerics import flows, lca
-from mmicl.numerics.laws import Discrete, Mixture, Point, TaskLaw, ZetaLaw
+from mmicl.numerics.scalar_laws import Discrete, Mixture, Point
+from mmicl.numerics.task_law import TaskLaw, ZetaLaw
 from strategies import has_signal, non_degenerate_task_laws, scalar_laws, task_laws, zero_atom_mixtures
 
 depths = st.sampled_from([1, 2, 3, 8, 40, 500])

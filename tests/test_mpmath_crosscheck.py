@@ -33,7 +33,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from mmicl.numerics import lca
-from mmicl.numerics.laws import Beta, Discrete, Mixture, Point, TaskLaw, Uniform
+from mmicl.numerics.scalar_laws import Beta, Discrete, Mixture, Point, Uniform
+from mmicl.numerics.task_law import TaskLaw
 from strategies import (asymmetric_scalar_laws, atoms_at_zero, beta_laws, discrete_laws, has_signal, intervals,
                         mixtures, positive_atoms, positive_norms, zero_atom_mixtures)
 

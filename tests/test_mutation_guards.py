@@ -11,7 +11,8 @@ from hypothesis import given
 
 from mmicl.numerics import lca, lsa
 from mmicl.numerics.law_language import parse_law, parse_scalar_law
-from mmicl.numerics.laws import Beta, Discrete, Point, SumLaw, TaskLaw, Uniform, ZetaLaw
+from mmicl.numerics.scalar_laws import Beta, Discrete, Point, SumLaw, Uniform
+from mmicl.numerics.task_law import TaskLaw, ZetaLaw
 from strategies import task_laws
 
 

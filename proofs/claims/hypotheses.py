@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from mmicl.numerics.laws import TaskLaw
+from mmicl.numerics.task_law import TaskLaw
 from mmicl.proofs.registry import Hypothesis
 
 

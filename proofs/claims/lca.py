@@ -15,7 +15,8 @@ from rich.progress import Progress
 
 from mmicl.numerics import flows, lca
 from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.laws import Point, TaskLaw
+from mmicl.numerics.scalar_laws import Point
+from mmicl.numerics.task_law import TaskLaw
 from mmicl.numerics.lca_matrix import matrix_excess
 from mmicl.proofs import figures
 from mmicl.proofs.claims import hypotheses as hyp

@@ -56,7 +56,7 @@ import numpy as np
 
 from mmicl.numerics.estimate import Estimate
 from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.laws import TaskLaw
+from mmicl.numerics.task_law import TaskLaw
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
 

@@ -9,7 +9,7 @@ minimiser in standard errors.  At finite n the check is that α_T lies within th
 from __future__ import annotations
 
 
-from mmicl.numerics.laws import TaskLaw
+from mmicl.numerics.task_law import TaskLaw
 from mmicl.numerics.montecarlo import sampled_excess_one
 from mmicl.proofs.experiments import trained_reduced
 from mmicl.numerics.strict_json import context_length_fields

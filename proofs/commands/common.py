@@ -229,7 +229,7 @@ def load_law(text: str, hint: str = "--law", **overrides):
     """The ``TaskLaw`` of LAW ``text``, checked: it parses, its squared norms and labels stay within
     ``MAX_LAW_SCALE`` and ``d1 + d2 ≤ MAX_DIM``; otherwise a ``BadParameter`` naming ``hint``."""
     from mmicl.numerics.law_language import parse_law, parse_zeta
-    from mmicl.numerics.laws import LawError
+    from mmicl.numerics.scalar_laws import LawError
     from mmicl.numerics.law_language import check_law_scale
 
     if not text or not text.strip():
@@ -266,7 +266,7 @@ def _input_error_types() -> tuple[type[BaseException], ...]:
     """The exceptions that mean "the input cannot be used": ``InputError`` (numerics/validate.py),
     ``LawError`` and ``TestbedConfigError``.  Imported when an error is being handled, not at
     start-up."""
-    from mmicl.numerics.laws import LawError
+    from mmicl.numerics.scalar_laws import LawError
     from mmicl.numerics.testbed.config import TestbedConfigError
 
     return (InputError, LawError, TestbedConfigError)

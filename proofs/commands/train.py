@@ -57,7 +57,7 @@ def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, se
     For lca1/lca2 also the minimiser of the sampled loss at n and at n = ∞ (Newton on 200k prompts)
     and the stated error of the trained α: |optimisation error| + |finite-n bias| + 3 se."""
     from mmicl.numerics.atomic import write_json
-    from mmicl.numerics.laws import LawError
+    from mmicl.numerics.scalar_laws import LawError
     from mmicl.numerics.lca import bayes_risk
     from mmicl.numerics.strict_json import context_length_fields, null_reason_key
     from mmicl.numerics.training import describe, estimate_risk, train
