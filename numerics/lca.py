@@ -290,7 +290,21 @@ def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
         a0 = mp.mpf(alpha_T(law, T))
         if lo == hi:
             return a0
-        root = mp.findroot(D, (a0 * (1 - mp.mpf(10) ** -9), a0 * (1 + mp.mpf(10) ** -9)), solver="secant")
+        # a bracket around the float64 answer where D changes sign (D is increasing: the loss is
+        # convex), widened until it does; then a bracketing solver (the secant method can divide
+        # by D(x1) − D(x0) = 0 where D is flat at working precision)
+        width = mp.mpf(10) ** -9 * a0
+        while True:
+            left, right = a0 - width, a0 + width
+            d_left, d_right = D(left), D(right)
+            if d_left == 0:
+                return +left
+            if d_right == 0:
+                return +right
+            if d_left < 0 < d_right or width > a0:
+                break
+            width *= 10
+        root = mp.findroot(D, (left, right), solver="anderson")
         return +root
 
 

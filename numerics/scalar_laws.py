@@ -269,11 +269,28 @@ class Beta(ScalarLaw):
         return Rule(self.a + (self.b - self.a) * x, w)
 
     def expect_mp(self, f, depth=1):
+        """Tanh-sinh on the graded pieces, after the substitutions v = x^p on [0, 1/2] and
+        u = (1 − x)^q on [1/2, 1], which absorb the density's end powers:
+        x^{p−1} dx = dv/p and (1 − x)^{q−1} dx = −du/q.  The integrands are then bounded at both
+        ends, so no node ever evaluates 0^{p−1} (tanh-sinh's nodes reach the ends within the
+        working precision: with q < 1 an untransformed density divides by 0 there)."""
         p, q = mpmath.mpf(self.p), mpmath.mpf(self.q)
         a, w = mpmath.mpf(self.a), mpmath.mpf(self.b) - mpmath.mpf(self.a)
-        breaks = [mpmath.mpf(float(x)) for x in graded_breaks(depth)]
-        dens = lambda x: x ** (p - 1) * (1 - x) ** (q - 1) / mpmath.beta(p, q)  # noqa: E731
-        return mpmath.quad(lambda x: f(a + w * x) * dens(x), breaks)
+        beta = mpmath.beta(p, q)
+        half = mpmath.mpf(1) / 2
+        breaks = sorted({mpmath.mpf(float(x)) for x in graded_breaks(depth)} | {half})
+        left = [x ** p for x in breaks if x <= half]  # v = x^p, increasing
+        right = [(1 - x) ** q for x in reversed(breaks) if x >= half]  # u = (1 − x)^q, increasing
+
+        def low(v):  # x = v^{1/p}: x^{p−1} dx = dv/p
+            x = v ** (1 / p)
+            return f(a + w * x) * (1 - x) ** (q - 1) / p
+
+        def high(u):  # x = 1 − u^{1/q}: (1 − x)^{q−1} dx = −du/q
+            x = 1 - u ** (1 / q)
+            return f(a + w * x) * x ** (p - 1) / q
+
+        return (mpmath.quad(low, left) + mpmath.quad(high, right)) / beta
 
     def mean(self):
         return self.a + (self.b - self.a) * self.p / (self.p + self.q)
