@@ -179,6 +179,14 @@ def _limit_check(text: str, Ts: list[int], alphas: np.ndarray, a_star: float, de
         f"|α_T − α*| ~ T^{last:.3f} over the last decade" if last is not None else "")
 
 
+def _residual_bound(alpha: float, lo: float, hi: float) -> float:
+    """max over the signal support of |1 − α(1+s)| (at the ends), plus its float64 rounding
+    (8·eps·max(1, α(1+s_hi))): where s takes one value the residual at α_T is 0 up to rounding, and
+    r^{2T} magnifies a factor 2 in r into 4^T, so the bound must hold for the rounded residual."""
+    exact = max(abs(1 - alpha * (1 + lo)), abs(1 - alpha * (1 + hi)))
+    return exact + 8 * EPS * max(1.0, alpha * (1 + hi))
+
+
 def _excess_bound_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]) -> Check:
     """The excess at α is E[ζ²]·E[(1 − α(1+s))^{2T} s/(1+s)] ≤ E[ζ²]·E[s/(1+s)]·r^{2T} with
     r = max over the signal support of |1 − α(1+s)|; at α_T, r_T < 1 and r_T → (s_hi − s_lo)/(2 + s_lo + s_hi),
@@ -188,13 +196,13 @@ def _excess_bound_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]
     w = float(law.s_law().rule(1).expect(lambda s: s / (1 + s)))
     log10_bounds, r_T, worst = [], [], -math.inf
     for T, r in zip(Ts, rows):
-        rt = max(abs(1 - r["alpha"] * (1 + lo)), abs(1 - r["alpha"] * (1 + hi)))
+        rt = _residual_bound(r["alpha"], lo, hi)
         r_T.append(rt)
         bound = math.log10(ez2 * w) + 2 * T * math.log10(rt) if rt > 0 else -math.inf
         log10_bounds.append(bound)
         if r["log10_excess"] > -math.inf:
             worst = max(worst, r["log10_excess"] - bound)
-    ok = all(x < 1 for x in r_T) and worst <= math.log10(1 + 1e-9)
+    ok = all(x < 1 for x in r_T) and worst <= math.log10(1 + 1e-9)  # r_T includes its rounding
     return Check(
         f"[{text}] the excess risk at α_T → 0: below E[ζ²]E[s/(1+s)]·r_T^(2T), r_T = max|1 − α_T(1+s)| < 1",
         "quadrature", ok,
@@ -398,8 +406,7 @@ def _excess_two_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]) 
     w = law.zeta.second_moment() * float(law.s_law().rule(1).expect(lambda s: s / (1 + s)))
     bounds, r_T = [], []
     for r in rows:
-        a1 = lca.alpha_T(law, r["T"])
-        rt = max(abs(1 - a1 * (1 + lo)), abs(1 - a1 * (1 + hi)))
+        rt = _residual_bound(lca.alpha_T(law, r["T"]), lo, hi)
         r_T.append(rt)
         bounds.append(w * rt ** (2 * r["T"]))
     exc = [r["excess"] for r in rows]
