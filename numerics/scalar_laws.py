@@ -157,6 +157,12 @@ class ScalarLaw(ABC):
         lo, hi = self.support()
         return lo == hi
 
+    @property
+    def is_atomic(self) -> bool:
+        """The law has no continuous part: it is a finite set of atoms (its expectations are
+        finite sums)."""
+        return False
+
     def require_bounded(self, what: str = "this theorem") -> None:
         if not self.is_bounded:
             raise UnboundedSupportError(
@@ -189,6 +195,10 @@ class Point(ScalarLaw):
 
     def __post_init__(self):
         object.__setattr__(self, "c", _nonneg(_call("point", self.c), "c", self.c))
+
+    @property
+    def is_atomic(self) -> bool:
+        return True
 
     def support(self):
         return (self.c, self.c)
@@ -329,6 +339,10 @@ class Discrete(ScalarLaw):
         object.__setattr__(self, "values", tuple(v for v, _ in keep))
         object.__setattr__(self, "probs", tuple(p / total for _, p in keep))
 
+    @property
+    def is_atomic(self) -> bool:
+        return True
+
     def support(self):
         return (min(self.values), max(self.values))
 
@@ -388,6 +402,10 @@ class Mixture(ScalarLaw):
             raise LawError(f"{call}: the weights must be ≥ 0 and sum to 1, got {', '.join(map(_num, probs))}")
         object.__setattr__(self, "probs", probs)
 
+    @property
+    def is_atomic(self) -> bool:
+        return all(c.is_atomic for c in self.components)
+
     def support(self):
         sups = [c.support() for c, p in zip(self.components, self.probs) if p > 0]
         return (min(s[0] for s in sups), max(s[1] for s in sups))
@@ -432,6 +450,10 @@ class SumLaw(ScalarLaw):
 
     first: ScalarLaw
     second: ScalarLaw
+
+    @property
+    def is_atomic(self) -> bool:
+        return self.first.is_atomic and self.second.is_atomic
 
     def support(self):
         (a0, a1), (b0, b1) = self.first.support(), self.second.support()

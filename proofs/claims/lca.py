@@ -225,17 +225,11 @@ def _reading_check(text: str, name: str, alpha_deep: float, a_star: float, other
         "by less than 4× the remaining distance |α_T − α*|", why)
 
 
-def _atomic(dist) -> bool:
-    """A law made of atoms only (a point, a discrete law, or a mixture of those)."""
-    parts = getattr(dist, "components", None)
-    return all(_atomic(c) for c in parts) if parts is not None else hasattr(dist, "values") or hasattr(dist, "c")
-
-
 def _mpmath_affordable(law: TaskLaw) -> bool:
     """The mpmath path integrates the law of s = ‖v‖² + ‖r‖² as a nested tanh-sinh quadrature when
     both modalities have a continuous part: minutes per evaluation at 30 digits, so that cross-check
     is left out there (and said so in the claim's summary)."""
-    return law.s is not None or _atomic(law.sv) or _atomic(law.sr)
+    return law.s is not None or law.sv.is_atomic or law.sr.is_atomic
 
 
 def _mpmath_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict], depth: int) -> Check:
