@@ -24,7 +24,7 @@ from .models import ReducedLCA, bayes_prediction
 from .sampling import sample_moments
 from .task_law import TaskLaw
 
-__all__ = ["StationaryPoint", "stationary_point", "sampled_excess_one", "conditional_excess"]
+__all__ = ["StationaryPoint", "stationary_point", "sampled_excess_one", "excess_rounding_floor", "conditional_excess"]
 
 
 @dataclass
@@ -115,6 +115,16 @@ def sampled_excess_one(law: TaskLaw, T: int, alphas: list[float], *, n: int | No
         out.append(float(((m(b) - target) ** 2).mean()))
     return out
 
+
+
+@takes_law
+def excess_rounding_floor(law: TaskLaw, T: int) -> float:
+    """The excess below which float64 cannot resolve ``ŷ − ŷ_Bayes`` for the depth-T reduced
+    LCA: ŷ is a T-term geometric sum after an eigendecomposition, so its rounding error is about
+    T·ε·|ŷ_Bayes| (ε = 2^-52), and E[ŷ_Bayes²] ≤ E[ζ²]·s_hi/(1 + s_hi); the floor is
+    ``(T·ε)²·E[ζ²]·s_hi/(1 + s_hi)``."""
+    hi = law.s_bounds()[1]
+    return (T * 2.0**-52) ** 2 * (law.zeta.second_moment() * hi / (1 + hi))
 
 
 @takes_law

@@ -21,7 +21,7 @@ import torch
 
 from mmicl.numerics.law_language import takes_law
 from mmicl.numerics.models import ReducedLCA
-from mmicl.numerics.montecarlo import StationaryPoint, conditional_excess, stationary_point
+from mmicl.numerics.montecarlo import StationaryPoint, conditional_excess, excess_rounding_floor, stationary_point
 from mmicl.numerics.task_law import TaskLaw
 from mmicl.numerics.training import estimate_risk, train
 
@@ -159,14 +159,12 @@ def depth_study(law: TaskLaw, Ts: list[int], *, n: int | None, steps: int, batch
 
     The excess is estimated directly from ``ŷ − ŷ_Bayes`` over fresh prompts in float64, with the
     query integrated out (``conditional_excess``), not as a difference of two risks near E[y²],
-    which cannot resolve an excess below about 1e-16·E[y²].  Float64 still has a floor: ŷ is a T-term geometric sum after an
-    eigendecomposition, so its rounding error is about T·ε·|ŷ_Bayes| (ε = 2^-52), and an excess
-    below ``resolution = (T·ε)²·E[ζ²]·s_hi/(1 + s_hi)`` (E[ŷ_Bayes²] ≤ E[ζ²]·s_hi/(1 + s_hi)) is
-    rounding, not signal.  Each row reports that floor."""
+    which cannot resolve an excess below about 1e-16·E[y²].  Float64 still has a floor
+    (``excess_rounding_floor``): an excess below it is rounding, not signal.  Each row reports it
+    as ``resolution``."""
     from mmicl.numerics.lca import alpha_T, excess_risk
 
-    lo, hi = law.s_bounds()
-    signal = law.zeta.second_moment() * hi / (1 + hi)
+    hi = law.s_bounds()[1]
     rows = []
     for T in Ts:
         model = ReducedLCA(T, "one", 1.0 / (1.0 + hi))
@@ -178,7 +176,7 @@ def depth_study(law: TaskLaw, Ts: list[int], *, n: int | None, steps: int, batch
         rows.append({"T": T, "alpha": a, "alpha_T": a_T, "excess": excess.mean,
                      "excess_se": excess.se, "theory_excess_at_alpha_T": excess_risk(law, T, a_T),
                      "theory_excess_at_trained_alpha": excess_risk(law, T, a),
-                     "resolution": (T * 2.0**-52) ** 2 * signal, "diverged": res.diverged})
+                     "resolution": excess_rounding_floor(law, T), "diverged": res.diverged})
     return rows
 
 

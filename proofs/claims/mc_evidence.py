@@ -10,7 +10,7 @@ from __future__ import annotations
 
 
 from mmicl.numerics.task_law import TaskLaw
-from mmicl.numerics.montecarlo import sampled_excess_one
+from mmicl.numerics.montecarlo import excess_rounding_floor, sampled_excess_one
 from mmicl.proofs.experiments import trained_reduced
 from mmicl.numerics.strict_json import context_length_fields
 from mmicl.proofs.registry import Check, RunConfig
@@ -64,12 +64,12 @@ def _degenerate_checks(config: RunConfig, law: TaskLaw, T: int, a_T: float, r, n
     multiple of (1 − α(1+s₀))^{2T}, so the sampled loss is minimised at α_T = 1/(1+s₀) whatever the
     sample (no Monte Carlo error, no sandwich se: the Hessian there is 0), and gradient methods
     approach it only algebraically (the real flow like t^{−1/(2T−2)})."""
-    # float64 floor of the sampled loss: ŷ − ŷ_Bayes rounds to about T·eps·|ŷ_Bayes|, so a loss
-    # below (T·eps)²·E[ŷ_Bayes²] is rounding; probe where the exact loss E[ζ²]E[s/(1+s)](δ(1+s₀))^{2T}
-    # is 10^6 above that floor, and 10× further out (within α_T/2)
+    # float64 floor of the sampled loss (excess_rounding_floor, here s_hi = s₀); probe where the
+    # exact loss E[ζ²]E[s/(1+s)](δ(1+s₀))^{2T} is 10^6 above that floor, and 10× further out
+    # (within α_T/2)
     s0 = law.signal_bounds()[0]
     scale = law.zeta.second_moment() * s0 / (1 + s0)
-    floor = (T * 2.0**-52) ** 2 * scale
+    floor = excess_rounding_floor(law, T)
     delta_min = (1e6 * floor / scale) ** (1 / (2 * T)) / (1 + s0)
     deltas = [delta_min, min(10 * delta_min, 0.5 * a_T)]
     alphas = [a_T] + [a_T + sgn * d for d in deltas for sgn in (-1, 1)]
