@@ -251,7 +251,7 @@ def _flow_one(law, T, alpha0, clock, t_eval, tau_max, sigma_max, rtol, atol) -> 
         t, path = run.t, run.y.T
         t_end = float(run.t[-1])
     end = float(run.y[0, -1])
-    ok = at_rest_one(law, T, end)
+    ok = run.stopped == "rest"  # the stop test has already been asked at the last accepted point
     if ok:
         reason = f"came to rest (L' changes sign within ±{REST_HALF_WIDTH:g} of α)"
     elif run.failed:
