@@ -20,10 +20,10 @@ from .quadrature import gauss_jacobi as _gauss_jacobi  # noqa: F401  (old privat
 from .quadrature import gauss_legendre as _gauss_legendre  # noqa: F401
 from .quadrature import graded_breaks as _graded_breaks  # noqa: F401
 from .quadrature import lanczos as _lanczos
-from .scalar_laws import (Beta, Discrete, Exponential, LawError, Mixture, Point, ScalarLaw, SumLaw, TwoPoint,
-                          UnboundedSupportError, Uniform)
+from .scalar_laws import (Beta, Discrete, Exponential, LawError, Mixture, Point, ScalarLaw,  # noqa: F401
+                          SumLaw, TwoPoint, UnboundedSupportError, Uniform)  # (re-exported: __all__)
 from .scalar_laws import _sum_rule  # noqa: F401  (benchmarks clear its cache)
-from .task_law import TaskLaw, ZetaLaw
+from .task_law import TaskLaw, ZetaLaw  # noqa: F401  (re-exported: __all__)
 
 __all__ = [*_scalar_laws.__all__, *_task_law.__all__, "Rule"]
 
