@@ -179,6 +179,11 @@ def _limit_check(text: str, Ts: list[int], alphas: np.ndarray, a_star: float, de
         f"|α_T − α*| ~ T^{last:.3f} over the last decade" if last is not None else "")
 
 
+def _zero_predictor_excess(law: TaskLaw) -> float:
+    """E[ζ²]·E[s/(1+s)]: the excess of the predictor 0, the prefactor of the geometric bound."""
+    return law.zeta.second_moment() * float(law.s_law().rule(1).expect(lambda s: s / (1 + s)))
+
+
 def _residual_bound(alpha: float, lo: float, hi: float) -> float:
     """max over the signal support of |1 − α(1+s)| (at the ends), plus its float64 rounding
     (8·eps·max(1, α(1+s_hi))): where s takes one value the residual at α_T is 0 up to rounding, and
@@ -192,13 +197,12 @@ def _excess_bound_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]
     r = max over the signal support of |1 − α(1+s)|; at α_T, r_T < 1 and r_T → (s_hi − s_lo)/(2 + s_lo + s_hi),
     so the excess → 0 geometrically.  Checked at every T in log scale."""
     lo, hi = law.signal_bounds()
-    ez2 = law.zeta.second_moment()
-    w = float(law.s_law().rule(1).expect(lambda s: s / (1 + s)))
+    scale = _zero_predictor_excess(law)
     log10_bounds, r_T, worst = [], [], -math.inf
     for T, r in zip(Ts, rows):
         rt = _residual_bound(r["alpha"], lo, hi)
         r_T.append(rt)
-        bound = math.log10(ez2 * w) + 2 * T * math.log10(rt) if rt > 0 else -math.inf
+        bound = math.log10(scale) + 2 * T * math.log10(rt) if rt > 0 else -math.inf
         log10_bounds.append(bound)
         if r["log10_excess"] > -math.inf:
             worst = max(worst, r["log10_excess"] - bound)
@@ -414,7 +418,7 @@ def _excess_two_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]) 
     """The two-parameter excess at its minimiser is at most the one-parameter excess at α_T (β = −α
     is allowed), which is at most E[ζ²]E[s/(1+s)]·r_T^{2T}, r_T = max|1 − α_T(1+s)| < 1: so it → 0."""
     lo, hi = law.signal_bounds()
-    w = law.zeta.second_moment() * float(law.s_law().rule(1).expect(lambda s: s / (1 + s)))
+    w = _zero_predictor_excess(law)
     bounds, r_T = [], []
     for r in rows:
         rt = _residual_bound(lca.alpha_T(law, r["T"]), lo, hi)
