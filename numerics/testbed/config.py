@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 Positional = Literal["ape", "rope", "alibi"]
+Layout = Literal["m1_first", "m2_first"]
 
 
 class TestbedConfigError(ValueError):
@@ -131,6 +132,76 @@ class MemberSpec:
         return {**asdict(self.data), "seed": self.seed}
 
 
+@dataclass(frozen=True)
+class SecondModality:
+    """The second modality M2 of the multimodal protocol: its own Gaussian mixture.
+
+    K classes with means in R^D, drawn like M1's; an item is (μ + ε η)/√(1+ε²), η ~ N(0, I/D);
+    class k has label k mod L (the labels are M1's label vectors); class law P(k) ∝ (k+1)^(−α).
+    """
+
+    K: int = 16
+    D: int = 16
+    eps: float = 0.1
+    zipf: float = 0.0
+
+    def __post_init__(self):
+        for name in ("K", "D"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or v < 1:
+                raise TestbedConfigError(f"M2 {name} must be a positive integer, got {v!r}")
+        for name in ("eps", "zipf"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise TestbedConfigError(f"M2 {name} must be a finite number ≥ 0, got {v!r}")
+
+
+@dataclass(frozen=True)
+class MultimodalConfig:
+    """A multimodal data law: M1 (``m1``: K1, D1, ε1, α1, and the shared L, N, B), M2 (``m2``),
+    the probability ``p_bursty`` that a training sequence is bursty, and the ``layout``.
+
+    ``m1_first``: [M1_1, M2_1, y_1, …, M1_N, M2_N, y_N, M1_q, M2_q]; ``m2_first`` swaps the two items
+    of every pair and of the query, so the modality next to the label (and read out last) is M1.
+    """
+
+    m1: DataConfig
+    m2: SecondModality
+    p_bursty: float = 1.0
+    layout: Layout = "m1_first"
+
+    def __post_init__(self):
+        L = self.m1.L
+        if self.m2.K % L or self.m2.K < L:
+            raise TestbedConfigError(
+                f"M2 K={self.m2.K} must be a multiple of L={L} and at least L (class k has label k mod L); "
+                f"the smallest is K2=L={L}")
+        if not (isinstance(self.p_bursty, (int, float)) and 0 <= self.p_bursty <= 1):
+            raise TestbedConfigError(f"p_bursty must be in [0, 1], got {self.p_bursty!r}")
+        if self.layout not in ("m1_first", "m2_first"):
+            raise TestbedConfigError(f"layout must be m1_first or m2_first, got {self.layout!r}")
+        if self.m1.N // self.m1.B < 2:
+            raise TestbedConfigError(
+                f"the conflict set needs two context pairs with different labels: N/B = "
+                f"{self.m1.N // self.m1.B}; raise N or lower B")
+
+    @property
+    def seq_len(self) -> int:
+        """Tokens per sequence: N (M1, M2, label) triples and the two query items."""
+        return 3 * self.m1.N + 2
+
+
+@dataclass(frozen=True)
+class MultimodalMember:
+    """One model of a multimodal ensemble: its data law and the seed of its M2 classes."""
+
+    data: MultimodalConfig
+    seed: int
+
+    def describe(self) -> dict:
+        return {**asdict(self.data), "seed": self.seed}
+
+
 def check_compatible(members: list[MemberSpec]) -> None:
     """Members of one ensemble may differ in K, p_bursty, ε, α and seed, not in the shapes
     (L, D, N, B)."""
@@ -150,4 +221,5 @@ def with_data(data: DataConfig, **changes) -> DataConfig:
 
 
 __all__ = ["DataConfig", "ModelConfig", "TrainConfig", "MemberSpec", "TestbedConfigError",
+           "SecondModality", "MultimodalConfig", "MultimodalMember",
            "check_compatible", "with_data", "field"]

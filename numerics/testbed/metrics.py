@@ -69,9 +69,22 @@ def previous_token_strength(attn: torch.Tensor) -> torch.Tensor:
 def induction_strength(attn: torch.Tensor, seqs: Sequences) -> torch.Tensor:
     """(E, b, H, T, T) → (E, H): query attention to matching label tokens minus to the others."""
     N = seqs.context_labels.shape[-1]
-    to_labels = attn[..., -1, label_positions(N).to(attn.device)]         # (E, b, H, N)
-    match = (seqs.context_labels == seqs.target.unsqueeze(-1)).unsqueeze(2).to(attn.dtype)  # (E, b, 1, N)
-    return (to_labels * match - to_labels * (1 - match)).sum(-1).mean(1)
+    return readout_contrast(attn, label_positions(N), seqs.context_labels == seqs.target.unsqueeze(-1))
+
+
+def readout_contrast(attn: torch.Tensor, positions: torch.Tensor, match: torch.Tensor) -> torch.Tensor:
+    """(E, b, H, T, T) → (E, H): the last token's total attention to the ``positions`` (n,) whose
+    ``match`` (E, b, n) is true, minus its total attention to the other ``positions``."""
+    to = attn[..., -1, positions.to(attn.device)]                          # (E, b, H, n)
+    m = match.unsqueeze(2).to(attn.dtype)                                  # (E, b, 1, n)
+    return (to * m - to * (1 - m)).sum(-1).mean(1)
+
+
+def readout_attention(attn: torch.Tensor, positions: torch.Tensor, match: torch.Tensor) -> torch.Tensor:
+    """(E, b, H, T, T) → (E, H): the last token's total attention to the ``positions`` (n,) whose
+    ``match`` (E, b, n) is true."""
+    to = attn[..., -1, positions.to(attn.device)]
+    return (to * match.unsqueeze(2).to(attn.dtype)).sum(-1).mean(1)
 
 
 @torch.no_grad()

@@ -1,0 +1,144 @@
+"""The protocols of the multimodal testbed, each an ensemble of arms × seeds.
+
+- ``run_stage1``: the decoder trained on M1 alone (the unimodal testbed); returns a ``Stage1``
+  artefact (weights, class means, label vectors, settings) that stage 2 loads.
+- ``run_stage2``: for every arm and every stage-1 member, a copy of that member's decoder with its
+  blocks frozen, a fresh projector of M2 (and optionally a pretrained M2 encoder), trained on the
+  arm's multimodal data built on that member's M1 tables.  An arm may instead start from a decoder
+  with random weights (a control: what stage 2 does without M1 pretraining).
+- ``run_fusion``: early fusion: decoder, projector (and encoder) from scratch, all trained together
+  on the multimodal data.
+
+Each returns ``ArmResults`` (``experiments.py``) whose members are ordered arm-major, seed-minor.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import torch
+
+from .checkpoint import Stage1
+from .config import DataConfig, MemberSpec, ModelConfig, MultimodalConfig, MultimodalMember, TestbedConfigError, TrainConfig
+from .experiments import Arm, ArmResults, run_arms
+from .metrics import evaluate
+from .multimodal_data import MultimodalMixture
+from .multimodal_metrics import MultimodalEvalSets
+from .multimodal_model import EnsembleMLP, MultimodalSystem, decoder_from_states
+from .multimodal_train import train_encoder, train_multimodal
+from .train import TrainedEnsemble
+
+ENCODER_HIDDEN = (64, 32)
+"""The M2 encoder: an MLP D2 → 64 → 32 → K2 (GELU); its 32 features feed the projector."""
+
+
+@dataclass(frozen=True)
+class MultimodalArm:
+    """One setting of a multimodal grid.  ``decoder``: ``stage1`` (the stage-1 weights) or
+    ``random`` (a control); ``encoder_steps``: pretraining steps of an M2 encoder (None: no encoder,
+    M2 items go to the projector raw)."""
+
+    name: str
+    data: MultimodalConfig
+    decoder: str = "stage1"
+    encoder_steps: int | None = None
+
+
+def stage1_ape_slots(model: ModelConfig, data: DataConfig) -> ModelConfig:
+    """APE needs slots for the 3N+2 tokens of the multimodal layout (and room for the random shift):
+    stage 1 is trained with that many, 1.5 × 3N+2 rounded up."""
+    need = 3 * data.N + 2
+    if model.pos == "ape" and model.ape_slots < need + need // 2:
+        return replace(model, ape_slots=need + need // 2)
+    return model
+
+
+def run_stage1(model: ModelConfig, data: DataConfig, seeds: list[int], train: TrainConfig, device: str = "cpu",
+               data_seed: int = 0, progress: bool = False) -> Stage1:
+    from mmicl._version import __version__
+
+    model = stage1_ape_slots(model, data)
+    r = run_arms(model, [Arm("m1", data)], seeds, train, device=device, data_seed=data_seed, progress=progress,
+                 description="stage 1 (M1)")
+    run = r.run
+    final = {k: v.tolist() for k, v in evaluate(run.model, run.eval_sets).items()}
+    return Stage1(model, run.members, train, {k: v.detach().cpu() for k, v in run.model.weights.items()},
+                  run.mixture.means.cpu(), run.mixture.label_vectors.cpu(), final, data_seed,
+                  run.history.seconds, __version__)
+
+
+def _members(arms: list[MultimodalArm], m1: list[MemberSpec]) -> list[MultimodalMember]:
+    return [MultimodalMember(replace(a.data, m1=spec.data), seed=spec.seed + 7919 * i)
+            for i, a in enumerate(arms) for spec in m1]
+
+
+def _check_arms(arms: list[MultimodalArm]) -> None:
+    if not arms:
+        raise TestbedConfigError("give at least one arm")
+    with_encoder = {a.encoder_steps is not None for a in arms}
+    if len(with_encoder) > 1:
+        raise TestbedConfigError("arms of one ensemble must all have an encoder or none; run them separately")
+    if with_encoder == {True} and len({a.data.m2.K for a in arms}) > 1:
+        raise TestbedConfigError("arms with an M2 encoder must share K2 (the encoder's classes)")
+
+
+def _system(model: ModelConfig, mixture: MultimodalMixture, states, seeds, arms_per_member, device,
+            encoder_seed: int, train: TrainConfig) -> tuple[MultimodalSystem, dict[str, torch.Tensor]]:
+    decoder = decoder_from_states(model, mixture.m1.D, mixture.L, states, seeds, device)
+    D2 = mixture.m2.D
+    encoder, extra = None, {}
+    if arms_per_member[0].encoder_steps is not None:
+        K2 = int(mixture.m2.K[0])
+        encoder = EnsembleMLP([D2, *ENCODER_HIDDEN, K2], [s + 3 for s in seeds], device)
+        extra["encoder_acc"] = train_encoder(encoder, mixture, [a.encoder_steps for a in arms_per_member],
+                                             batch=train.batch, lr=train.lr, eval_size=train.eval_size,
+                                             seed=encoder_seed)
+    d_in = ENCODER_HIDDEN[-1] if encoder is not None else D2
+    projector = EnsembleMLP([d_in, model.width, mixture.m1.D], [s + 1 for s in seeds], device)
+    return MultimodalSystem(decoder, projector, mixture.label_vectors, mixture.layout, encoder), extra
+
+
+def _finish(system, mixture, params, arms, seeds, train, device, data_seed, progress, description, extra):
+    ape = system.decoder.config.ape_slots if system.decoder.config.pos == "ape" else None
+    if ape is not None and ape < 3 * mixture.N + 2:
+        raise TestbedConfigError(f"the decoder has {ape} APE slots, the multimodal layout needs {3 * mixture.N + 2}: "
+                                 "train stage 1 with more ape_slots")
+    sets = MultimodalEvalSets.draw(mixture, train.eval_size, seed=data_seed + 1_000_003, ape_slots=ape)
+    history = train_multimodal(system, mixture, params, train, sets, data_seed, progress, description, extra)
+    run = TrainedEnsemble(system, mixture, sets, history, mixture.members)
+    return ArmResults(list(arms), list(seeds), run)
+
+
+def run_stage2(stage1: Stage1, arms: list[MultimodalArm], train: TrainConfig, trainable: str = "projector+readout",
+               device: str = "cpu", data_seed: int = 0, progress: bool = False,
+               description: str = "stage 2") -> ArmResults:
+    """Stage 2 for every (arm, stage-1 member); seeds of the result are the stage-1 member seeds."""
+    _check_arms(arms)
+    m1 = stage1.members
+    members = _members(arms, m1)
+    E1 = stage1.E
+    tables = (stage1.means.repeat(len(arms), 1, 1), stage1.label_vectors.repeat(len(arms), 1, 1))
+    mixture = MultimodalMixture(members, device, m1_tables=tables)
+    states = [stage1.state(e % E1) if a.decoder == "stage1" else None
+              for a in arms for e in range(E1)]
+    seeds = [m.seed for m in members]
+    per_member = [a for a in arms for _ in range(E1)]
+    system, extra = _system(stage1.model, mixture, states, seeds, per_member, device, data_seed + 77, train)
+    params = system.trainable(trainable)
+    return _finish(system, mixture, params, arms, [s.seed for s in m1], train, device, data_seed, progress,
+                   description, extra)
+
+
+def run_fusion(model: ModelConfig, m1: DataConfig, arms: list[MultimodalArm], seeds: list[int], train: TrainConfig,
+               device: str = "cpu", data_seed: int = 0, progress: bool = False,
+               description: str = "early fusion") -> ArmResults:
+    """Early fusion: everything from scratch, trained together on each arm's multimodal data (M1
+    tables drawn from the member seeds)."""
+    _check_arms(arms)
+    model = stage1_ape_slots(model, m1)
+    members = _members(arms, [MemberSpec(m1, s) for s in seeds])
+    mixture = MultimodalMixture(members, device)
+    mseeds = [m.seed for m in members]
+    per_member = [a for a in arms for _ in seeds]
+    system, extra = _system(model, mixture, [None] * len(members), mseeds, per_member, device, data_seed + 77, train)
+    params = system.trainable("all")
+    return _finish(system, mixture, params, arms, seeds, train, device, data_seed, progress, description, extra)

@@ -1,0 +1,83 @@
+"""What is measured on a multimodal ensemble, per member (leading axis E).
+
+Accuracies (the sets are those of ``multimodal_data``):
+- ``acc_icl`` (confounded: M1 alone can answer), ``acc_icl_m2only`` (M2-necessary),
+  ``acc_icl_m1only`` (M1-necessary), ``acc_flip``, ``acc_iwl``;
+- ``conflict_follow_m1`` / ``conflict_follow_m2``: on the conflict set, the fraction of predictions
+  equal to the label that the query's M1 item / M2 item points to.
+
+Attention, on the ICL set, per layer and head (E, layers, H), each beside its uniform-attention
+baseline (``uniform_baselines``):
+- ``prev_token``: mean over t ≥ 1 of the attention from t to t−1 (on the period-3 layout);
+- ``induction``: the readout's total attention to the label tokens whose label is the answer, minus
+  its attention to the other label tokens;
+- ``attn_match_m1`` / ``attn_match_m2``: the readout's total attention to the M1 items / M2 items of
+  the context pairs whose label is the answer (which modality the induction match uses).
+Scalars: ``attn_match_m1_top`` / ``attn_match_m2_top`` at each member's strongest induction head.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .metrics import accuracy, previous_token_strength, random_shift, readout_attention, readout_contrast
+from .multimodal_data import SETS, MultimodalMixture, PairSequences
+from .multimodal_model import MultimodalSystem, token_positions
+
+
+@dataclass
+class MultimodalEvalSets:
+    """Fixed evaluation sets (and APE shifts) of a multimodal run, drawn once from ``seed``."""
+
+    sets: dict[str, PairSequences]
+    shifts: dict[str, torch.Tensor]
+
+    @staticmethod
+    def draw(mixture: MultimodalMixture, size: int, seed: int, ape_slots: int | None) -> "MultimodalEvalSets":
+        g = torch.Generator(device=mixture.device).manual_seed(int(seed))
+        sets = {name: mixture.batch(name, size, g) for name in SETS}
+        T = 3 * mixture.N + 2
+        return MultimodalEvalSets(sets, {k: random_shift(mixture.E, size, T, ape_slots, g, mixture.device)
+                                         for k in sets})
+
+
+def uniform_baselines(N: int, B: int) -> dict[str, float]:
+    """The value of each attention metric when every token attends uniformly to its causal past
+    (3N+2 tokens; on the ICL set B of the N context pairs carry the answer's label)."""
+    T = 3 * N + 2
+    return {"prev_token": sum(1 / (t + 1) for t in range(1, T)) / (T - 1),
+            "induction": (B - (N - B)) / T,
+            "attn_match_m1": B / T, "attn_match_m2": B / T}
+
+
+@torch.no_grad()
+def evaluate_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets) -> dict[str, torch.Tensor]:
+    """Every metric of the module docstring (tensors with leading axis E, on the CPU)."""
+    out: dict[str, torch.Tensor] = {}
+    for name in ("icl_m2only", "icl_m1only", "flip", "iwl"):
+        s = sets.sets[name]
+        out[f"acc_{name}"] = accuracy(system(s, sets.shifts[name]).logits, s.target)
+    c = sets.sets["conflict"]
+    pred = system(c, sets.shifts["conflict"]).logits.argmax(-1)
+    out["conflict_follow_m1"] = (pred == c.follow_m1).float().mean(-1)
+    out["conflict_follow_m2"] = (pred == c.follow_m2).float().mean(-1)
+    icl = sets.sets["icl"]
+    fwd = system(icl, sets.shifts["icl"], return_attention=True)
+    out["acc_icl"] = accuracy(fwd.logits, icl.target)
+    pos = token_positions(system.layout, icl.labels.shape[-1])
+    match = icl.labels == icl.target.unsqueeze(-1)
+    out["prev_token"] = torch.stack([previous_token_strength(a) for a in fwd.attention], dim=1)
+    out["induction"] = torch.stack([readout_contrast(a, pos["label"], match) for a in fwd.attention], dim=1)
+    for m in ("m1", "m2"):
+        out[f"attn_match_{m}"] = torch.stack([readout_attention(a, pos[m], match) for a in fwd.attention], dim=1)
+    top = out["induction"].flatten(1).argmax(1, keepdim=True)
+    for m in ("m1", "m2"):
+        out[f"attn_match_{m}_top"] = torch.gather(out[f"attn_match_{m}"].flatten(1), 1, top).squeeze(1)
+    return {k: v.float().cpu() for k, v in out.items()}
+
+
+@torch.no_grad()
+def encoder_accuracy(encoder, items: torch.Tensor, classes: torch.Tensor) -> torch.Tensor:
+    """(E,) accuracy of an M2 encoder (an ``EnsembleMLP`` ending in K2 logits) on single items."""
+    return (encoder(items).argmax(-1) == classes).float().mean(-1).cpu()

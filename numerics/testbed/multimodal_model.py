@@ -1,0 +1,127 @@
+"""The multimodal model: a decoder, a projector of M2 into the decoder's token space, and an
+optional M2 encoder, all batched over an ensemble (leading axis E on every weight).
+
+- ``EnsembleMLP``: E multilayer perceptrons, GELU between layers;
+- ``MultimodalSystem``: assembles the token sequence of a ``PairSequences`` batch and runs the
+  decoder on it.  An M2 item x₂ enters as ``projector(x₂)`` (or ``projector(encoder.features(x₂))``),
+  a D1-dimensional token that then goes through the decoder's own input projection (with the
+  position code) exactly like an M1 item; labels are the label vectors.  Layout ``m1_first``:
+  [M1_1, M2_1, y_1, …, M1_N, M2_N, y_N, M1_q, M2_q]; ``m2_first`` swaps the items of each pair and of
+  the query.  The readout is the last token.
+
+Which weights train is the caller's choice (``numerics.testbed.multimodal_train``): stage 2 trains
+the projector (and, by default, the decoder's final norm and readout); early fusion trains all.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .config import Layout, ModelConfig
+from .model import EnsembleDecoder, Forward, _bmm
+from .multimodal_data import PairSequences
+
+
+class EnsembleMLP(nn.Module):
+    """E MLPs of layer sizes ``sizes`` (e.g. [D2, 64, 32, K2]): x → W_k(GELU(…)) + b_k, GELU after
+    every layer but the last; member e's weights drawn N(0, 1/fan_in) from ``seeds[e]``."""
+
+    def __init__(self, sizes: list[int], seeds: list[int], device="cpu", dtype=torch.float32):
+        super().__init__()
+        self.sizes = list(sizes)
+        ws, bs = [], []
+        for i, o in zip(sizes[:-1], sizes[1:]):
+            per = []
+            for s in seeds:
+                g = torch.Generator().manual_seed(int(s) * 31 + len(ws))
+                per.append(torch.randn(i, o, generator=g) / math.sqrt(i))
+            ws.append(nn.Parameter(torch.stack(per).to(device, dtype)))
+            bs.append(nn.Parameter(torch.zeros(len(seeds), o, device=device, dtype=dtype)))
+        self.w, self.b = nn.ParameterList(ws), nn.ParameterList(bs)
+
+    def forward(self, x: torch.Tensor, layers: int | None = None) -> torch.Tensor:
+        """x (E, …, sizes[0]) → (E, …, sizes[layers]); all layers by default."""
+        n = len(self.w) if layers is None else layers
+        for k in range(n):
+            bias = self.b[k].view(self.b[k].shape[0], *(1,) * (x.dim() - 2), -1)
+            x = _bmm(x, self.w[k]) + bias
+            if k < len(self.w) - 1:
+                x = torch.nn.functional.gelu(x)
+        return x
+
+    def features(self, x: torch.Tensor) -> torch.Tensor:
+        """The activations before the last layer (an encoder's features)."""
+        return self.forward(x, len(self.w) - 1)
+
+
+def decoder_from_states(config: ModelConfig, d_token: int, n_labels: int, states: list[dict[str, torch.Tensor]],
+                        seeds: list[int], device="cpu") -> EnsembleDecoder:
+    """An ensemble decoder whose member e has the weights ``states[e]`` (from a checkpoint), or fresh
+    weights drawn from ``seeds[e]`` where ``states[e]`` is None."""
+    dec = EnsembleDecoder(config, d_token, n_labels, seeds, device)
+    with torch.no_grad():
+        for e, st in enumerate(states):
+            if st is None:
+                continue
+            for k, p in dec.weights.items():
+                if st[k].shape != p[e].shape:
+                    raise ValueError(f"stored weight {k} has shape {tuple(st[k].shape)}, the decoder {tuple(p[e].shape)}")
+                p[e].copy_(st[k])
+    return dec
+
+
+def token_positions(layout: Layout, N: int) -> dict[str, torch.Tensor]:
+    """Indices in the 3N+2 sequence of the context M1 items, M2 items and labels (N each) and of the
+    query's M1 and M2 items."""
+    i = torch.arange(N) * 3
+    first, second = (("m1", "m2") if layout == "m1_first" else ("m2", "m1"))
+    return {first: i, second: i + 1, "label": i + 2,
+            f"{first}_q": torch.tensor(3 * N), f"{second}_q": torch.tensor(3 * N + 1)}
+
+
+class MultimodalSystem(nn.Module):
+    """Decoder + projector (+ encoder) of an ensemble; ``label_vectors`` (E, L, D1) are the labels'
+    tokens (M1's, fixed)."""
+
+    def __init__(self, decoder: EnsembleDecoder, projector: EnsembleMLP, label_vectors: torch.Tensor,
+                 layout: Layout, encoder: EnsembleMLP | None = None):
+        super().__init__()
+        self.decoder, self.projector, self.encoder = decoder, projector, encoder
+        self.layout = layout
+        self.register_buffer("label_vectors", label_vectors.detach().clone())
+        self.E = decoder.E
+
+    def tokens(self, seqs: PairSequences) -> torch.Tensor:
+        """(E, b, 3N+2, D1) token sequence of a batch, in this system's layout."""
+        x2 = seqs.m2 if self.encoder is None else self.encoder.features(seqs.m2)
+        z2 = self.projector(x2)
+        E, b, n1, D = seqs.m1.shape
+        N = n1 - 1
+        idx = seqs.labels.reshape(E, b * N, 1).expand(E, b * N, D)
+        y = torch.gather(self.label_vectors, 1, idx).view(E, b, N, D)
+        first, second = (seqs.m1, z2) if self.layout == "m1_first" else (z2, seqs.m1)
+        ctx = torch.stack([first[:, :, :N], second[:, :, :N], y], dim=3).reshape(E, b, 3 * N, D)
+        return torch.cat([ctx, first[:, :, N:], second[:, :, N:]], dim=2)
+
+    def forward(self, seqs: PairSequences, ape_shift: torch.Tensor | None = None,
+                head_mask: torch.Tensor | None = None, return_attention: bool = False) -> Forward:
+        return self.decoder(self.tokens(seqs), ape_shift, head_mask=head_mask, return_attention=return_attention)
+
+    def trainable(self, what: str) -> list[nn.Parameter]:
+        """The parameters a protocol trains, with every other parameter frozen (requires_grad off).
+
+        ``projector``: the projector alone; ``projector+readout``: also the decoder's final norm and
+        readout (what the authors of the protocol train in stage 2); ``all``: everything (early
+        fusion).  A pretrained encoder is frozen except under ``all``."""
+        if what not in ("projector", "projector+readout", "all"):
+            raise ValueError(f"trainable must be projector, projector+readout or all, got {what!r}")
+        for p in self.parameters():
+            p.requires_grad_(what == "all")
+        chosen = list(self.projector.parameters())
+        if what == "projector+readout":
+            chosen += [self.decoder.weights["norm_out"], self.decoder.weights["w_out"]]
+        for p in chosen:
+            p.requires_grad_(True)
+        return [p for p in self.parameters() if p.requires_grad]
