@@ -13,7 +13,12 @@ baseline (``uniform_baselines``):
   its attention to the other label tokens;
 - ``attn_match_m1`` / ``attn_match_m2``: the readout's total attention to the M1 items / M2 items of
   the context pairs whose label is the answer (which modality the induction match uses).
-Scalars: ``attn_match_m1_top`` / ``attn_match_m2_top`` at each member's strongest induction head.
+- ``pair_attn_m1`` / ``pair_attn_m2``: each context label token's attention to the M1 item / the M2
+  item of its own pair, averaged over the N label tokens (which modality the copy step, that writes
+  a pair's item into its label token, reads).
+Scalars: ``attn_match_m1_top`` / ``attn_match_m2_top`` at each member's strongest induction head;
+``pair_attn_m1_top`` / ``pair_attn_m2_top`` at its strongest copy head (largest pair_attn_m1 +
+pair_attn_m2).
 """
 from __future__ import annotations
 
@@ -46,9 +51,11 @@ def uniform_baselines(N: int, B: int) -> dict[str, float]:
     """The value of each attention metric when every token attends uniformly to its causal past
     (3N+2 tokens; on the ICL set B of the N context pairs carry the answer's label)."""
     T = 3 * N + 2
+    own_item = sum(1 / (3 * i + 3) for i in range(N)) / N   # label token 3i+2 sees 3i+3 tokens
     return {"prev_token": sum(1 / (t + 1) for t in range(1, T)) / (T - 1),
             "induction": (B - (N - B)) / T,
-            "attn_match_m1": B / T, "attn_match_m2": B / T}
+            "attn_match_m1": B / T, "attn_match_m2": B / T,
+            "pair_attn_m1": own_item, "pair_attn_m2": own_item}
 
 
 @torch.no_grad()
@@ -71,9 +78,13 @@ def evaluate_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets) -> d
     out["induction"] = torch.stack([readout_contrast(a, pos["label"], match) for a in fwd.attention], dim=1)
     for m in ("m1", "m2"):
         out[f"attn_match_{m}"] = torch.stack([readout_attention(a, pos[m], match) for a in fwd.attention], dim=1)
+        out[f"pair_attn_{m}"] = torch.stack([a[..., pos["label"], pos[m]].mean(dim=(1, -1)) for a in fwd.attention],
+                                            dim=1)
     top = out["induction"].flatten(1).argmax(1, keepdim=True)
+    copy = (out["pair_attn_m1"] + out["pair_attn_m2"]).flatten(1).argmax(1, keepdim=True)
     for m in ("m1", "m2"):
         out[f"attn_match_{m}_top"] = torch.gather(out[f"attn_match_{m}"].flatten(1), 1, top).squeeze(1)
+        out[f"pair_attn_{m}_top"] = torch.gather(out[f"pair_attn_{m}"].flatten(1), 1, copy).squeeze(1)
     return {k: v.float().cpu() for k, v in out.items()}
 
 

@@ -4,6 +4,7 @@ from importlib import import_module
 CLAIM_MODULES = [
     "mmicl.proofs.claims.lca",
     "mmicl.proofs.claims.testbed",
+    "mmicl.proofs.claims.testbed_multimodal",
     "mmicl.proofs.claims.montecarlo",
     "mmicl.proofs.claims.lsa",
 ]

@@ -1,0 +1,370 @@
+"""Claims 4, 5, 6, 7 and 9 of the testbed (two modalities; docs/testbed.md states each one's arms,
+sizes and decision rule, fixed before it was run).
+
+Protocol: stage 1 trains the decoder on M1 alone (high-K bursty; cached per settings in
+``OUT/testbed/stage1_<hash>.pt``); stage 2 freezes its blocks and trains a projector of M2 (and the
+final norm and readout: ``Sizes.trainable``); early fusion trains everything from scratch.  ICL is
+judged on the **M2-necessary** set (the query's M1 item is from a fresh class, so induction on M1
+cannot answer); what the confounded ICL set (query's M1 class in the context) would have said is
+reported next to it.  Intervals over seeds (Student t / Welch, 95 %); a check passes when its
+interval lies on the claimed side, fails when it lies on the other, else it is undecided.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from mmicl.numerics.atomic import write_json
+from mmicl.numerics.testbed.checkpoint import Stage1
+from mmicl.numerics.testbed.config import DataConfig, ModelConfig, MultimodalConfig, SecondModality, TrainConfig
+from mmicl.numerics.testbed.experiments import ArmResults
+from mmicl.numerics.testbed.figures import plot_against, plot_curves
+from mmicl.numerics.testbed.multimodal_experiments import (MultimodalArm, run_fusion, run_stage1, run_stage2,
+                                                           stage1_ape_slots)
+from mmicl.numerics.testbed.multimodal_metrics import uniform_baselines
+from mmicl.numerics.testbed.stats import decide, t_interval, welch_interval
+
+from ..registry import Check, Claim, Hypothesis, RunConfig, register
+from .testbed import above, below, compare
+
+VERSION = 1
+"""The version of these claims' settings and rules; a change of either is a new version."""
+
+
+@dataclass(frozen=True)
+class MultimodalSizes:
+    """The knobs of one size of the multimodal claims."""
+
+    m1: DataConfig
+    """stage-1 M1 data: high K, bursty"""
+    model: ModelConfig
+    stage1: TrainConfig
+    stage2: TrainConfig
+    m2: SecondModality
+    """the default M2 (K2 = L: each M2 class is one label)"""
+    seeds: int
+    K2_grid: tuple[int, ...]
+    """claim 4: K2 values, down to L"""
+    deep_layers: int
+    """claim 5: the deeper decoder"""
+    encoder_K2: int
+    encoder_steps: tuple[int, ...]
+    """claim 7: the encoder-quality knob (pretraining steps), ≥ 4 values"""
+    trainable: str = "projector+readout"
+
+
+QUICK = MultimodalSizes(
+    m1=DataConfig(K=16384, L=16, D=16, N=4, B=2, p_bursty=1.0, eps=0.1),
+    model=ModelConfig(layers=2, heads=1, width=32, mlp_ratio=2, pos="ape", ape_slots=21),
+    stage1=TrainConfig(steps=3000, batch=128, lr=2e-3, eval_every=250, eval_size=256),
+    stage2=TrainConfig(steps=1500, batch=128, lr=2e-3, eval_every=250, eval_size=256),
+    m2=SecondModality(K=16, D=16, eps=0.1),
+    seeds=3, K2_grid=(16, 64, 256), deep_layers=4, encoder_K2=64, encoder_steps=(0, 10, 40, 400),
+)
+FULL = MultimodalSizes(
+    m1=DataConfig(K=8192, L=32, D=64, N=8, B=2, p_bursty=1.0, eps=0.1),
+    model=ModelConfig(layers=2, heads=1, width=64, mlp_ratio=2, pos="ape", ape_slots=39),
+    stage1=TrainConfig(steps=30000, batch=128, lr=1e-3, eval_every=1000, eval_size=1024),
+    stage2=TrainConfig(steps=20000, batch=128, lr=1e-3, eval_every=1000, eval_size=1024),
+    m2=SecondModality(K=32, D=64, eps=0.1),
+    seeds=5, K2_grid=(32, 128, 512, 2048), deep_layers=4, encoder_K2=128, encoder_steps=(0, 20, 100, 500, 3000),
+)
+
+
+def sizes(config: RunConfig) -> MultimodalSizes:
+    return QUICK if config.quick else FULL
+
+
+def _out(config: RunConfig) -> Path:
+    p = Path(config.out) / "testbed"
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
+def _seeds(config: RunConfig, sz: MultimodalSizes) -> list[int]:
+    return [config.seed * 100 + s for s in range(sz.seeds)]
+
+
+def _copy(sz: MultimodalSizes) -> float:
+    """The copy baseline: a model that copies a random context label is right B/N of the time."""
+    return sz.m1.B / sz.m1.N
+
+
+def stage1(config: RunConfig, sz: MultimodalSizes, model: ModelConfig | None = None) -> Stage1:
+    """The stage-1 decoders of these settings: loaded from ``OUT/testbed/stage1_<hash>.pt`` when a
+    run with the very same settings, seeds and device wrote it, else trained and saved (atomically)."""
+    model = stage1_ape_slots(model or sz.model, sz.m1)
+    seeds = _seeds(config, sz)
+    key = json.dumps({"m1": asdict(sz.m1), "model": asdict(model), "train": asdict(sz.stage1), "seeds": seeds,
+                      "data_seed": config.seed, "device": config.device}, sort_keys=True)
+    path = _out(config) / f"stage1_{hashlib.sha256(key.encode()).hexdigest()[:12]}.pt"
+    if path.is_file():
+        return Stage1.load(path)
+    s1 = run_stage1(model, sz.m1, seeds, sz.stage1, device=config.device, data_seed=config.seed, progress=True)
+    s1.save(path)
+    return s1
+
+
+def _stage1_hypothesis(s1: Stage1, sz: MultimodalSizes) -> Hypothesis:
+    iv = t_interval(np.asarray(s1.final["acc_icl"], float))
+    return Hypothesis(f"stage 1 learned ICL on M1: its ICL accuracy interval lies above the copy baseline B/N = "
+                      f"{_copy(sz):.3g}", decide(iv, _copy(sz)) is True, f"stage-1 ICL {iv}")
+
+
+def _hyps(sz: MultimodalSizes, config: RunConfig) -> list[Hypothesis]:
+    hyps = [Hypothesis(f"{sz.seeds} seeds per arm (an interval needs ≥ 2)", sz.seeds >= 2)]
+    if config.law:
+        hyps.append(Hypothesis("no task LAW applies to the testbed (it has its own data law)", True,
+                               f"--law {config.law!r} ignored by the testbed claims"))
+    return hyps
+
+
+def _mm(sz: MultimodalSizes, **changes) -> MultimodalConfig:
+    return replace(MultimodalConfig(sz.m1, sz.m2), **changes)
+
+
+def _verdict(check: Check) -> str:
+    return {True: "holds", False: "fails", None: "inconclusive"}[check.passed]
+
+
+def _record(config: RunConfig, name: str, sz: MultimodalSizes, runs: dict[str, ArmResults], **extra) -> None:
+    write_json(_out(config) / f"{name}.json", {
+        "version": VERSION, "sizes": asdict(sz), "baselines": {"copy": _copy(sz), "uniform_guess": 1 / sz.m1.L,
+                                                               **uniform_baselines(sz.m1.N, sz.m1.B)},
+        "tables": {k: r.table(TABLE) for k, r in runs.items()},
+        "histories": {k: r.run.history.to_json() for k, r in runs.items()}, **extra})
+
+
+TABLE = ("acc_icl", "acc_icl_m2only", "acc_icl_m1only", "acc_iwl", "acc_flip", "conflict_follow_m1",
+         "conflict_follow_m2", "induction_max", "prev_token_max", "attn_match_m1_top", "attn_match_m2_top",
+         "pair_attn_m1_top", "pair_attn_m2_top")
+
+
+# ---- claim 4: few M2 classes suffice after diverse M1 pretraining ----------------------------
+def claim4(config: RunConfig):
+    sz = sizes(config)
+    s1 = stage1(config, sz)
+    L = sz.m1.L
+    arms = [MultimodalArm(f"K2={k}", _mm(sz, m2=replace(sz.m2, K=k))) for k in sz.K2_grid]
+    arms.append(MultimodalArm(f"random_decoder_K2={L}", _mm(sz, m2=replace(sz.m2, K=L)), decoder="random"))
+    r = run_stage2(s1, arms, sz.stage2, trainable=sz.trainable, device=config.device, data_seed=config.seed,
+                   progress=True, description="testbed.claim4 stage 2")
+    copy, at_L, ctrl = _copy(sz), f"K2={L}", f"random_decoder_K2={L}"
+    ours = [above(f"M2-necessary ICL at K2 = L = {L} is above the copy baseline B/N",
+                  r.final("acc_icl_m2only", at_L), copy, "M2-necessary ICL accuracy after stage 2"),
+            compare("M1 pretraining is what makes it work (stage-1 decoder minus a random frozen decoder)",
+                    r.final("acc_icl_m2only", at_L), r.final("acc_icl_m2only", ctrl),
+                    f"M2-necessary ICL at K2 = {L}: pretrained − random decoder")]
+    confounded = [above("confounded ICL set at K2 = L above B/N", r.final("acc_icl", at_L), copy, "ICL (query M1 in context)"),
+                  compare("confounded: pretrained − random", r.final("acc_icl", at_L), r.final("acc_icl", ctrl), "ICL")]
+    out = _out(config)
+    figs = [plot_against(list(sz.K2_grid), {
+        "M2-necessary ICL": [r.final("acc_icl_m2only", f"K2={k}") for k in sz.K2_grid],
+        "confounded ICL (query M1 in context)": [r.final("acc_icl", f"K2={k}") for k in sz.K2_grid],
+        "M1-necessary ICL": [r.final("acc_icl_m1only", f"K2={k}") for k in sz.K2_grid],
+        "IWL": [r.final("acc_iwl", f"K2={k}") for k in sz.K2_grid]},
+        out / "claim4_vs_K2.png", "K2 (M2 classes)", f"claim 4: stage 2 on a high-K M1 decoder (copy baseline {copy:g})",
+        logx=True)]
+    figs.append(plot_curves(r, out / "claim4_curves.png", ("acc_icl_m2only", "acc_icl", "induction_max"), "claim 4: stage 2"))
+    _record(config, "claim4", sz, {"stage2": r}, stage1_final=s1.final,
+            confounded={c.name: _verdict(c) for c in confounded}, confounded_checks=[asdict(c) for c in confounded])
+    summary = {"ICL_M2necessary_K2=L": float(r.final("acc_icl_m2only", at_L).mean()),
+               "ICL_confounded_K2=L": float(r.final("acc_icl", at_L).mean()),
+               "ICL_M2necessary_random_decoder": float(r.final("acc_icl_m2only", ctrl).mean()),
+               "confounded_evaluation_verdicts": {c.name: _verdict(c) for c in confounded}}
+    return _hyps(sz, config) + [_stage1_hypothesis(s1, sz)], ours, summary, figs
+
+
+# ---- claim 5: a larger decoder gives better multimodal ICL -------------------------------------
+def decoder_parameters(model: ModelConfig, d_token: int, L: int) -> int:
+    """Weights of one decoder of this shape (APE slots included)."""
+    from mmicl.numerics.testbed.model import EnsembleDecoder
+
+    return sum(p[0].numel() for p in EnsembleDecoder(model, d_token, L, [0]).parameters())
+
+
+def width_matching_parameters(model: ModelConfig, layers: int, d_token: int, L: int) -> int:
+    """The width (a multiple of 2·heads) at which a ``layers``-layer decoder has the parameter count
+    closest to ``model``'s."""
+    target = decoder_parameters(model, d_token, L)
+    step = 2 * model.heads
+    widths = range(step, 2 * model.width + step, step)
+    return min(widths, key=lambda w: abs(decoder_parameters(replace(model, layers=layers, width=w), d_token, L) - target))
+
+
+def claim5(config: RunConfig):
+    sz = sizes(config)
+    base = stage1_ape_slots(sz.model, sz.m1)
+    w_eq = width_matching_parameters(base, sz.deep_layers, sz.m1.D, sz.m1.L)
+    shapes = {"base": base, "deep_same_width": replace(base, layers=sz.deep_layers),
+              "deep_same_params": replace(base, layers=sz.deep_layers, width=w_eq)}
+    params = {k: decoder_parameters(m, sz.m1.D, sz.m1.L) for k, m in shapes.items()}
+    arm = [MultimodalArm(f"K2={sz.m2.K}", _mm(sz))]
+    runs, stage1s = {}, {}
+    for name, m in shapes.items():
+        stage1s[name] = stage1(config, sz, m)
+        runs[name] = run_stage2(stage1s[name], arm, sz.stage2, trainable=sz.trainable, device=config.device,
+                                data_seed=config.seed, progress=True, description=f"testbed.claim5 {name}")
+    v = {k: r.final("acc_icl_m2only", arm[0].name) for k, r in runs.items()}
+    conf = {k: r.final("acc_icl", arm[0].name) for k, r in runs.items()}
+    ours = [compare(f"{sz.deep_layers} layers beat {base.layers} at the same width ({base.width})",
+                    v["deep_same_width"], v["base"], "M2-necessary ICL, deep − base")]
+    fixed_params = compare(f"{sz.deep_layers} layers beat {base.layers} at the same parameter count "
+                           f"(width {w_eq}: {params['deep_same_params']} vs {params['base']} weights)",
+                           v["deep_same_params"], v["base"], "M2-necessary ICL, deep − base")
+    confounded = compare("confounded ICL: deep − base at the same width", conf["deep_same_width"], conf["base"], "ICL")
+    out = _out(config)
+    names = list(shapes)
+    figs = [plot_against(list(range(len(names))), {
+        "M2-necessary ICL": [v[n] for n in names], "confounded ICL": [conf[n] for n in names],
+        "stage-1 ICL (M1)": [np.asarray(stage1s[n].final["acc_icl"]) for n in names]},
+        out / "claim5_by_decoder.png", "decoder: " + ", ".join(f"{i}={n}" for i, n in enumerate(names)),
+        "claim 5: decoder size and multimodal ICL")]
+    _record(config, "claim5", sz, runs, shapes={k: asdict(m) for k, m in shapes.items()}, parameters=params,
+            fixed_parameter_count={"verdict": _verdict(fixed_params), "check": asdict(fixed_params)},
+            confounded={"verdict": _verdict(confounded), "check": asdict(confounded)},
+            stage1_final={k: s.final for k, s in stage1s.items()})
+    summary = {f"ICL_M2necessary_{k}": float(x.mean()) for k, x in v.items()} | {
+        "parameters": params, "fixed_parameter_count_verdict": _verdict(fixed_params),
+        "fixed_parameter_count_difference": fixed_params.numbers["difference"],
+        "confounded_evaluation_verdict": _verdict(confounded)}
+    hyps = _hyps(sz, config) + [_stage1_hypothesis(stage1s["base"], sz)]
+    return hyps, ours, summary, figs
+
+
+# ---- claim 6: early fusion reverses the asymmetry -----------------------------------------------
+def claim6(config: RunConfig):
+    sz = sizes(config)
+    s1 = stage1(config, sz)
+    runs = {}
+    for layout in ("m1_first", "m2_first"):
+        arm = [MultimodalArm(layout, _mm(sz, layout=layout))]
+        runs[f"staged_{layout}"] = run_stage2(s1, arm, sz.stage2, trainable=sz.trainable, device=config.device,
+                                              data_seed=config.seed, progress=True,
+                                              description=f"testbed.claim6 stage 2 {layout}")
+        runs[f"fusion_{layout}"] = run_fusion(sz.model, sz.m1, arm, _seeds(config, sz), sz.stage1,
+                                              device=config.device, data_seed=config.seed, progress=True,
+                                              description=f"testbed.claim6 fusion {layout}")
+    f = {k: (r.final("conflict_follow_m1", r.arms[0].name), r.final("conflict_follow_m2", r.arms[0].name))
+         for k, r in runs.items()}
+    checks = [
+        compare("early fusion, [M1, M2, y]: the label-adjacent M2 is followed more than M1 (conflict set)",
+                f["fusion_m1_first"][1], f["fusion_m1_first"][0], "follow-M2 − follow-M1"),
+        compare("early fusion, swapped [M2, M1, y]: the label-adjacent M1 is followed more than M2",
+                f["fusion_m2_first"][0], f["fusion_m2_first"][1], "follow-M1 − follow-M2"),
+        compare("staged training, [M1, M2, y]: the pretrained M1 is followed more than the label-adjacent M2 "
+                "(the asymmetry that fusion reverses)", f["staged_m1_first"][0], f["staged_m1_first"][1],
+                "follow-M1 − follow-M2"),
+    ]
+    # the confounded reading: dominance from the M-necessary accuracies instead of a conflict set
+    nec = {k: (r.final("acc_icl_m1only", r.arms[0].name), r.final("acc_icl_m2only", r.arms[0].name))
+           for k, r in runs.items()}
+    out = _out(config)
+    names = list(runs)
+    figs = [plot_against(list(range(len(names))), {
+        "follow M1 (conflict)": [f[n][0] for n in names], "follow M2 (conflict)": [f[n][1] for n in names],
+        "M1-necessary ICL": [nec[n][0] for n in names], "M2-necessary ICL": [nec[n][1] for n in names]},
+        out / "claim6_follow_rates.png", "run: " + ", ".join(f"{i}={n}" for i, n in enumerate(names)),
+        "claim 6: which modality the prediction follows")]
+    _record(config, "claim6", sz, runs, stage1_final=s1.final)
+    summary = {f"{k}_follow_m1": float(v[0].mean()) for k, v in f.items()} | {
+        f"{k}_follow_m2": float(v[1].mean()) for k, v in f.items()}
+    return _hyps(sz, config) + [_stage1_hypothesis(s1, sz)], checks, summary, figs
+
+
+# ---- claim 7: a better M2 encoder gives better multimodal ICL ----------------------------------
+def per_seed_slope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Least-squares slope of y on x per seed: x, y (doses, seeds) → (seeds,); nan where x is constant."""
+    xc = x - x.mean(0)
+    den = (xc ** 2).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (xc * (y - y.mean(0))).sum(0) / den, np.nan)
+
+
+def claim7(config: RunConfig):
+    sz = sizes(config)
+    s1 = stage1(config, sz)
+    data = _mm(sz, m2=replace(sz.m2, K=sz.encoder_K2))
+    arms = [MultimodalArm(f"encoder_steps={s}", data, encoder_steps=s) for s in sz.encoder_steps]
+    r = run_stage2(s1, arms, sz.stage2, trainable=sz.trainable, device=config.device, data_seed=config.seed,
+                   progress=True, description="testbed.claim7 stage 2")
+    quality = np.stack([r.final("encoder_acc", a.name) for a in arms])          # (doses, seeds)
+    icl = np.stack([r.final("acc_icl_m2only", a.name) for a in arms])
+    conf = np.stack([r.final("acc_icl", a.name) for a in arms])
+    slope, slope_conf = per_seed_slope(quality, icl), per_seed_slope(quality, conf)
+    spread = welch_interval(quality[-1], quality[0])
+    hyps = _hyps(sz, config) + [
+        _stage1_hypothesis(s1, sz),
+        Hypothesis("the knob varies encoder quality: held-out accuracy after the most steps minus after the fewest "
+                   "has an interval above 0", decide(spread) is True, f"{spread}"),
+        Hypothesis(f"≥ 4 encoder qualities (got {len(arms)})", len(arms) >= 4)]
+    ok = np.isfinite(slope)
+    checks = [above("M2-necessary ICL rises with encoder quality (per-seed least-squares slope over the doses)",
+                    slope[ok], 0.0, "slope of M2-necessary ICL accuracy on encoder held-out accuracy")]
+    confounded = above("confounded ICL rises with encoder quality", slope_conf[np.isfinite(slope_conf)], 0.0, "slope")
+    out = _out(config)
+    figs = [plot_against(list(sz.encoder_steps), {
+        "encoder held-out accuracy": list(quality), "M2-necessary ICL": list(icl), "confounded ICL": list(conf)},
+        out / "claim7_dose_response.png", "encoder pretraining steps", "claim 7: encoder quality and multimodal ICL",
+        logx=False)]
+    _record(config, "claim7", sz, {"stage2": r}, encoder_quality=quality.tolist(), slopes=slope.tolist(),
+            confounded={"verdict": _verdict(confounded), "check": asdict(confounded)}, stage1_final=s1.final)
+    summary = {"encoder_quality_by_dose": quality.mean(1).round(4).tolist(),
+               "ICL_M2necessary_by_dose": icl.mean(1).round(4).tolist(),
+               "slope_mean": float(np.nanmean(slope)), "confounded_evaluation_verdict": _verdict(confounded)}
+    return hyps, checks, summary, figs
+
+
+# ---- claim 9: stage 2 refines the induction head, the previous-token head stays ------------------
+def claim9(config: RunConfig):
+    sz = sizes(config)
+    s1 = stage1(config, sz)
+    arm = MultimodalArm(f"K2={sz.m2.K}", _mm(sz))
+    r = run_stage2(s1, [arm], sz.stage2, trainable=sz.trainable, device=config.device, data_seed=config.seed,
+                   progress=True, description="testbed.claim9 stage 2")
+    ind, prev = r.curve("induction_max", arm.name), r.curve("prev_token_max", arm.name)   # (evaluations, seeds)
+    d_ind, d_prev = ind[-1] - ind[0], prev[-1] - prev[0]
+    base = uniform_baselines(sz.m1.N, sz.m1.B)
+    checks = [
+        above("stage 2 raises the induction strength (after − before, per seed)", d_ind, 0.0,
+              "max induction strength after stage 2 minus at its start (same layout, same sets)"),
+        above("the change is mainly in the induction head: Δinduction − |Δprevious-token| > 0 (per seed)",
+              d_ind - np.abs(d_prev), 0.0, "Δ induction − |Δ previous-token|"),
+        above("the previous-token pattern is still there after stage 2 (above its uniform baseline)",
+              prev[-1], base["prev_token"], "max previous-token strength after stage 2"),
+    ]
+    out = _out(config)
+    figs = [plot_curves(r, out / "claim9_curves.png", ("induction_max", "prev_token_max", "acc_icl_m2only"),
+                        f"claim 9: stage 2 (uniform baselines: induction {base['induction']:.3f}, "
+                        f"previous-token {base['prev_token']:.3f})")]
+    _record(config, "claim9", sz, {"stage2": r}, stage1_final=s1.final,
+            per_seed={"induction_before": ind[0].tolist(), "induction_after": ind[-1].tolist(),
+                      "prev_token_before": prev[0].tolist(), "prev_token_after": prev[-1].tolist()})
+    summary = {"induction_before": float(ind[0].mean()), "induction_after": float(ind[-1].mean()),
+               "prev_token_before": float(prev[0].mean()), "prev_token_after": float(prev[-1].mean()),
+               "stage1_unimodal_induction": float(np.max(np.asarray(s1.final["induction"]).reshape(s1.E, -1), 1).mean()),
+               "stage1_unimodal_prev_token": float(np.max(np.asarray(s1.final["prev_token"]).reshape(s1.E, -1), 1).mean()),
+               "uniform_baselines": base}
+    return _hyps(sz, config) + [_stage1_hypothesis(s1, sz)], checks, summary, figs
+
+
+register(Claim("testbed.claim4", "After diverse M1 pretraining, an M2 with few classes suffices for multimodal ICL",
+               "After stage 1 on high-K bursty M1, stage 2 with K2 = L M2 classes gives ICL that needs M2 "
+               "(M2-necessary set) above the copy baseline, and better than the same stage 2 on a random decoder.",
+               claim4, default=False))
+register(Claim("testbed.claim5", "In the multimodal setting a larger decoder gives better ICL",
+               "A deeper decoder (same width) reaches higher M2-necessary ICL after stage 2; the same comparison at a "
+               "fixed parameter count is reported beside it.", claim5, default=False))
+register(Claim("testbed.claim6", "Early fusion reverses the asymmetry: the label-adjacent modality dominates",
+               "Trained from scratch together, the model follows the modality next to the label on the conflict set "
+               "(in both layouts), whereas after staged training it follows the pretrained M1.", claim6, default=False))
+register(Claim("testbed.claim7", "A better M2 encoder gives better multimodal ICL",
+               "Across ≥ 4 encoder qualities (one knob: pretraining steps), M2-necessary ICL rises with the encoder's "
+               "held-out accuracy.", claim7, default=False))
+register(Claim("testbed.claim9", "Multimodal training refines the induction head; the previous-token head stays",
+               "Stage 2 raises the induction strength more than it changes the previous-token strength, which stays "
+               "above its uniform baseline.", claim9, default=False))
