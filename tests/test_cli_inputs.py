@@ -17,6 +17,10 @@ TR = ["train", "--model", "lca1", "--law", L, "--steps", "5", "--batch", "8", "-
 TB = ["testbed", "train", "--quick", "--steps", "2", "--seeds", "1"]
 SW = ["testbed", "sweep", "--quick", "--steps", "2", "--seeds", "1"]
 V = ["verify", "--quick", "--claim", "thm6.2"]
+S1 = ["testbed", "stage1", "--quick", "--steps", "2", "--seeds", "1", "--out", "{tmp}/s1.pt"]
+S2 = ["testbed", "stage2", "--quick", "--steps", "2", "--from", "{tmp}/no_checkpoint.pt"]
+FU = ["testbed", "fusion", "--quick", "--steps", "2", "--seeds", "1"]
+EN = ["testbed", "encoder", "--quick", "--seeds", "1"]
 UNDER_FILE = "{file}/sub"  # a path under a regular file: nothing can be created there
 
 # (argv, the option the message must name, a fragment of what it must say)
@@ -199,6 +203,30 @@ BAD: list[tuple[list[str], str, str]] = [
     ([*SW, "--knob", "K", "--values", "64", "--K", "128"], "--K and --knob K", "cannot be given together"),
     ([*SW, "--knob", "K", "--values", "64", "--seeds", "0"], "--seeds", "integer from 1 to 256"),
     ([*SW, "--knob", "K", "--values", "64", "--out", UNDER_FILE], "--out", "nothing can be created under it"),
+    # testbed stage1, stage2, fusion, encoder (the multimodal protocol)
+    ([*S1, "--K", "100"], "--K/--L", "must be a multiple of L=16"),
+    ([*S1, "--N", "2"], "--N/--B", "the conflict set needs two context pairs"),
+    ([*S1, "--seeds", "0"], "--seeds", "integer from 1 to 256"),
+    ([*S1, "--K", "1048576", "--D", "4096"], "--K, --D or --seeds", "class means"),
+    (["testbed", "stage1", "--quick", "--out", "{tmp}"], "--out", "it is a folder; give a file name"),
+    (["testbed", "stage1", "--quick", "--out", UNDER_FILE], "--out", "nothing can be created under it"),
+    (S2, "--from", "no stage-1 checkpoint at"),
+    (["testbed", "stage2", "--quick", "--from", "{file}"], "--from", "is not a stage-1 checkpoint of mmicl"),
+    ([*S2, "--K2", "0"], "--K2", "integer from 1 to 1048576"),
+    ([*S2, "--pB", "2"], "--pB", "[0, 1]"),
+    ([*S2, "--layout", "sideways"], "--layout", "is not one of"),
+    ([*S2, "--encoder-steps", "-1"], "--encoder-steps", "integer from 0 to"),
+    ([*S2, "--lr", "0"], "--lr", "finite number > 0"),
+    ([*S2, "--out", "{file}"], "--out", "it is a file, not a folder"),
+    ([*FU, "--K2", "24"], "--K2", "must be a multiple of L=16"),
+    ([*FU, "--eps2", "nan"], "--eps2", "got 'nan'"),
+    ([*FU, "--N", "2"], "--N/--B", "the conflict set needs two context pairs"),
+    ([*FU, "--K", "100"], "--K/--L", "must be a multiple of L=16"),
+    ([*FU, "--K2", "1048576", "--D2", "4096"], "--K, --D, --K2, --D2 or --seeds", "class means"),
+    ([*EN, "--steps-list", ""], "--steps-list", "give at least one number of steps"),
+    ([*EN, "--steps-list", "a,3"], "--steps-list", "integer from 0 to"),
+    ([*EN, "--steps-list", "5,5"], "--steps-list", "given more than once"),
+    ([*EN, "--K2", "24"], "--K2", "must be a multiple of L=16"),
 ]
 
 
@@ -216,7 +244,7 @@ def tripwires(monkeypatch):
     import mmicl.proofs.experiments  # noqa: F401  (binds train, estimate_risk)
     import mmicl.proofs.montecarlo_figures as figures
     from mmicl.numerics import flows, lsa, training
-    from mmicl.numerics.testbed import experiments
+    from mmicl.numerics.testbed import experiments, multimodal_experiments, multimodal_train
     from mmicl.proofs.registry import Claim
 
     def trip(*args, **kwargs):
@@ -224,7 +252,9 @@ def tripwires(monkeypatch):
 
     for module, name in ((training, "train"), (training, "estimate_risk"), (flows, "gradient_flow_one"),
                          (flows, "gradient_flow_two"), (lsa, "comparison"), (experiments, "run_arms"),
-                         (figures, "make_figures")):
+                         (figures, "make_figures"), (multimodal_experiments, "run_stage1"),
+                         (multimodal_experiments, "run_stage2"), (multimodal_experiments, "run_fusion"),
+                         (multimodal_train, "train_encoder")):
         monkeypatch.setattr(module, name, trip)
     monkeypatch.setattr(Claim, "run", trip)
 
@@ -259,7 +289,8 @@ def test_bad_input_is_a_one_line_usage_error(argv, option, fragment, tripwires, 
 
 def test_the_table_covers_every_command():
     commands = {a[0] if a[0] != "testbed" else " ".join(a[:2]) for a, _, _ in BAD}
-    assert commands >= {"verify", "alpha", "flow2", "lsa", "train", "train-figures", "testbed train", "testbed sweep"}
+    assert commands >= {"verify", "alpha", "flow2", "lsa", "train", "train-figures", "testbed train", "testbed sweep",
+                        "testbed stage1", "testbed stage2", "testbed fusion", "testbed encoder"}
 
 
 def test_devices_absent_here_are_refused(tripwires, places):

@@ -107,19 +107,29 @@ def _check_size(datas, model, train, members: int) -> None:
                                        f"at most {MAX_ACTIVATIONS:.3g} (1 GiB): lower {fix}")
 
 
-def _summary(results, arm: str) -> dict:
+UNIMODAL_METRICS = ("acc_icl", "acc_flip", "acc_iwl", "iwl_context_rate", "induction_max", "prev_token_max")
+
+
+def _metric_entry(values) -> dict:
+    """One metric over seeds: mean, 95 % t interval (null, with the reason, for one seed), per seed."""
     from mmicl.numerics.testbed.stats import t_interval
 
-    out = {}
-    for m in ("acc_icl", "acc_flip", "acc_iwl", "iwl_context_rate", "induction_max", "prev_token_max"):
-        iv = t_interval(results.final(m, arm))
-        ivj = iv.to_json()
-        out[m] = {"mean": round(iv.mean, 4),
-                  "interval95": None if ivj["lo"] is None else [round(iv.lo, 4), round(iv.hi, 4)],
-                  "seeds": [round(float(v), 4) for v in results.final(m, arm)]}
-        if ivj["lo"] is None:
-            out[m]["interval95_null_reason"] = ivj["lo_null_reason"]
-    out["peak_acc_icl"] = [round(float(v), 4) for v in results.peak("acc_icl", arm)]
+    iv = t_interval(values)
+    ivj = iv.to_json()
+    out = {"mean": round(iv.mean, 4),
+           "interval95": None if ivj["lo"] is None else [round(iv.lo, 4), round(iv.hi, 4)],
+           "seeds": [round(float(v), 4) for v in values]}
+    if ivj["lo"] is None:
+        out["interval95_null_reason"] = ivj["lo_null_reason"]
+    return out
+
+
+def _summary(results, arm: str, metrics=UNIMODAL_METRICS, peak=("acc_icl",)) -> dict:
+    """The final value of each of ``metrics`` for ``arm`` (``_metric_entry``), and per seed the peak
+    of each metric in ``peak`` along training (``peak_<metric>``)."""
+    out = {m: _metric_entry(results.final(m, arm)) for m in metrics}
+    for m in peak:
+        out[f"peak_{m}"] = [round(float(v), 4) for v in results.peak(m, arm)]
     return out
 
 
