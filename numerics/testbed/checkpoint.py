@@ -64,10 +64,15 @@ class Stage1:
             raw = torch.load(path, map_location="cpu", weights_only=True)
             meta = json.loads(raw["meta"])
         except Exception as e:  # noqa: BLE001 -- any unreadable file gets the same message
-            raise TestbedConfigError(f"{path} is not a stage-1 checkpoint of mmicl ({type(e).__name__}: {e})") from None
-        if meta.get("format") != FORMAT:
-            raise TestbedConfigError(f"{path} has format {meta.get('format')!r}; this version reads {FORMAT!r}")
-        members = [MemberSpec(DataConfig(**m["data"]), m["seed"]) for m in meta["members"]]
-        return Stage1(ModelConfig(**meta["model"]), members, TrainConfig(**meta["train"]), raw["weights"],
-                      raw["means"], raw["label_vectors"], meta["final"], meta["data_seed"], meta["seconds"],
-                      meta["version"])
+            raise TestbedConfigError(f"{path} is not a stage-1 checkpoint of mmicl (unreadable: "
+                                     f"{type(e).__name__})") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            found = meta.get("format") if isinstance(meta, dict) else None
+            raise TestbedConfigError(f"{path} has format {found!r}; this version reads {FORMAT!r}")
+        try:
+            members = [MemberSpec(DataConfig(**m["data"]), m["seed"]) for m in meta["members"]]
+            return Stage1(ModelConfig(**meta["model"]), members, TrainConfig(**meta["train"]), raw["weights"],
+                          raw["means"], raw["label_vectors"], meta["final"], meta["data_seed"], meta["seconds"],
+                          meta["version"])
+        except (KeyError, TypeError, TestbedConfigError) as e:
+            raise TestbedConfigError(f"{path} is a damaged stage-1 checkpoint ({type(e).__name__}: {e})") from None
