@@ -1,0 +1,72 @@
+"""The multimodal testbed claims (4, 5, 6, 7, 9) run end to end at a toy size (structure only:
+verdicts, evidence, figures, files).  Whether they hold is measured by ``mmicl verify --quick
+--claim 'testbed.*'`` (minutes), not asserted here."""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+
+import pytest
+import torch
+
+import mmicl.proofs.claims.testbed_multimodal as tbm
+from mmicl.numerics.testbed.config import DataConfig, ModelConfig, SecondModality, TrainConfig
+from mmicl.proofs.registry import REGISTRY, VERDICTS, RunConfig, select
+
+torch.set_num_threads(1)
+
+_TRAIN = TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=2, eval_size=16)
+TOY = replace(tbm.QUICK,
+              m1=DataConfig(K=64, L=4, D=4, N=4, B=2, p_bursty=1.0, eps=0.1),
+              model=ModelConfig(layers=2, heads=1, width=8, mlp_ratio=1, pos="ape", ape_slots=21),
+              stage1=_TRAIN, stage2=_TRAIN, m2=SecondModality(K=4, D=4, eps=0.1),
+              seeds=2, K2_grid=(4, 8), deep_layers=3, encoder_K2=8, encoder_steps=(0, 1, 2, 3))
+CLAIMS = ["testbed.claim4", "testbed.claim5", "testbed.claim6", "testbed.claim7", "testbed.claim9"]
+
+
+def test_multimodal_claims_are_registered_but_not_run_by_default():
+    assert set(CLAIMS) <= set(REGISTRY)
+    assert all(REGISTRY[c].default is False for c in CLAIMS)
+    assert not set(CLAIMS) & {c.id for c in select([])}
+    assert set(CLAIMS) <= {c.id for c in select(["testbed.*"])}
+
+
+@pytest.mark.parametrize("claim", CLAIMS)
+def test_each_multimodal_claim_runs_at_toy_size_and_writes_its_evidence(claim, tmp_path, monkeypatch):
+    monkeypatch.setattr(tbm, "QUICK", TOY)
+    res = REGISTRY[claim].run(RunConfig(quick=True, out=tmp_path, seed=1))
+    assert res.verdict in VERDICTS
+    assert res.verdict in ("holds", "fails", "inconclusive", "hypothesis-not-met")
+    assert res.checks and all(c.tolerance for c in res.checks)
+    assert res.hypotheses and res.figures
+    assert all(os.path.exists(p) for p in res.figures)
+    n = claim.rsplit("claim", 1)[1]
+    saved = json.loads((tmp_path / "testbed" / f"claim{n}.json").read_text())
+    assert saved["sizes"]["seeds"] == 2 and saved["version"] == tbm.VERSION
+    assert saved["tables"] and saved["histories"]
+    assert {"copy", "uniform_guess", "prev_token", "induction"} <= set(saved["baselines"])
+    # stage 1 is cached once per settings, as a checkpoint that loads
+    cached = sorted((tmp_path / "testbed").glob("stage1_*.pt"))
+    assert cached
+    assert tbm.Stage1.load(cached[0]).E == 2
+    assert not [p for p in os.listdir(tmp_path / "testbed") if p.startswith(".")]   # no temp files left
+    json.dumps(res.to_json(tmp_path))                                       # the evidence is JSON-ready
+
+
+def test_a_second_run_reuses_the_cached_stage1(tmp_path, monkeypatch):
+    monkeypatch.setattr(tbm, "QUICK", TOY)
+    cfg = RunConfig(quick=True, out=tmp_path, seed=1)
+    first = tbm.stage1(cfg, TOY)
+    (path,) = (tmp_path / "testbed").glob("stage1_*.pt")
+    stamp = path.stat().st_mtime_ns
+
+    def no_training(*_, **__):
+        raise AssertionError("stage 1 retrained although its checkpoint is cached")
+
+    monkeypatch.setattr(tbm, "run_stage1", no_training)
+    again = tbm.stage1(cfg, TOY)
+    assert path.stat().st_mtime_ns == stamp
+    for k in first.weights:
+        assert torch.equal(again.weights[k], first.weights[k])
+    assert torch.equal(again.means, first.means)
