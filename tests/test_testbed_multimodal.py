@@ -667,11 +667,6 @@ def test_early_fusion_reproduces_from_its_seeds_and_trains_everything(capture):
     assert a.final("acc_icl_m2only", "K2=8").shape == (2,)
 
 
-@pytest.mark.xfail(strict=True, reason="seed collision in multimodal_experiments._system: the projector of the "
-                   "member with seed s is seeded s+1 and its encoder s+3, so the encoder of member s and the "
-                   "projector of member s+2 get the same seed, and EnsembleMLP (layer k from Generator(31·seed + k)) "
-                   "draws their layers from the same random numbers; the claims' seeds are consecutive, so every "
-                   "encoder run with ≥ 3 seeds (claim 7) has two members with correlated initial weights")
 def test_no_two_members_modules_start_from_the_same_random_numbers(capture):
     """Members are independent replicates: no layer of any member's encoder or projector starts
     from the random numbers of another (compared after undoing the 1/√fan_in scale)."""

@@ -88,12 +88,12 @@ def _system(model: ModelConfig, mixture: MultimodalMixture, states, seeds, arms_
     encoder, extra = None, {}
     if arms_per_member[0].encoder_steps is not None:
         K2 = int(mixture.m2.K[0])
-        encoder = EnsembleMLP([D2, *ENCODER_HIDDEN, K2], [s + 3 for s in seeds], device)
+        encoder = EnsembleMLP([D2, *ENCODER_HIDDEN, K2], seeds, device, salt=2)
         extra["encoder_acc"] = train_encoder(encoder, mixture, [a.encoder_steps for a in arms_per_member],
                                              batch=train.batch, lr=train.lr, eval_size=train.eval_size,
                                              seed=encoder_seed)
     d_in = ENCODER_HIDDEN[-1] if encoder is not None else D2
-    projector = EnsembleMLP([d_in, model.width, mixture.m1.D], [s + 1 for s in seeds], device)
+    projector = EnsembleMLP([d_in, model.width, mixture.m1.D], seeds, device, salt=1)
     return MultimodalSystem(decoder, projector, mixture.label_vectors, mixture.layout, encoder), extra
 
 

@@ -26,16 +26,17 @@ from .multimodal_data import PairSequences
 
 class EnsembleMLP(nn.Module):
     """E MLPs of layer sizes ``sizes`` (e.g. [D2, 64, 32, K2]): x → W_k(GELU(…)) + b_k, GELU after
-    every layer but the last; member e's weights drawn N(0, 1/fan_in) from ``seeds[e]``."""
+    every layer but the last; member e's weights drawn N(0, 1/fan_in) from ``seeds[e]`` and ``salt``
+    (one salt per kind of module, so that two modules of the same members never share random numbers)."""
 
-    def __init__(self, sizes: list[int], seeds: list[int], device="cpu", dtype=torch.float32):
+    def __init__(self, sizes: list[int], seeds: list[int], device="cpu", dtype=torch.float32, salt: int = 0):
         super().__init__()
         self.sizes = list(sizes)
         ws, bs = [], []
         for i, o in zip(sizes[:-1], sizes[1:]):
             per = []
             for s in seeds:
-                g = torch.Generator().manual_seed(int(s) * 31 + len(ws))
+                g = torch.Generator().manual_seed((int(s) * 1_000_003 + 7919 * len(ws) + 104_729 * salt) % (2**63 - 1))
                 per.append(torch.randn(i, o, generator=g) / math.sqrt(i))
             ws.append(nn.Parameter(torch.stack(per).to(device, dtype)))
             bs.append(nn.Parameter(torch.zeros(len(seeds), o, device=device, dtype=dtype)))
