@@ -11,8 +11,6 @@ otherwise keep moving a member whose gradient is zero), so encoder quality is va
 """
 from __future__ import annotations
 
-import time
-
 import torch
 import torch.nn.functional as F
 
@@ -21,7 +19,7 @@ from .metrics import random_shift
 from .multimodal_data import MultimodalMixture
 from .multimodal_metrics import MultimodalEvalSets, encoder_accuracy, evaluate_multimodal
 from .multimodal_model import EnsembleMLP, MultimodalSystem
-from .train import History, _progress
+from .train import History, member_cross_entropy, training_loop
 
 
 def train_multimodal(system: MultimodalSystem, mixture: MultimodalMixture, params: list[torch.nn.Parameter],
@@ -33,35 +31,15 @@ def train_multimodal(system: MultimodalSystem, mixture: MultimodalMixture, param
     ape_slots = c.ape_slots if c.pos == "ape" else None
     T = 3 * mixture.N + 2
     g = torch.Generator(device=mixture.device).manual_seed(int(data_seed))
-    opt = torch.optim.Adam(params, lr=train.lr)
-    history = History()
     extra = {k: v.float().cpu() for k, v in (extra or {}).items()}
-    running = torch.zeros(mixture.E, device=mixture.device)
-    count = 0
-    t0 = time.perf_counter()
-    history.add(0, evaluate_multimodal(system, sets) | extra, torch.full((mixture.E,), float("nan")))
-    bar = _progress(progress, description, train.steps)
-    for step in range(1, train.steps + 1):
+
+    def member_losses() -> torch.Tensor:
         batch = mixture.train_batch(train.batch, g)
         shift = random_shift(mixture.E, train.batch, T, ape_slots, g, mixture.device)
-        logits = system(batch, shift).logits
-        per_member = F.cross_entropy(logits.flatten(0, 1), batch.target.flatten(), reduction="none")
-        per_member = per_member.view(mixture.E, -1).mean(-1)
-        opt.zero_grad(set_to_none=True)
-        per_member.sum().backward()
-        opt.step()
-        running += per_member.detach()
-        count += 1
-        if step % train.eval_every == 0 or step == train.steps:
-            history.add(step, evaluate_multimodal(system, sets) | extra, (running / count).cpu())
-            running.zero_()
-            count = 0
-        if bar is not None:
-            bar[0].update(bar[1], advance=1)
-    if bar is not None:
-        bar[0].stop()
-    history.seconds = time.perf_counter() - t0
-    return history
+        return member_cross_entropy(system(batch, shift).logits, batch.target)
+
+    return training_loop(params, member_losses, lambda: evaluate_multimodal(system, sets) | extra, train,
+                         mixture.E, progress, description)
 
 
 def train_encoder(encoder: EnsembleMLP, mixture: MultimodalMixture, steps: list[int], batch: int, lr: float,

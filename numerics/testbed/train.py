@@ -68,34 +68,50 @@ def train_ensemble(model_config: ModelConfig, members: list[MemberSpec], train: 
     T = 2 * mixture.N + 1
     sets = EvalSets.draw(mixture, train.eval_size, seed=data_seed + 1_000_003, ape_slots=ape_slots)
     g = torch.Generator(device=mixture.device).manual_seed(int(data_seed))
-    opt = torch.optim.Adam(model.parameters(), lr=train.lr)
-    history = History()
-    running = torch.zeros(mixture.E, device=mixture.device)
-    count = 0
-    t0 = time.perf_counter()
-    history.add(0, evaluate(model, sets), torch.full((mixture.E,), float("nan")))
-    bar = _progress(progress, description, train.steps)
-    for step in range(1, train.steps + 1):
+
+    def member_losses() -> torch.Tensor:
         batch = mixture.train_batch(train.batch, g)
         shift = random_shift(mixture.E, train.batch, T, ape_slots, g, mixture.device)
-        logits = model(batch.tokens, shift).logits                         # (E, b, L)
-        per_member = F.cross_entropy(logits.flatten(0, 1), batch.target.flatten(), reduction="none")
-        per_member = per_member.view(mixture.E, -1).mean(-1)
+        return member_cross_entropy(model(batch.tokens, shift).logits, batch.target)
+
+    history = training_loop(list(model.parameters()), member_losses, lambda: evaluate(model, sets), train,
+                            mixture.E, progress, description)
+    return TrainedEnsemble(model, mixture, sets, history, members)
+
+
+def member_cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """(E,) mean cross-entropy of each member: logits (E, b, L), target (E, b)."""
+    per = F.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="none")
+    return per.view(logits.shape[0], -1).mean(-1)
+
+
+def training_loop(params: list[torch.nn.Parameter], member_losses, evaluate_now, train: TrainConfig, E: int,
+                  progress: bool = False, description: str = "training") -> History:
+    """The one loop: Adam on Σ_e member_losses()[e] over ``params`` for ``train.steps`` steps;
+    ``evaluate_now()`` (a dict of per-member metrics) at step 0, every ``eval_every`` steps and at
+    the end, beside the mean training loss of each member over the window."""
+    opt = torch.optim.Adam(params, lr=train.lr)
+    history = History()
+    running, count = None, 0
+    t0 = time.perf_counter()
+    history.add(0, evaluate_now(), torch.full((E,), float("nan")))
+    bar = _progress(progress, description, train.steps)
+    for step in range(1, train.steps + 1):
+        per_member = member_losses()
         opt.zero_grad(set_to_none=True)
         per_member.sum().backward()
         opt.step()
-        running += per_member.detach()
+        running = per_member.detach() if running is None else running + per_member.detach()  # stays on the device
         count += 1
         if step % train.eval_every == 0 or step == train.steps:
-            history.add(step, evaluate(model, sets), (running / count).cpu())
-            running.zero_()
-            count = 0
+            history.add(step, evaluate_now(), (running / count).cpu())
+            running, count = None, 0
         if bar is not None:
             bar[0].update(bar[1], advance=1)
     if bar is not None:
         bar[0].stop()
     history.seconds = time.perf_counter() - t0
-    return TrainedEnsemble(model, mixture, sets, history, members)
+    return history
 
 
 def _progress(enabled: bool, description: str, total: int):

@@ -29,7 +29,7 @@ from mmicl.numerics.testbed.multimodal_metrics import uniform_baselines
 from mmicl.numerics.testbed.stats import decide, t_interval, welch_interval
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
-from .testbed import above, below, compare
+from .testbed import above, compare
 
 VERSION = 1
 """The version of these claims' settings and rules; a change of either is a new version."""
