@@ -223,7 +223,7 @@ BAD: list[tuple[list[str], str, str]] = [
     ([*FU, "--N", "2"], "--N/--B", "the conflict set needs two context pairs"),
     ([*FU, "--K", "100"], "--K/--L", "must be a multiple of L=16"),
     ([*FU, "--K2", "1048576", "--D2", "4096"], "--K, --D, --K2, --D2 or --seeds", "class means"),
-    ([*EN, "--steps-list", ""], "--steps-list", "give at least one number of steps"),
+    ([*EN, "--steps-list", ""], "--steps-list", "give at least one value of pretraining steps"),
     ([*EN, "--steps-list", "a,3"], "--steps-list", "integer from 0 to"),
     ([*EN, "--steps-list", "5,5"], "--steps-list", "given more than once"),
     ([*EN, "--K2", "24"], "--K2", "must be a multiple of L=16"),

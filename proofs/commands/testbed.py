@@ -167,25 +167,29 @@ def train(quick, seeds, seed, device, threads, out, as_json, **kw):
             click.echo(f"  {m:18s} {v}")
 
 
-def _sweep_values(knob: str, values: str) -> list:
-    """The comma-separated ``values`` of ``knob``, each checked like the option ``--<knob>``."""
-    kind = KNOB_TYPES[knob]
+def comma_list(text: str, kind: click.ParamType, what: str, option: str, example: str) -> list:
+    """The comma-separated values of ``option``, each checked by ``kind``, at least one, each once."""
     vals = []
-    for v in (v.strip() for v in values.split(",")):
+    for v in (v.strip() for v in text.split(",")):
         if not v:
             continue
         try:
             vals.append(kind.convert(v, None, None))
         except click.BadParameter as e:
-            raise click.BadParameter(f"{knob} {e.message}", param_hint="--values") from None
+            raise click.BadParameter(f"{what} {e.message}", param_hint=option) from None
     if not vals:
-        raise click.BadParameter(f"give at least one value of {knob}, comma-separated (e.g. 64,512); got {values!r}",
-                                 param_hint="--values")
+        raise click.BadParameter(f"give at least one value of {what}, comma-separated (e.g. {example}); got {text!r}",
+                                 param_hint=option)
     twice = sorted({str(v) for v in vals if vals.count(v) > 1})
     if twice:
-        raise click.BadParameter(f"{knob} = {', '.join(twice)} is given more than once; give each value once",
-                                 param_hint="--values")
+        raise click.BadParameter(f"{what} = {', '.join(twice)} is given more than once; give each value once",
+                                 param_hint=option)
     return vals
+
+
+def _sweep_values(knob: str, values: str) -> list:
+    """The comma-separated ``values`` of ``knob``, each checked like the option ``--<knob>``."""
+    return comma_list(values, KNOB_TYPES[knob], knob, "--values", "64,512")
 
 
 @testbed.command()

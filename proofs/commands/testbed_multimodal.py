@@ -20,7 +20,7 @@ from pathlib import Path
 import click
 
 from .common import MAX_STEPS, SEED, IntIn, WritablePath, device_option, emit_json
-from .testbed import (DATA_KNOBS, KNOB_TYPES, MAX_ACTIVATIONS, MAX_SEEDS, MODEL_KNOBS, TRAIN_KNOBS, _check_size,
+from .testbed import (DATA_KNOBS, comma_list, KNOB_TYPES, MAX_ACTIVATIONS, MAX_SEEDS, MODEL_KNOBS, TRAIN_KNOBS, _check_size,
                       _metric_entry, _options_named, _summary, testbed)
 
 M1_KNOBS = {k: v for k, v in DATA_KNOBS.items() if k != "pB"}
@@ -398,23 +398,7 @@ def fusion(quick, seeds, seed, layout, encoder_steps, device, threads, out, as_j
 
 def _steps_list(text: str) -> list[int]:
     """The comma-separated numbers of ``--steps-list``, each an integer in [0, MAX_STEPS], once each."""
-    kind = IntIn(0, MAX_STEPS)
-    vals = []
-    for v in (v.strip() for v in text.split(",")):
-        if not v:
-            continue
-        try:
-            vals.append(kind.convert(v, None, None))
-        except click.BadParameter as e:
-            raise click.BadParameter(f"each number of steps {e.message}", param_hint="--steps-list") from None
-    if not vals:
-        raise click.BadParameter(f"give at least one number of steps, comma-separated (e.g. 0,10,100); got {text!r}",
-                                 param_hint="--steps-list")
-    twice = sorted({str(v) for v in vals if vals.count(v) > 1})
-    if twice:
-        raise click.BadParameter(f"{', '.join(twice)} is given more than once; give each number once",
-                                 param_hint="--steps-list")
-    return vals
+    return comma_list(text, IntIn(0, MAX_STEPS), "pretraining steps", "--steps-list", "0,10,100")
 
 
 @testbed.command()
