@@ -681,3 +681,21 @@ def test_no_two_members_modules_start_from_the_same_random_numbers(capture):
     for i, (a, x) in enumerate(heads):
         for b, y in heads[i + 1:]:
             assert not torch.allclose(x, y), f"{a} and {b} start from the same random numbers"
+
+
+def test_ablating_a_head_whose_output_is_already_zero_costs_nothing_and_others_can():
+    """Head (0, 1) has a zero output projection, so zeroing it changes no logit: its ablation drop
+    is exactly 0 in every member; the drops are differences of accuracies, so they lie in [−1, 1]."""
+    from mmicl.numerics.testbed.multimodal_metrics import ablation_drop
+
+    members = [member(seed=e) for e in range(2)]
+    mx = MultimodalMixture(members)
+    cfg = ModelConfig(layers=2, heads=2, width=8, mlp_ratio=1, ape_slots=21)
+    dec = EnsembleDecoder(cfg, 4, 4, [0, 1])
+    with torch.no_grad():
+        dec.weights["l0_w_o"][:, 4:8, :] = 0.0        # the rows that read head 1 of layer 0
+    system = MultimodalSystem(dec, EnsembleMLP([4, 8, 4], [0, 1]), mx.label_vectors, "m1_first")
+    drop = ablation_drop(system, MultimodalEvalSets.draw(mx, 64, 0, 21))
+    assert drop.shape == (2, 2, 2)
+    assert (drop[:, 0, 1] == 0).all()
+    assert ((drop >= -1) & (drop <= 1)).all()

@@ -3,6 +3,8 @@
 Accuracies (the sets are those of ``multimodal_data``):
 - ``acc_icl`` (confounded: M1 alone can answer), ``acc_icl_m2only`` (M2-necessary),
   ``acc_icl_m1only`` (M1-necessary), ``acc_flip``, ``acc_iwl``;
+- ``iwl_context_rate``: IWL-set predictions equal to some context label (always wrong there);
+  ``flip_weights_rate``: flip-set predictions equal to the unflipped (in-weights) label;
 - ``conflict_follow_m1`` / ``conflict_follow_m2``: on the conflict set, the fraction of predictions
   equal to the label that the query's M1 item / M2 item points to.
 
@@ -62,9 +64,14 @@ def uniform_baselines(N: int, B: int) -> dict[str, float]:
 def evaluate_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets) -> dict[str, torch.Tensor]:
     """Every metric of the module docstring (tensors with leading axis E, on the CPU)."""
     out: dict[str, torch.Tensor] = {}
+    preds = {}
     for name in ("icl_m2only", "icl_m1only", "flip", "iwl"):
         s = sets.sets[name]
-        out[f"acc_{name}"] = accuracy(system(s, sets.shifts[name]).logits, s.target)
+        logits = system(s, sets.shifts[name]).logits
+        preds[name], L = logits.argmax(-1), logits.shape[-1]
+        out[f"acc_{name}"] = (preds[name] == s.target).float().mean(-1)
+    out["iwl_context_rate"] = (sets.sets["iwl"].labels == preds["iwl"].unsqueeze(-1)).any(-1).float().mean(-1)
+    out["flip_weights_rate"] = (preds["flip"] == (sets.sets["flip"].target - 1) % L).float().mean(-1)
     c = sets.sets["conflict"]
     pred = system(c, sets.shifts["conflict"]).logits.argmax(-1)
     out["conflict_follow_m1"] = (pred == c.follow_m1).float().mean(-1)
@@ -92,3 +99,18 @@ def evaluate_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets) -> d
 def encoder_accuracy(encoder, items: torch.Tensor, classes: torch.Tensor) -> torch.Tensor:
     """(E,) accuracy of an M2 encoder (an ``EnsembleMLP`` ending in K2 logits) on single items."""
     return (encoder(items).argmax(-1) == classes).float().mean(-1).cpu()
+
+
+@torch.no_grad()
+def ablation_drop(system: MultimodalSystem, sets: MultimodalEvalSets, name: str = "icl_m2only") -> torch.Tensor:
+    """(E, layers, H): accuracy on the set ``name`` lost when head (l, h) of each member is zeroed."""
+    s, shift = sets.sets[name], sets.shifts[name]
+    c = system.decoder.config
+    base = accuracy(system(s, shift).logits, s.target)
+    drop = torch.zeros(system.E, c.layers, c.heads)
+    for layer in range(c.layers):
+        for h in range(c.heads):
+            mask = torch.ones(system.E, c.layers, c.heads, device=s.m1.device)
+            mask[:, layer, h] = 0.0
+            drop[:, layer, h] = (base - accuracy(system(s, shift, head_mask=mask).logits, s.target)).cpu()
+    return drop

@@ -25,7 +25,7 @@ from mmicl.numerics.testbed.experiments import ArmResults
 from mmicl.numerics.testbed.figures import plot_against, plot_curves
 from mmicl.numerics.testbed.multimodal_experiments import (MultimodalArm, run_fusion, run_stage1, run_stage2,
                                                            stage1_ape_slots)
-from mmicl.numerics.testbed.multimodal_metrics import uniform_baselines
+from mmicl.numerics.testbed.multimodal_metrics import ablation_drop, uniform_baselines
 from mmicl.numerics.testbed.stats import decide, t_interval, welch_interval
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
@@ -350,7 +350,8 @@ def claim9(config: RunConfig):
     figs = [plot_curves(r, out / "claim9_curves.png", ("induction_max", "prev_token_max", "acc_icl_m2only"),
                         f"claim 9: stage 2 (uniform baselines: induction {base['induction']:.3f}, "
                         f"previous-token {base['prev_token']:.3f})")]
-    _record(config, "claim9", sz, {"stage2": r}, stage1_final=s1.final,
+    drop = ablation_drop(r.run.model, r.run.eval_sets, "icl_m2only")          # (E, layers, H), after stage 2
+    _record(config, "claim9", sz, {"stage2": r}, stage1_final=s1.final, ablation_drop_m2only=drop.tolist(),
             per_seed={"induction_before": ind[0].tolist(), "induction_after": ind[-1].tolist(),
                       "prev_token_before": prev[0].tolist(), "prev_token_after": prev[-1].tolist()})
     summary = {"induction_before": float(ind[0].mean()), "induction_after": float(ind[-1].mean()),
