@@ -64,8 +64,8 @@ class Stage1:
             raw = torch.load(path, map_location="cpu", weights_only=True)
             meta = json.loads(raw["meta"])
         except Exception as e:  # noqa: BLE001 -- any unreadable file gets the same message
-            raise TestbedConfigError(f"{path} is not a stage-1 checkpoint of mmicl (unreadable: "
-                                     f"{type(e).__name__})") from None
+            raise TestbedConfigError(f"{path} is not a stage-1 checkpoint of mmicl (unreadable: {type(e).__name__}); "
+                                     "give a file written by `mmicl testbed stage1 --out FILE`") from None
         if not isinstance(meta, dict) or meta.get("format") != FORMAT:
             found = meta.get("format") if isinstance(meta, dict) else None
             raise TestbedConfigError(f"{path} has format {found!r}; this version reads {FORMAT!r}")

@@ -211,17 +211,6 @@ def _stage1_summary(final: dict) -> dict:
     return out
 
 
-def _one_line(message: str, checkpoint: Path) -> str:
-    """``Stage1.load``'s message about an unreadable file quotes torch's error, which runs over many
-    lines (and suggests ``weights_only=False``): keep the error's type and say what to give instead."""
-    prefix = f"{checkpoint} is not a stage-1 checkpoint of mmicl ("
-    if "\n" not in message or not message.startswith(prefix):
-        return message
-    kind = message[len(prefix):].split(":", 1)[0]
-    return (f"{checkpoint} is not a stage-1 checkpoint of mmicl (torch.load: {kind}); give a file written by "
-            f"`mmicl testbed stage1 --out FILE`")
-
-
 def _echo_summary(result: dict, head: str) -> None:
     click.echo(head)
     for m, v in result["final"].items():
@@ -318,7 +307,7 @@ def stage2(checkpoint, quick, pB, layout, train_readout, encoder_steps, random_d
     try:
         s1 = Stage1.load(checkpoint)
     except TestbedConfigError as e:
-        raise click.BadParameter(_one_line(str(e), checkpoint), param_hint="--from") from None
+        raise click.BadParameter(str(e), param_hint="--from") from None
     m1 = s1.members[0].data
     m2 = _m2(sz, m1.L, kw)
     mm = _multimodal(m1, m2, pB, layout, "--from", " (the checkpoint's N and B: train stage 1 with N/B ≥ 2)")
