@@ -70,3 +70,34 @@ def test_a_second_run_reuses_the_cached_stage1(tmp_path, monkeypatch):
     for k in first.weights:
         assert torch.equal(again.weights[k], first.weights[k])
     assert torch.equal(again.means, first.means)
+
+
+def test_per_seed_slope_recovers_a_linear_dose_response_and_is_nan_without_spread():
+    """y = a_s + b_s·x for each seed s: the least-squares slope returns b_s; a seed whose doses all
+    have the same x has no slope (nan), not 0."""
+    import numpy as np
+
+    from mmicl.proofs.claims.testbed_multimodal import per_seed_slope
+
+    x = np.array([[0.1, 0.2, 0.5], [0.3, 0.2, 0.5], [0.9, 0.8, 0.5], [1.0, 0.4, 0.5]])
+    b, a = np.array([2.0, -1.0, 0.0]), np.array([0.1, 0.5, 0.3])
+    slope = per_seed_slope(x, a + b * x)
+    np.testing.assert_allclose(slope[:2], b[:2], rtol=1e-12)
+    assert np.isnan(slope[2])
+
+
+def test_the_fixed_parameter_decoder_is_the_closest_in_parameter_count():
+    """The width chosen for the deeper decoder gives the parameter count nearest the base's among
+    all allowed widths (multiples of 2·heads up to twice the base width)."""
+    from dataclasses import replace
+
+    from mmicl.numerics.testbed.config import ModelConfig
+    from mmicl.proofs.claims.testbed_multimodal import decoder_parameters, width_matching_parameters
+
+    base = ModelConfig(layers=2, heads=2, width=16, mlp_ratio=2, ape_slots=21)
+    w = width_matching_parameters(base, 4, 8, 4)
+    target = decoder_parameters(base, 8, 4)
+    gap = abs(decoder_parameters(replace(base, layers=4, width=w), 8, 4) - target)
+    for other in range(4, 36, 4):
+        assert gap <= abs(decoder_parameters(replace(base, layers=4, width=other), 8, 4) - target)
+    assert w % 4 == 0 and w < base.width
