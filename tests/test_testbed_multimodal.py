@@ -186,6 +186,29 @@ def test_evaluation_sets_of_new_classes_point_the_query_where_their_definitions_
 
 
 @given(shapes())
+def test_known_class_M2_necessary_set_uses_distinct_known_M2_classes_with_labels_from_the_context(drawn):
+    """icl_m2known at ε = 0: every context M2 item is the mean of a known class of its member, the
+    N/B pairs have distinct classes and distinct labels, the query's M2 item is one pair's class and
+    the target that pair's label (of this sequence, not necessarily k mod L); M1 items are of brand-new
+    classes and the query's M1 item is in no pair."""
+    mx, seed = drawn
+    g = torch.Generator().manual_seed(seed)
+    N = mx.N
+    s = mx.batch("icl_m2known", 32, g)
+    _pair_structure(s, N, mx.B, mx.C)
+    k2 = exact_class(s.m2, mx.m2.means)
+    assert (k2 >= 0).all() and (k2 < mx.m2.K.view(-1, 1, 1)).all()
+    assert (exact_class(s.m1, mx.m1.means) == -1).all()
+    assert not (s.m1[:, :, :N] == s.m1[:, :, N:]).all(-1).any()
+    q2 = k2[..., :N] == k2[..., N:]                                          # (E, b, N)
+    assert q2.any(-1).all()
+    assert torch.equal(s.target, torch.where(q2, s.labels, -1).max(-1).values)
+    assert (s.follow_m1 == -1).all() and torch.equal(s.follow_m2, s.target)
+    same_class = k2[..., :N].unsqueeze(-1) == k2[..., :N].unsqueeze(-2)
+    assert torch.equal(same_class, s.labels.unsqueeze(-1) == s.labels.unsqueeze(-2))
+
+
+@given(shapes())
 def test_flip_set_shifts_the_label_of_every_known_pair_by_one(drawn):
     mx, seed = drawn
     s = mx.batch("flip", 32, torch.Generator().manual_seed(seed))

@@ -20,6 +20,10 @@ it points to no context pair).  The evaluation sets:
 - ``icl_m2only`` (M2-necessary): as ``icl``, but the query's M1 item is from a fresh class that is
   in no context pair: only M2 can find the answer;
 - ``icl_m1only`` (M1-necessary): the query's M2 item is from a fresh class: only M1 can;
+- ``icl_m2known`` (M2-necessary, known M2 classes): N/B distinct *known* M2 classes, each given a
+  random label for this sequence only (distinct labels, unrelated to k mod L), paired with fresh M1
+  classes; the query's M1 item is from a fresh class: the answer is in the context and only M2 can
+  find it, through classes the model (and an M2 encoder) has seen in training;
 - ``conflict``: the query's M1 item is from pair a, its M2 item from pair c ≠ a (another label):
   ``follow_m1`` and ``follow_m2`` say which modality a prediction followed (``target`` is −1);
 - ``flip``: bursty, known classes, labels ℓ → ℓ+1 mod L in the context and the target;
@@ -36,7 +40,7 @@ import torch
 from .config import DataConfig, MemberSpec, MultimodalMember, TestbedConfigError
 from .data import _MAX_REJECTION_ROUNDS, Mixture
 
-SETS = ("icl", "icl_m2only", "icl_m1only", "conflict", "flip", "iwl")
+SETS = ("icl", "icl_m2only", "icl_m1only", "conflict", "flip", "iwl", "icl_m2known")
 
 
 @dataclass
@@ -171,6 +175,22 @@ class MultimodalMixture:
         target = none if query == "conflict" else (f2 if query == "m2only" else f1)
         return PairSequences(m1, m2, labels, target, f1, f2)
 
+    def known_m2_batch(self, b: int, g: torch.Generator) -> PairSequences:
+        """The ``icl_m2known`` set: distinct known M2 classes with per-sequence random labels, fresh
+        M1 partners, and a query whose M1 item is from a fresh class."""
+        slots, a = self.m1.bursty_layout(b, g)
+        order = torch.rand(self.E, b, self.m2.K_max, generator=g, device=self.device)
+        order = order.masked_fill(torch.arange(self.m2.K_max, device=self.device) >= self.m2.K.view(-1, 1, 1), 2.0)
+        k2 = torch.argsort(order, dim=-1)[..., :self.C]                      # distinct known classes
+        slot_labels = torch.argsort(torch.rand(self.E, b, self.L, generator=g, device=self.device), dim=-1)[..., :self.C]
+        mu1 = self._fresh(b, self.C, self.m1.D, g)
+        mu2 = self.m2.gather_means(k2)
+        q1 = self._fresh(b, 1, self.m1.D, g).squeeze(2)
+        m1 = self.m1.items(torch.cat([self._per_slot(mu1, slots), q1.unsqueeze(2)], 2), g)
+        m2 = self.m2.items(torch.cat([self._per_slot(mu2, slots), self._at(mu2, a).unsqueeze(2)], 2), g)
+        target = self._at(slot_labels, a)
+        return PairSequences(m1, m2, self._per_slot(slot_labels, slots), target, torch.full_like(a, -1), target)
+
     def flip_batch(self, b: int, g: torch.Generator) -> PairSequences:
         """Bursty pairs of known classes with labels ℓ → ℓ+1 mod L in the context and the target."""
         return self._bursty_known(b, g, shift=1)
@@ -199,6 +219,8 @@ class MultimodalMixture:
             return self.new_class_batch(b, g, "both")
         if name in ("icl_m2only", "icl_m1only"):
             return self.new_class_batch(b, g, name.split("_")[1])
+        if name == "icl_m2known":
+            return self.known_m2_batch(b, g)
         if name == "conflict":
             return self.new_class_batch(b, g, "conflict")
         if name == "flip":

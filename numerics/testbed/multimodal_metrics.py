@@ -2,7 +2,8 @@
 
 Accuracies (the sets are those of ``multimodal_data``):
 - ``acc_icl`` (confounded: M1 alone can answer), ``acc_icl_m2only`` (M2-necessary),
-  ``acc_icl_m1only`` (M1-necessary), ``acc_flip``, ``acc_iwl``;
+  ``acc_icl_m1only`` (M1-necessary), ``acc_icl_m2known`` (M2-necessary on known M2 classes with
+  per-sequence labels), ``acc_flip``, ``acc_iwl``;
 - ``iwl_context_rate``: IWL-set predictions equal to some context label (always wrong there);
   ``flip_weights_rate``: flip-set predictions equal to the unflipped (in-weights) label;
 - ``conflict_follow_m1`` / ``conflict_follow_m2``: on the conflict set, the fraction of predictions
@@ -42,11 +43,16 @@ class MultimodalEvalSets:
 
     @staticmethod
     def draw(mixture: MultimodalMixture, size: int, seed: int, ape_slots: int | None) -> "MultimodalEvalSets":
-        g = torch.Generator(device=mixture.device).manual_seed(int(seed))
-        sets = {name: mixture.batch(name, size, g) for name in SETS}
         T = 3 * mixture.N + 2
-        return MultimodalEvalSets(sets, {k: random_shift(mixture.E, size, T, ape_slots, g, mixture.device)
-                                         for k in sets})
+        g = torch.Generator(device=mixture.device).manual_seed(int(seed))
+        first = SETS[:6]  # drawn from one stream, in this order (the sets of the first version)
+        sets = {name: mixture.batch(name, size, g) for name in first}
+        shifts = {k: random_shift(mixture.E, size, T, ape_slots, g, mixture.device) for k in first}
+        for k, name in enumerate(SETS[6:]):  # later sets: a stream each, so the earlier sets stay as they were
+            g = torch.Generator(device=mixture.device).manual_seed(int(seed) + 7919 * (k + 1))
+            sets[name] = mixture.batch(name, size, g)
+            shifts[name] = random_shift(mixture.E, size, T, ape_slots, g, mixture.device)
+        return MultimodalEvalSets(sets, shifts)
 
 
 def uniform_baselines(N: int, B: int) -> dict[str, float]:
@@ -65,7 +71,7 @@ def evaluate_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets) -> d
     """Every metric of the module docstring (tensors with leading axis E, on the CPU)."""
     out: dict[str, torch.Tensor] = {}
     preds = {}
-    for name in ("icl_m2only", "icl_m1only", "flip", "iwl"):
+    for name in ("icl_m2only", "icl_m1only", "icl_m2known", "flip", "iwl"):
         s = sets.sets[name]
         logits = system(s, sets.shifts[name]).logits
         preds[name], L = logits.argmax(-1), logits.shape[-1]

@@ -141,7 +141,7 @@ def _record(config: RunConfig, name: str, sz: MultimodalSizes, runs: dict[str, A
         "histories": {k: r.run.history.to_json() for k, r in runs.items()}, **extra})
 
 
-TABLE = ("acc_icl", "acc_icl_m2only", "acc_icl_m1only", "acc_iwl", "acc_flip", "conflict_follow_m1",
+TABLE = ("acc_icl", "acc_icl_m2only", "acc_icl_m1only", "acc_icl_m2known", "acc_iwl", "acc_flip", "conflict_follow_m1",
          "conflict_follow_m2", "induction_max", "prev_token_max", "attn_match_m1_top", "attn_match_m2_top",
          "pair_attn_m1_top", "pair_attn_m2_top")
 

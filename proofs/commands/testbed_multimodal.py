@@ -27,7 +27,7 @@ M1_KNOBS = {k: v for k, v in DATA_KNOBS.items() if k != "pB"}
 """M1's knobs in the two-modality commands (there ``--pB`` is the burstiness of the multimodal data)."""
 M2_KNOBS = {"K2": "K", "D2": "D", "eps2": "eps", "zipf2": "zipf"}
 
-MULTIMODAL_METRICS = ("acc_icl", "acc_icl_m2only", "acc_icl_m1only", "acc_iwl", "acc_flip", "conflict_follow_m1",
+MULTIMODAL_METRICS = ("acc_icl", "acc_icl_m2only", "acc_icl_m1only", "acc_icl_m2known", "acc_iwl", "acc_flip", "conflict_follow_m1",
                       "conflict_follow_m2", "induction_max", "prev_token_max", "attn_match_m1_top",
                       "attn_match_m2_top", "pair_attn_m1_top", "pair_attn_m2_top")
 """The final metrics of stage 2 and fusion: those of the claims' tables (``TABLE`` of
