@@ -31,8 +31,11 @@ from mmicl.numerics.testbed.stats import decide, t_interval, welch_interval
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
 from .testbed import above, compare
 
-VERSION = 1
-"""The version of these claims' settings and rules; a change of either is a new version."""
+VERSIONS = {"claim4": 1, "claim5": 1, "claim6": 1, "claim7": 2, "claim9": 1}
+"""The version of each claim's settings and rule; a change of either is a new version.  Claim 7,
+version 2: judged on the known-class M2-necessary set (``icl_m2known``) at the noise
+``encoder_eps2``; version 1 judged it on brand-new M2 classes at ε2 = 0.1, where an encoder trained
+on the known classes has nothing to offer and every dose was at the ceiling."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,11 @@ class MultimodalSizes:
     encoder_K2: int
     encoder_steps: tuple[int, ...]
     """claim 7: the encoder-quality knob (pretraining steps), ≥ 4 values"""
+    encoder_eps2: float
+    """claim 7: M2's noise, high enough that raw items of one class are imperfectly matched.  Chosen
+    at the quick size by a rule fixed before a pilot on seeds no verdict uses (200-203): the smallest
+    ε2 of (0.1, 1, 2) at which the no-encoder-training arm's known-class M2-necessary ICL is below 0.9
+    (it was 0.98 at 0.1 and 0.79 at 1)."""
     trainable: str = "projector+readout"
 
 
@@ -66,6 +74,7 @@ QUICK = MultimodalSizes(
     stage2=TrainConfig(steps=1500, batch=128, lr=2e-3, eval_every=250, eval_size=256),
     m2=SecondModality(K=16, D=16, eps=0.1),
     seeds=3, K2_grid=(16, 64, 256), deep_layers=4, encoder_K2=64, encoder_steps=(0, 10, 40, 400),
+    encoder_eps2=1.0,  # raw same-class correlation 1/(1+ε²) = 0.5, twice a cosine's sampling spread 1/√D2 (pilot below)
 )
 FULL = MultimodalSizes(
     m1=DataConfig(K=8192, L=32, D=64, N=8, B=2, p_bursty=1.0, eps=0.1),
@@ -74,6 +83,7 @@ FULL = MultimodalSizes(
     stage2=TrainConfig(steps=20000, batch=128, lr=1e-3, eval_every=1000, eval_size=1024),
     m2=SecondModality(K=32, D=64, eps=0.1),
     seeds=5, K2_grid=(32, 128, 512, 2048), deep_layers=4, encoder_K2=128, encoder_steps=(0, 20, 100, 500, 3000),
+    encoder_eps2=1.7,  # 1/(1+ε²) ≈ 0.26, twice 1/√D2 at D2 = 64, as at the quick size (not piloted at this size)
 )
 
 
@@ -135,7 +145,7 @@ def _verdict(check: Check) -> str:
 
 def _record(config: RunConfig, name: str, sz: MultimodalSizes, runs: dict[str, ArmResults], **extra) -> None:
     write_json(_out(config) / f"{name}.json", {
-        "version": VERSION, "sizes": asdict(sz), "baselines": {"copy": _copy(sz), "uniform_guess": 1 / sz.m1.L,
+        "version": VERSIONS[name], "sizes": asdict(sz), "baselines": {"copy": _copy(sz), "uniform_guess": 1 / sz.m1.L,
                                                                **uniform_baselines(sz.m1.N, sz.m1.B)},
         "tables": {k: r.table(TABLE) for k, r in runs.items()},
         "histories": {k: r.run.history.to_json() for k, r in runs.items()}, **extra})
@@ -297,14 +307,18 @@ def per_seed_slope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def claim7(config: RunConfig):
     sz = sizes(config)
     s1 = stage1(config, sz)
-    data = _mm(sz, m2=replace(sz.m2, K=sz.encoder_K2))
+    data = _mm(sz, m2=replace(sz.m2, K=sz.encoder_K2, eps=sz.encoder_eps2))
     arms = [MultimodalArm(f"encoder_steps={s}", data, encoder_steps=s) for s in sz.encoder_steps]
     r = run_stage2(s1, arms, sz.stage2, trainable=sz.trainable, device=config.device, data_seed=config.seed,
                    progress=True, description="testbed.claim7 stage 2")
     quality = np.stack([r.final("encoder_acc", a.name) for a in arms])          # (doses, seeds)
-    icl = np.stack([r.final("acc_icl_m2only", a.name) for a in arms])
+    # judged on known M2 classes with per-sequence labels: what an encoder of those classes can help
+    # with; the brand-new-class set and the confounded set are reported beside it
+    icl = np.stack([r.final("acc_icl_m2known", a.name) for a in arms])
+    fresh = np.stack([r.final("acc_icl_m2only", a.name) for a in arms])
     conf = np.stack([r.final("acc_icl", a.name) for a in arms])
     slope, slope_conf = per_seed_slope(quality, icl), per_seed_slope(quality, conf)
+    slope_fresh = per_seed_slope(quality, fresh)
     spread = welch_interval(quality[-1], quality[0])
     hyps = _hyps(sz, config) + [
         _stage1_hypothesis(s1, sz),
@@ -312,19 +326,26 @@ def claim7(config: RunConfig):
                    "has an interval above 0", decide(spread) is True, f"{spread}"),
         Hypothesis(f"≥ 4 encoder qualities (got {len(arms)})", len(arms) >= 4)]
     ok = np.isfinite(slope)
-    checks = [above("M2-necessary ICL rises with encoder quality (per-seed least-squares slope over the doses)",
-                    slope[ok], 0.0, "slope of M2-necessary ICL accuracy on encoder held-out accuracy")]
+    checks = [above("M2-necessary ICL on known M2 classes rises with encoder quality (per-seed least-squares slope "
+                    "over the doses)", slope[ok], 0.0,
+                    "slope of known-class M2-necessary ICL accuracy on encoder held-out accuracy")]
     confounded = above("confounded ICL rises with encoder quality", slope_conf[np.isfinite(slope_conf)], 0.0, "slope")
+    new_classes = above("M2-necessary ICL on brand-new M2 classes rises with encoder quality",
+                        slope_fresh[np.isfinite(slope_fresh)], 0.0, "slope")
     out = _out(config)
     figs = [plot_against(list(sz.encoder_steps), {
-        "encoder held-out accuracy": list(quality), "M2-necessary ICL": list(icl), "confounded ICL": list(conf)},
+        "encoder held-out accuracy": list(quality), "M2-necessary ICL (known M2 classes)": list(icl),
+        "M2-necessary ICL (new M2 classes)": list(fresh), "confounded ICL": list(conf)},
         out / "claim7_dose_response.png", "encoder pretraining steps", "claim 7: encoder quality and multimodal ICL",
         logx=False)]
     _record(config, "claim7", sz, {"stage2": r}, encoder_quality=quality.tolist(), slopes=slope.tolist(),
-            confounded={"verdict": _verdict(confounded), "check": asdict(confounded)}, stage1_final=s1.final)
+            confounded={"verdict": _verdict(confounded), "check": asdict(confounded)},
+            new_m2_classes={"verdict": _verdict(new_classes), "check": asdict(new_classes)}, stage1_final=s1.final)
     summary = {"encoder_quality_by_dose": quality.mean(1).round(4).tolist(),
-               "ICL_M2necessary_by_dose": icl.mean(1).round(4).tolist(),
-               "slope_mean": float(np.nanmean(slope)), "confounded_evaluation_verdict": _verdict(confounded)}
+               "ICL_M2necessary_known_by_dose": icl.mean(1).round(4).tolist(),
+               "ICL_M2necessary_new_by_dose": fresh.mean(1).round(4).tolist(),
+               "slope_mean": float(np.nanmean(slope)), "new_M2_classes_verdict": _verdict(new_classes),
+               "confounded_evaluation_verdict": _verdict(confounded)}
     return hyps, checks, summary, figs
 
 
@@ -373,8 +394,8 @@ register(Claim("testbed.claim6", "Early fusion reverses the asymmetry: the label
                "Trained from scratch together, the model follows the modality next to the label on the conflict set "
                "(in both layouts), whereas after staged training it follows the pretrained M1.", claim6, default=False))
 register(Claim("testbed.claim7", "A better M2 encoder gives better multimodal ICL",
-               "Across ≥ 4 encoder qualities (one knob: pretraining steps), M2-necessary ICL rises with the encoder's "
-               "held-out accuracy.", claim7, default=False))
+               "Across ≥ 4 encoder qualities (one knob: pretraining steps), M2-necessary ICL on known M2 classes "
+               "(labels given only by the context) rises with the encoder's held-out accuracy.", claim7, default=False))
 register(Claim("testbed.claim9", "Multimodal training refines the induction head; the previous-token head stays",
                "Stage 2 raises the induction strength more than it changes the previous-token strength, which stays "
                "above its uniform baseline.", claim9, default=False))
