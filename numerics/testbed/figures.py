@@ -55,10 +55,11 @@ def plot_curves(results: ArmResults, path: Path, metrics=("acc_icl", "acc_iwl"),
 
 
 def plot_against(xs, series: dict[str, list[np.ndarray]], path: Path, xlabel: str, title: str = "",
-                 logx: bool = False) -> Path:
+                 logx: bool = False, categories: list[str] | None = None) -> Path:
     """Final values against a knob: for each series, the mean over seeds with a t-interval bar (95 %).
 
-    Accuracies and rates live in [0, 1] and get that y range (widened to show every bar); a series with no finite value says so in
+    ``categories``: the x positions are runs, not values of a knob: they are named on the axis and
+    their points are not joined by lines.  Accuracies and rates live in [0, 1] and get that y range (widened to show every bar); a series with no finite value says so in
     the legend."""
     from matplotlib.figure import Figure
 
@@ -88,7 +89,10 @@ def plot_against(xs, series: dict[str, list[np.ndarray]], path: Path, xlabel: st
         in_unit &= bool(np.all((mean[ok] >= 0) & (mean[ok] <= 1)))
         y_lo, y_hi = min(y_lo, float(lo[ok].min()) - 0.02), max(y_hi, float(hi[ok].max()) + 0.02)
         x = np.asarray(xs, float)[ok]
+        if categories is not None:  # side by side within a run, so that the bars do not hide each other
+            x = x + 0.08 * (i - (len(series) - 1) / 2)
         ax.errorbar(x, mean[ok], yerr=[mean[ok] - lo[ok], hi[ok] - mean[ok]], marker="o", capsize=3, label=name,
+                    linestyle="none" if categories is not None else "-",
                     color=f"C{i % 10}")
     if logx:
         ax.set_xscale("log", base=2)
@@ -97,7 +101,10 @@ def plot_against(xs, series: dict[str, list[np.ndarray]], path: Path, xlabel: st
     ax.set_ylabel("final value (mean over seeds, 95 % t-interval)")
     if single:
         ax.plot([], [], " ", label="a point from one seed has no bar")
-    if 0 < len(xs) <= 12:  # a knob takes a few values: tick exactly those
+    if categories is not None:
+        ax.set_xticks(np.asarray(xs, float), categories, rotation=20, ha="right", fontsize=7)
+        ax.minorticks_off()
+    elif 0 < len(xs) <= 12:  # a knob takes a few values: tick exactly those
         ax.set_xticks(np.asarray(xs, float), [f"{x:g}" if isinstance(x, (int, float)) else str(x) for x in xs])
         ax.minorticks_off()
     if in_unit:  # accuracies and rates: the whole of [0, 1], and every interval bar

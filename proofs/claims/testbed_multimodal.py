@@ -234,8 +234,8 @@ def claim5(config: RunConfig):
     figs = [plot_against(list(range(len(names))), {
         "M2-necessary ICL": [v[n] for n in names], "confounded ICL": [conf[n] for n in names],
         "stage-1 ICL (M1)": [np.asarray(stage1s[n].final["acc_icl"]) for n in names]},
-        out / "claim5_by_decoder.png", "decoder: " + ", ".join(f"{i}={n}" for i, n in enumerate(names)),
-        "claim 5: decoder size and multimodal ICL")]
+        out / "claim5_by_decoder.png", "decoder", "claim 5: decoder size and multimodal ICL",
+        categories=[f"{n} ({params[n]} weights)" for n in names])]
     _record(config, "claim5", sz, runs, shapes={k: asdict(m) for k, m in shapes.items()}, parameters=params,
             fixed_parameter_count={"verdict": _verdict(fixed_params), "check": asdict(fixed_params)},
             confounded={"verdict": _verdict(confounded), "check": asdict(confounded)},
@@ -287,8 +287,8 @@ def claim6(config: RunConfig):
     figs = [plot_against(list(range(len(names))), {
         "follow M1 (conflict)": [f[n][0] for n in names], "follow M2 (conflict)": [f[n][1] for n in names],
         "M1-necessary ICL": [nec[n][0] for n in names], "M2-necessary ICL": [nec[n][1] for n in names]},
-        out / "claim6_follow_rates.png", "run: " + ", ".join(f"{i}={n}" for i, n in enumerate(names)),
-        "claim 6: which modality the prediction follows")]
+        out / "claim6_follow_rates.png", "protocol and layout", "claim 6: which modality the prediction follows",
+        categories=names)]
     _record(config, "claim6", sz, runs, stage1_final=s1.final)
     summary = {f"{k}_follow_m1": float(v[0].mean()) for k, v in f.items()} | {
         f"{k}_follow_m2": float(v[1].mean()) for k, v in f.items()}
