@@ -44,6 +44,7 @@ def test_each_multimodal_claim_runs_at_toy_size_and_writes_its_evidence(claim, t
     n = claim.rsplit("claim", 1)[1]
     saved = json.loads((tmp_path / "testbed" / f"claim{n}.json").read_text())
     assert saved["sizes"]["seeds"] == 2 and saved["version"] == tbm.VERSIONS[f"claim{n}"]
+    assert saved["seeds"] == [100, 101] and saved["data_seed"] == 1 and saved["device"] == "cpu"
     assert saved["tables"] and saved["histories"]
     assert {"copy", "uniform_guess", "prev_token", "induction"} <= set(saved["baselines"])
     # stage 1 is cached once per settings, as a checkpoint that loads

@@ -145,7 +145,8 @@ def _verdict(check: Check) -> str:
 
 def _record(config: RunConfig, name: str, sz: MultimodalSizes, runs: dict[str, ArmResults], **extra) -> None:
     write_json(_out(config) / f"{name}.json", {
-        "version": VERSIONS[name], "sizes": asdict(sz), "baselines": {"copy": _copy(sz), "uniform_guess": 1 / sz.m1.L,
+        "version": VERSIONS[name], "seeds": _seeds(config, sz), "data_seed": config.seed, "device": config.device,
+        "sizes": asdict(sz), "baselines": {"copy": _copy(sz), "uniform_guess": 1 / sz.m1.L,
                                                                **uniform_baselines(sz.m1.N, sz.m1.B)},
         "tables": {k: r.table(TABLE) for k, r in runs.items()},
         "histories": {k: r.run.history.to_json() for k, r in runs.items()}, **extra})
