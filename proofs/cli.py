@@ -28,6 +28,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
               "Train one model on sampled prompts; its risk with standard errors."),
     "train-figures": ("mmicl.proofs.commands.train", "train_figures_command",
                       "Monte Carlo figures: finite-n bias, SGD vs flow, full matrix."),
+    "sweep": ("mmicl.proofs.commands.sweep", "sweep_command",
+              "Run a grid of runs on Dask into a results store (skips the runs already done)."),
     # the group of commands/testbed.py, with the multimodal subcommands that the module below adds to it
     "testbed": ("mmicl.proofs.commands.testbed_multimodal", "testbed",
                 "Synthetic in-context classification in small transformers."),

@@ -1,0 +1,68 @@
+"""``mmicl sweep SPEC.toml``: run a grid of runs on Dask into a results store; ``--status`` and
+``--export`` read a store.
+
+SPEC is a TOML file::
+
+    kind = "theory"              # or "testbed"
+    [base]                       # settings shared by every run
+    law = "s=uniform(0.5,4)"
+    [grid]                       # every combination of these values is one run
+    T = [10, 100, 1000]
+
+Each run is keyed by a hash of its full configuration; a rerun skips the runs already done in the
+store and retries the failed ones.  ``--scheduler tcp://HOST:8786`` uses a running Dask cluster
+instead of a local one (docs/sweeps.md shows how to start one on SLURM).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import IntIn, WritablePath, emit_json
+
+
+@click.command("sweep")
+@click.argument("spec", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--store", "store_dir", type=WritablePath("folder"), default="sweep_results", show_default=True,
+              help="Folder of the results store (one JSON file per run, and an index).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a local cluster).")
+@click.option("--workers", type=IntIn(1, 4096), default=None,
+              help="Worker processes of the local cluster (default: one per CPU core).")
+@click.option("--status", is_flag=True, help="Print what the store holds (done / failed per kind) and stop.")
+@click.option("--export", "export", type=WritablePath("file"), default=None, metavar="CSV",
+              help="Write the store as a table (one row per run) to this CSV file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def sweep_command(spec, store_dir, scheduler, workers, status, export, as_json):
+    """Run the grid of SPEC on Dask into --store; or --status / --export a store."""
+    from mmicl.proofs.sweep import Store
+    from mmicl.proofs.sweep.spec import SweepSpecError, load_spec
+
+    if spec is None and not (status or export):
+        raise click.UsageError("give a SPEC.toml to run, or --status / --export to read a store")
+    store = Store(store_dir)
+    out: dict = {"store": str(store_dir)}
+    if spec is not None:
+        try:
+            runs = load_spec(spec)
+        except (SweepSpecError, ValueError, TypeError) as e:
+            raise click.BadParameter(str(e).splitlines()[0], param_hint="SPEC") from None
+        from mmicl.proofs.sweep import run_sweep
+
+        s = run_sweep(runs, store, scheduler=scheduler, workers=workers, progress=not as_json)
+        out["sweep"] = {"runs": s.total, "skipped (already done)": s.skipped, "done": s.done, "failed": s.failed}
+    out["status"] = store.summary()
+    if export is not None:
+        out["export"] = str(store.export_csv(export))
+    if as_json:
+        emit_json(out)
+        return
+    if "sweep" in out:
+        click.echo(", ".join(f"{k} {v}" for k, v in out["sweep"].items()))
+    click.echo(f"store {store_dir}: " + (", ".join(f"{k} {v}" for k, v in out["status"].items()) or "empty"))
+    for r in store.records():
+        if r["status"] == "failed":
+            click.echo(f"  failed {r['key']} ({r['kind']}): {r['error']}")
+    if export is not None:
+        click.echo(f"wrote {export}")

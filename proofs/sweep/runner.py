@@ -1,0 +1,87 @@
+"""Run a sweep on Dask: every run not yet finished in the store, one task each.
+
+``run_sweep(runs, store)`` starts a ``LocalCluster`` (one single-threaded worker process per CPU
+core, or ``workers``), or connects to ``scheduler`` (the address of an existing cluster, e.g. one
+started on SLURM with dask-jobqueue).  Finished runs (status "done") are skipped; failed ones are
+run again.  Each result is written to the store as it arrives, so a sweep killed midway keeps every
+run it had finished, and the next call runs only the others.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from .runs import execute
+from .spec import RunSpec
+from .store import Store
+
+
+@dataclass
+class SweepSummary:
+    total: int
+    skipped: int
+    done: int
+    failed: int
+
+
+def pending(runs: list[RunSpec], store: Store) -> list[RunSpec]:
+    """The runs of the sweep, each key once, whose store record is missing or failed."""
+    seen, out = set(), []
+    for r in runs:
+        if r.key in seen:
+            continue
+        seen.add(r.key)
+        if store.status(r.key) != "done":
+            out.append(r)
+    return out
+
+
+def run_sweep(runs: list[RunSpec], store: Store, scheduler: str | None = None, workers: int | None = None,
+              progress: bool = False) -> SweepSummary:
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    todo = pending(runs, store)
+    unique = len({r.key for r in runs})
+    summary = SweepSummary(total=unique, skipped=unique - len(todo), done=0, failed=0)
+    if not todo:
+        return summary
+    cluster = None
+    if scheduler is None:
+        n = workers or os.cpu_count() or 1
+        cluster = LocalCluster(n_workers=min(n, len(todo)), threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    else:
+        client = Client(scheduler)
+    bar = _progress(progress, len(todo))
+    try:
+        futures = [client.submit(execute, r.kind, r.config, r.key, key=f"mmicl-run-{r.key}", pure=False)
+                   for r in todo]
+        for fut in as_completed(futures):
+            record = fut.result()
+            store.write(record)
+            if record["status"] == "done":
+                summary.done += 1
+            else:
+                summary.failed += 1
+            if bar is not None:
+                bar[0].update(bar[1], advance=1)
+    finally:
+        if bar is not None:
+            bar[0].stop()
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    return summary
+
+
+def _progress(enabled: bool, total: int):
+    if not enabled:
+        return None
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    p = Progress("sweep", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=Console(stderr=True),
+                 transient=True)
+    p.start()
+    return p, p.add_task("sweep", total=total)
