@@ -18,7 +18,7 @@ import socket
 import time
 import traceback
 from dataclasses import asdict, dataclass, fields
-from typing import Callable
+from collections.abc import Callable
 
 FORMAT = 1
 """The format of run records; part of every run's key."""
