@@ -6,7 +6,7 @@ ensembles (E models as one job), on the CPU and, when present, on CUDA.  The ref
 issue 5 is 2 layers, width 64, batch 128, N=8 (17 tokens); the goal there is ≥ 20,000
 model-steps/s on an H200 for an ensemble.
 
-    python benchmarks/bench_testbed.py --device cpu --ensembles 1,8 --steps 30
+    python benchmarks/bench_testbed.py --device cpu --ensembles 1,8 --steps 30   # threads 1 vs every core
     python benchmarks/bench_testbed.py --device cuda --ensembles 1,64,256 --steps 200 --out results/bench_testbed.json
 """
 from __future__ import annotations
@@ -57,6 +57,8 @@ def model_steps_per_second(E: int, steps: int, device: str, width: int, batch: i
 
 
 def main() -> None:
+    import os
+
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--device", default="cpu")
     p.add_argument("--ensembles", default="1,8")
@@ -64,19 +66,23 @@ def main() -> None:
     p.add_argument("--width", type=int, default=64)
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--N", type=int, default=8)
-    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--threads", default=f"1,{os.cpu_count() or 1}",
+                   help="comma-separated torch thread counts to compare; by default the old default of the "
+                        "testbed commands (1) and the new one (every core)")
     p.add_argument("--out", default=None)
     a = p.parse_args()
-    torch.set_num_threads(a.threads)
     if a.device == "cuda" and not torch.cuda.is_available():
         raise SystemExit("no CUDA device here: run with --device cpu")
     rows = []
-    for E in (int(e) for e in a.ensembles.split(",")):
-        r = model_steps_per_second(E, a.steps, a.device, a.width, a.batch, a.N)
-        rows.append(r)
-        print(f"{a.device} E={E:4d}: {r['steps_per_s']:9.1f} steps/s  {r['model_steps_per_s']:10.1f} model-steps/s")
+    for threads in dict.fromkeys(int(t) for t in a.threads.split(",")):
+        torch.set_num_threads(threads)
+        for E in (int(e) for e in a.ensembles.split(",")):
+            r = model_steps_per_second(E, a.steps, a.device, a.width, a.batch, a.N) | {"threads": threads}
+            rows.append(r)
+            print(f"{a.device} threads={threads:2d} E={E:4d}: {r['steps_per_s']:9.1f} steps/s  "
+                  f"{r['model_steps_per_s']:10.1f} model-steps/s")
     if a.out:
-        write_json(a.out, {"threads": a.threads, "torch": torch.__version__, "rows": rows})
+        write_json(a.out, {"cpu_count": os.cpu_count(), "torch": torch.__version__, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -108,8 +108,9 @@ def run_options(seeds: bool = True):
     opts += [click.option("--seed", type=SEED, default=0, show_default=True,
                           help="Seed of the data stream and evaluation sets."),
              device_option(),
-             click.option("--threads", type=IntIn(1, os.cpu_count() or 1, "this machine's CPU count"), default=1,
-                          show_default=True, help="torch CPU threads.")]
+             click.option("--threads", type=IntIn(1, os.cpu_count() or 1, "this machine's CPU count"),
+                          default=os.cpu_count() or 1, show_default=True,
+                          help="torch CPU threads (default: every core of this machine).")]
     return lambda f: _apply(f, opts)
 
 
