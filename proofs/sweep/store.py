@@ -3,8 +3,9 @@
 ``runs/<key>.json`` is the record of run ``key`` (``runs.execute``): its configuration, status,
 result or error, and provenance.  ``index.json`` lists, per key, the kind, status and the file.
 Both are written atomically (``numerics.atomic``), the run file first: a killed sweep leaves every
-finished run whole and no half-written file.  The run files are the truth; the index is rebuilt
-from them when it lags behind (after a kill between the two writes).
+finished run whole and no half-written file.  The run files are the truth: opening a store rebuilds
+the index from them (it may lag behind after a kill between the two writes), and each write then
+updates it.
 """
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ class Store:
         self.root = Path(root)
         self.runs = self.root / "runs"
         self.runs.mkdir(parents=True, exist_ok=True)
+        self._index = {r["key"]: self._entry(r) for r in self.records()}   # rebuilt from the run files
+
+    @staticmethod
+    def _entry(record: dict) -> dict:
+        return {"kind": record["kind"], "status": record["status"], "file": f"runs/{record['key']}.json"}
 
     def record(self, key: str) -> dict | None:
         path = self.runs / f"{key}.json"
@@ -33,23 +39,19 @@ class Store:
         return [json.loads(p.read_text()) for p in sorted(self.runs.glob("*.json"))]
 
     def status(self, key: str) -> str | None:
-        rec = self.record(key)
-        return None if rec is None else rec["status"]
+        entry = self._index.get(key)
+        return None if entry is None else entry["status"]
 
     def write(self, record: dict) -> None:
-        """Store one run's record (atomically), then the index."""
+        """Store one run's record (atomically), then the index (one writer: the sweep's driver)."""
         write_json(self.runs / f"{record['key']}.json", record)
-        self.write_index()
-
-    def write_index(self) -> None:
-        index = {r["key"]: {"kind": r["kind"], "status": r["status"], "file": f"runs/{r['key']}.json"}
-                 for r in self.records()}
-        write_json(self.root / "index.json", {"runs": index})
+        self._index[record["key"]] = self._entry(record)
+        write_json(self.root / "index.json", {"runs": dict(sorted(self._index.items()))})
 
     def summary(self) -> dict[str, int]:
         out: dict[str, int] = {}
-        for r in self.records():
-            out[r["status"]] = out.get(r["status"], 0) + 1
+        for entry in self._index.values():
+            out[entry["status"]] = out.get(entry["status"], 0) + 1
         return out
 
     def table(self) -> list[dict]:
