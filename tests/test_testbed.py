@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from mmicl.numerics.testbed.config import DataConfig, MemberSpec, ModelConfig, TestbedConfigError, TrainConfig
-from mmicl.numerics.testbed.data import Mixture
+from mmicl.numerics.testbed.data import Mixture, Sequences
 from mmicl.numerics.testbed.metrics import EvalSets, induction_strength, label_positions, previous_token_strength
 from mmicl.numerics.testbed.model import EnsembleDecoder
 from mmicl.numerics.testbed.train import train_ensemble
@@ -202,3 +202,21 @@ def test_eval_sets_are_fixed_by_their_seed():
     mx = mixture(SMALL)
     a, b = EvalSets.draw(mx, 20, 3, 12), EvalSets.draw(mx, 20, 3, 12)
     assert torch.equal(a.iwl.tokens, b.iwl.tokens) and torch.equal(a.shifts["icl"], b.shifts["icl"])
+
+
+@pytest.mark.parametrize("N, B", [(4, 2), (8, 2), (6, 3), (4, 1)])
+def test_unimodal_uniform_baselines_are_the_metrics_of_uniform_causal_attention(N, B):
+    """Every position attending uniformly to its causal past gives, through the metric functions
+    themselves, exactly the baselines that the results report."""
+    from mmicl.numerics.testbed.metrics import induction_strength, previous_token_strength, uniform_baselines
+
+    T = 2 * N + 1
+    attn = torch.tril(torch.ones(T, T)) / torch.arange(1, T + 1).view(T, 1)
+    attn = attn.expand(1, 3, 1, T, T)
+    C = N // B
+    labels = torch.arange(C).repeat_interleave(B)[torch.randperm(N)].expand(1, 3, N)
+    seqs = Sequences(torch.zeros(1, 3, T, 2), torch.zeros(1, 3, dtype=torch.long), labels,
+                     torch.zeros(1, 3, N, dtype=torch.long), torch.zeros(1, 3, dtype=torch.long))
+    base = uniform_baselines(N, B)
+    assert previous_token_strength(attn).item() == pytest.approx(base["prev_token"], rel=1e-6)
+    assert induction_strength(attn, seqs).item() == pytest.approx(base["induction"], rel=1e-6, abs=1e-7)

@@ -52,6 +52,23 @@ def random_shift(E: int, b: int, T: int, ape_slots: int | None, g: torch.Generat
     return torch.randint(0, ape_slots - T + 1, (E, b), generator=g, device=device)
 
 
+def uniform_prev_token(T: int) -> float:
+    """``previous_token_strength`` of uniform causal attention over T tokens: mean over t ≥ 1 of 1/(t+1)."""
+    return sum(1 / (t + 1) for t in range(1, T)) / (T - 1)
+
+
+def uniform_induction(N: int, B: int, T: int) -> float:
+    """The induction score of a last token that attends uniformly to all T tokens, when B of the N
+    label tokens carry the answer's label: (B − (N − B))/T."""
+    return (2 * B - N) / T
+
+
+def uniform_baselines(N: int, B: int) -> dict[str, float]:
+    """The attention metrics of uniform causal attention on the unimodal layout (2N+1 tokens)."""
+    T = 2 * N + 1
+    return {"prev_token": uniform_prev_token(T), "induction": uniform_induction(N, B, T)}
+
+
 def label_positions(N: int) -> torch.Tensor:
     """Indices of the label tokens y_1 … y_N in [x1, y1, …, xN, yN, xq]."""
     return torch.arange(N) * 2 + 1

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .metrics import accuracy, previous_token_strength, random_shift, readout_attention, readout_contrast
+from .metrics import (accuracy, previous_token_strength, random_shift, readout_attention, readout_contrast,
+                      uniform_induction, uniform_prev_token)
 from .multimodal_data import SETS, MultimodalMixture, PairSequences
 from .multimodal_model import MultimodalSystem, token_positions
 
@@ -60,8 +61,7 @@ def uniform_baselines(N: int, B: int) -> dict[str, float]:
     (3N+2 tokens; on the ICL set B of the N context pairs carry the answer's label)."""
     T = 3 * N + 2
     own_item = sum(1 / (3 * i + 3) for i in range(N)) / N   # label token 3i+2 sees 3i+3 tokens
-    return {"prev_token": sum(1 / (t + 1) for t in range(1, T)) / (T - 1),
-            "induction": (B - (N - B)) / T,
+    return {"prev_token": uniform_prev_token(T), "induction": uniform_induction(N, B, T),
             "attn_match_m1": B / T, "attn_match_m2": B / T,
             "pair_attn_m1": own_item, "pair_attn_m2": own_item}
 

@@ -18,7 +18,7 @@ from mmicl.numerics.atomic import write_json
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 from mmicl.numerics.testbed.experiments import Arm, ArmResults, run_arms
 from mmicl.numerics.testbed.figures import plot_against, plot_curves
-from mmicl.numerics.testbed.metrics import ablated_icl_accuracy, ablation_drop
+from mmicl.numerics.testbed.metrics import ablated_icl_accuracy, ablation_drop, uniform_baselines
 from mmicl.numerics.testbed.stats import decide, spearman, t_interval, welch_interval
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
@@ -116,6 +116,12 @@ def _chance(d: DataConfig) -> tuple[float, float]:
     return 1 / d.L, d.B / d.N
 
 
+def _baselines(d: DataConfig) -> dict[str, float]:
+    """Chance levels and the uniform-attention values of the attention metrics, for every result file."""
+    uniform, copy = _chance(d)
+    return {"uniform_guess": uniform, "copy": copy, **uniform_baselines(d.N, d.B)}
+
+
 def _hyps(sz: Sizes, config: RunConfig) -> list[Hypothesis]:
     hyps = [Hypothesis(f"{sz.seeds} seeds per arm (an interval needs ≥ 2)", sz.seeds >= 2)]
     if config.law:
@@ -172,7 +178,7 @@ def claim1(config: RunConfig):
         "IWL (bursty)": [iwl("lowK_bursty"), iwl("highK_bursty")],
         "ICL (iid)": [icl("lowK_iid"), icl("highK_iid")],
         "IWL (iid)": [iwl("lowK_iid"), iwl("highK_iid")]}, out / "claim1_vs_K.png", "K", "final accuracy vs K", True))
-    write_json(out / "claim1.json", {"sizes": asdict(sz), "seeds": r.seeds, "table": r.table(),
+    write_json(out / "claim1.json", {"sizes": asdict(sz), "baselines": _baselines(sz.data), "seeds": r.seeds, "table": r.table(),
                                      "history": r.run.history.to_json(), "seconds": r.run.history.seconds})
     summary = {"ICL_highK_bursty": float(icl("highK_bursty").mean()), "IWL_lowK_iid": float(iwl("lowK_iid").mean())}
     return _hyps(sz, config), checks, summary, figs
@@ -204,7 +210,7 @@ def claim2(config: RunConfig):
             "ICL": [runs[n].final("acc_icl", "midK_bursty") for n in names],
             "IWL": [runs[n].final("acc_iwl", "midK_bursty") for n in names]},
             out / f"claim2_vs_{label}.png", label, f"final accuracy vs {label} (K={sz.K_mid}, bursty)"))
-    write_json(out / "claim2.json", {"sizes": asdict(sz), "shapes": {n: asdict(m) for n, m in shapes.items()},
+    write_json(out / "claim2.json", {"sizes": asdict(sz), "baselines": _baselines(sz.data), "shapes": {n: asdict(m) for n, m in shapes.items()},
                                      "tables": {n: r.table() for n, r in runs.items()},
                                      "histories": {n: r.run.history.to_json() for n, r in runs.items()}})
     summary = {f"IWL-ICL_{n}": float(v.mean()) for n, v in pref.items()}
@@ -233,17 +239,24 @@ def claim3(config: RunConfig):
         detail="; ".join(f"K={k}: {iv}" for k, iv in per_k.items())
         + f"; APE ahead at {ahead}, RoPE ahead at {behind}; thresholds (smallest K with ICL above B/N) {thresholds}")]
     k_hi = f"K{sz.K_hi}"
+    base = uniform_baselines(sz.data.N, sz.data.B)
     checks.append(compare("RoPE weakens the previous-token pattern", runs["ape"].final("prev_token_max", k_hi),
-                          runs["rope"].final("prev_token_max", k_hi), f"max previous-token strength APE − RoPE at K={sz.K_hi}"))
+                          runs["rope"].final("prev_token_max", k_hi),
+                          f"max previous-token strength APE − RoPE at K={sz.K_hi} (APE "
+                          f"{runs['ape'].final('prev_token_max', k_hi).mean():.3f}, RoPE "
+                          f"{runs['rope'].final('prev_token_max', k_hi).mean():.3f}; uniform attention "
+                          f"{base['prev_token']:.3f})"))
     checks.append(compare("RoPE weakens the induction pattern", runs["ape"].final("induction_max", k_hi),
-                          runs["rope"].final("induction_max", k_hi), f"max induction strength APE − RoPE at K={sz.K_hi}"))
+                          runs["rope"].final("induction_max", k_hi),
+                          f"max induction strength APE − RoPE at K={sz.K_hi} (uniform attention "
+                          f"{base['induction']:.3f})"))
     out = _out(config)
     figs = [plot_against(list(sz.K_grid), {f"ICL {p}": [runs[p].final("acc_icl", f"K{k}") for k in sz.K_grid] for p in runs}
                          | {f"IWL {p}": [runs[p].final("acc_iwl", f"K{k}") for k in sz.K_grid] for p in runs},
                          out / "claim3_vs_K.png", "K", "APE vs RoPE: final accuracy vs K (bursty)", True)]
     figs += [plot_curves(r, out / f"claim3_curves_{p}.png", ("acc_icl", "prev_token_max", "induction_max"), p)
              for p, r in runs.items()]
-    write_json(out / "claim3.json", {"sizes": asdict(sz), "thresholds": thresholds,
+    write_json(out / "claim3.json", {"sizes": asdict(sz), "baselines": _baselines(sz.data), "thresholds": thresholds,
                                      "tables": {p: r.table() for p, r in runs.items()},
                                      "histories": {p: r.run.history.to_json() for p, r in runs.items()}})
     summary = {f"K_threshold_{p}": str(t) for p, t in thresholds.items()}
@@ -297,7 +310,7 @@ def claim8(config: RunConfig):
     out = _out(config)
     figs = [plot_curves(r, out / "claim8_curves.png", ("acc_icl", "induction_max", "prev_token_max"),
                         "claim 8: induction strength and ICL along training")]
-    write_json(out / "claim8.json", {"sizes": asdict(sz), "model": asdict(model), "spearman": rho.tolist(),
+    write_json(out / "claim8.json", {"sizes": asdict(sz), "baselines": _baselines(sz.data), "model": asdict(model), "spearman": rho.tolist(),
                                      "icl_before": base.tolist(), **extra,
                                      "history": r.run.history.to_json()})
     summary = {"spearman_mean": float(finite.mean()) if finite.size else float("nan"), "ICL_before": float(base.mean()),

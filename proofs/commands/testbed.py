@@ -85,6 +85,13 @@ def _settings(quick, seeds, **kw):
     return data, model, train, seeds or base.seeds
 
 
+def _baselines(data) -> dict:
+    """Chance levels and the uniform-attention values of the attention metrics."""
+    from mmicl.numerics.testbed.metrics import uniform_baselines
+
+    return {"uniform_guess": 1 / data.L, "copy": data.B / data.N, **uniform_baselines(data.N, data.B)}
+
+
 def _options_named(message: str) -> str | None:
     """The options whose settings a testbed error names (``K=100 … L=16`` → ``--K/--L``)."""
     import re
@@ -156,7 +163,7 @@ def train(quick, seeds, seed, device, threads, out, as_json, **kw):
     result = {"data": asdict(data), "model": asdict(model), "train": asdict(tr), "seeds": r.seeds,
               "seconds": round(r.run.history.seconds, 2),
               "model_steps_per_s": round(tr.steps * n / r.run.history.seconds, 1),
-              "final": _summary(r, "run"), "history": r.run.history.to_json()}
+              "final": _summary(r, "run"), "baselines": _baselines(data), "history": r.run.history.to_json()}
     if out is not None:
         write_json(Path(out) / "testbed_train.json", result)
         plot_curves(r, Path(out) / "testbed_train.png", ("acc_icl", "acc_iwl", "acc_flip", "induction_max"))
