@@ -69,6 +69,17 @@ def uniform_baselines(N: int, B: int) -> dict[str, float]:
     return {"prev_token": uniform_prev_token(T), "induction": uniform_induction(N, B, T)}
 
 
+def chance_levels(N: int, B: int, L: int) -> dict[str, float]:
+    """Accuracy of a uniform guess (1/L) and of copying a random context label (B/N)."""
+    return {"uniform_guess": 1 / L, "copy": B / N}
+
+
+def baselines(data) -> dict[str, float]:
+    """Chance levels and uniform-attention metrics of a unimodal ``DataConfig``: what every result
+    file reports beside the measured values."""
+    return chance_levels(data.N, data.B, data.L) | uniform_baselines(data.N, data.B)
+
+
 def label_positions(N: int) -> torch.Tensor:
     """Indices of the label tokens y_1 … y_N in [x1, y1, …, xN, yN, xq]."""
     return torch.arange(N) * 2 + 1

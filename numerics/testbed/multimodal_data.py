@@ -129,23 +129,21 @@ class MultimodalMixture:
         target = labels[..., -1]
         return PairSequences(m1, m2, labels[..., :-1], target, target, target)
 
-    def _bursty_known(self, b: int, g: torch.Generator, shift: int = 0) -> PairSequences:
+    def _bursty_ids(self, b: int, g: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """M1 and M2 class ids (E, b, N+1) of bursty sequences of known label-consistent pairs, the
+        query (one of the pairs) last."""
         slots, q = self.m1.bursty_layout(b, g)
         k2 = self.m2.draw_classes((b, self.C), g)
         k1 = self.m1_partner(self.m2.label_of(k2), g)
         m1_ids = torch.cat([self._per_slot(k1, slots), self._at(k1, q).unsqueeze(-1)], -1)
         m2_ids = torch.cat([self._per_slot(k2, slots), self._at(k2, q).unsqueeze(-1)], -1)
-        return self._known(m1_ids, m2_ids, g, shift)
+        return m1_ids, m2_ids
 
     # ---- training -------------------------------------------------------------------------
     def train_batch(self, b: int, g: torch.Generator) -> PairSequences:
         """Bursty (label-consistent pairs) with probability p_bursty per member, else independent
         M1 and M2 classes at every position with M2's label."""
-        slots, q = self.m1.bursty_layout(b, g)
-        k2 = self.m2.draw_classes((b, self.C), g)
-        k1 = self.m1_partner(self.m2.label_of(k2), g)
-        bursty_m1 = torch.cat([self._per_slot(k1, slots), self._at(k1, q).unsqueeze(-1)], -1)
-        bursty_m2 = torch.cat([self._per_slot(k2, slots), self._at(k2, q).unsqueeze(-1)], -1)
+        bursty_m1, bursty_m2 = self._bursty_ids(b, g)
         iid_m1 = self.m1.draw_classes((b, self.N + 1), g)
         iid_m2 = self.m2.draw_classes((b, self.N + 1), g)
         is_bursty = (torch.rand(self.E, b, generator=g, device=self.device) < self.p_bursty.view(-1, 1)).unsqueeze(-1)
@@ -193,7 +191,7 @@ class MultimodalMixture:
 
     def flip_batch(self, b: int, g: torch.Generator) -> PairSequences:
         """Bursty pairs of known classes with labels ℓ → ℓ+1 mod L in the context and the target."""
-        return self._bursty_known(b, g, shift=1)
+        return self._known(*self._bursty_ids(b, g), g, shift=1)
 
     def iwl_batch(self, b: int, g: torch.Generator) -> PairSequences:
         """Known query classes (an M2 class and an M1 partner of its label); N independent context

@@ -97,7 +97,7 @@ def _system(model: ModelConfig, mixture: MultimodalMixture, states, seeds, arms_
     return MultimodalSystem(decoder, projector, mixture.label_vectors, mixture.layout, encoder), extra
 
 
-def _finish(system, mixture, params, arms, seeds, train, device, data_seed, progress, description, extra):
+def _finish(system, mixture, params, arms, seeds, train, data_seed, progress, description, extra):
     ape = system.decoder.config.ape_slots if system.decoder.config.pos == "ape" else None
     if ape is not None and ape < 3 * mixture.N + 2:
         raise TestbedConfigError(f"the decoder has {ape} APE slots, the multimodal layout needs {3 * mixture.N + 2}: "
@@ -124,8 +124,8 @@ def run_stage2(stage1: Stage1, arms: list[MultimodalArm], train: TrainConfig, tr
     per_member = [a for a in arms for _ in range(E1)]
     system, extra = _system(stage1.model, mixture, states, seeds, per_member, device, data_seed + 77, train)
     params = system.trainable(trainable)
-    return _finish(system, mixture, params, arms, [s.seed for s in m1], train, device, data_seed, progress,
-                   description, extra)
+    return _finish(system, mixture, params, arms, [s.seed for s in m1], train, data_seed, progress, description,
+                   extra)
 
 
 def run_fusion(model: ModelConfig, m1: DataConfig, arms: list[MultimodalArm], seeds: list[int], train: TrainConfig,
@@ -141,4 +141,4 @@ def run_fusion(model: ModelConfig, m1: DataConfig, arms: list[MultimodalArm], se
     per_member = [a for a in arms for _ in seeds]
     system, extra = _system(model, mixture, [None] * len(members), mseeds, per_member, device, data_seed + 77, train)
     params = system.trainable("all")
-    return _finish(system, mixture, params, arms, seeds, train, device, data_seed, progress, description, extra)
+    return _finish(system, mixture, params, arms, seeds, train, data_seed, progress, description, extra)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .metrics import (accuracy, previous_token_strength, random_shift, readout_attention, readout_contrast,
+from .metrics import (accuracy, chance_levels, previous_token_strength, random_shift, readout_attention, readout_contrast,
                       uniform_induction, uniform_prev_token)
 from .multimodal_data import SETS, MultimodalMixture, PairSequences
 from .multimodal_model import MultimodalSystem, token_positions
@@ -64,6 +64,12 @@ def uniform_baselines(N: int, B: int) -> dict[str, float]:
     return {"prev_token": uniform_prev_token(T), "induction": uniform_induction(N, B, T),
             "attn_match_m1": B / T, "attn_match_m2": B / T,
             "pair_attn_m1": own_item, "pair_attn_m2": own_item}
+
+
+def baselines(m1) -> dict[str, float]:
+    """Chance levels and uniform-attention metrics of the multimodal layout, for M1's ``DataConfig``
+    (its L, N and B)."""
+    return chance_levels(m1.N, m1.B, m1.L) | uniform_baselines(m1.N, m1.B)
 
 
 @torch.no_grad()

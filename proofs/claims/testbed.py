@@ -18,7 +18,7 @@ from mmicl.numerics.atomic import write_json
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 from mmicl.numerics.testbed.experiments import Arm, ArmResults, run_arms
 from mmicl.numerics.testbed.figures import plot_against, plot_curves
-from mmicl.numerics.testbed.metrics import ablated_icl_accuracy, ablation_drop, uniform_baselines
+from mmicl.numerics.testbed.metrics import ablated_icl_accuracy, ablation_drop, baselines, uniform_baselines
 from mmicl.numerics.testbed.stats import decide, spearman, t_interval, welch_interval
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
@@ -116,12 +116,6 @@ def _chance(d: DataConfig) -> tuple[float, float]:
     return 1 / d.L, d.B / d.N
 
 
-def _baselines(d: DataConfig) -> dict[str, float]:
-    """Chance levels and the uniform-attention values of the attention metrics, for every result file."""
-    uniform, copy = _chance(d)
-    return {"uniform_guess": uniform, "copy": copy, **uniform_baselines(d.N, d.B)}
-
-
 def _hyps(sz: Sizes, config: RunConfig) -> list[Hypothesis]:
     hyps = [Hypothesis(f"{sz.seeds} seeds per arm (an interval needs ≥ 2)", sz.seeds >= 2)]
     if config.law:
@@ -178,7 +172,7 @@ def claim1(config: RunConfig):
         "IWL (bursty)": [iwl("lowK_bursty"), iwl("highK_bursty")],
         "ICL (iid)": [icl("lowK_iid"), icl("highK_iid")],
         "IWL (iid)": [iwl("lowK_iid"), iwl("highK_iid")]}, out / "claim1_vs_K.png", "K", "final accuracy vs K", True))
-    write_json(out / "claim1.json", {"sizes": asdict(sz), "baselines": _baselines(sz.data), "seeds": r.seeds, "table": r.table(),
+    write_json(out / "claim1.json", {"sizes": asdict(sz), "baselines": baselines(sz.data), "seeds": r.seeds, "table": r.table(),
                                      "history": r.run.history.to_json(), "seconds": r.run.history.seconds})
     summary = {"ICL_highK_bursty": float(icl("highK_bursty").mean()), "IWL_lowK_iid": float(iwl("lowK_iid").mean())}
     return _hyps(sz, config), checks, summary, figs
@@ -210,7 +204,7 @@ def claim2(config: RunConfig):
             "ICL": [runs[n].final("acc_icl", "midK_bursty") for n in names],
             "IWL": [runs[n].final("acc_iwl", "midK_bursty") for n in names]},
             out / f"claim2_vs_{label}.png", label, f"final accuracy vs {label} (K={sz.K_mid}, bursty)"))
-    write_json(out / "claim2.json", {"sizes": asdict(sz), "baselines": _baselines(sz.data), "shapes": {n: asdict(m) for n, m in shapes.items()},
+    write_json(out / "claim2.json", {"sizes": asdict(sz), "baselines": baselines(sz.data), "shapes": {n: asdict(m) for n, m in shapes.items()},
                                      "tables": {n: r.table() for n, r in runs.items()},
                                      "histories": {n: r.run.history.to_json() for n, r in runs.items()}})
     summary = {f"IWL-ICL_{n}": float(v.mean()) for n, v in pref.items()}
@@ -256,7 +250,7 @@ def claim3(config: RunConfig):
                          out / "claim3_vs_K.png", "K", "APE vs RoPE: final accuracy vs K (bursty)", True)]
     figs += [plot_curves(r, out / f"claim3_curves_{p}.png", ("acc_icl", "prev_token_max", "induction_max"), p)
              for p, r in runs.items()]
-    write_json(out / "claim3.json", {"sizes": asdict(sz), "baselines": _baselines(sz.data), "thresholds": thresholds,
+    write_json(out / "claim3.json", {"sizes": asdict(sz), "baselines": baselines(sz.data), "thresholds": thresholds,
                                      "tables": {p: r.table() for p, r in runs.items()},
                                      "histories": {p: r.run.history.to_json() for p, r in runs.items()}})
     summary = {f"K_threshold_{p}": str(t) for p, t in thresholds.items()}
@@ -310,7 +304,7 @@ def claim8(config: RunConfig):
     out = _out(config)
     figs = [plot_curves(r, out / "claim8_curves.png", ("acc_icl", "induction_max", "prev_token_max"),
                         "claim 8: induction strength and ICL along training")]
-    write_json(out / "claim8.json", {"sizes": asdict(sz), "baselines": _baselines(sz.data), "model": asdict(model), "spearman": rho.tolist(),
+    write_json(out / "claim8.json", {"sizes": asdict(sz), "baselines": baselines(sz.data), "model": asdict(model), "spearman": rho.tolist(),
                                      "icl_before": base.tolist(), **extra,
                                      "history": r.run.history.to_json()})
     summary = {"spearman_mean": float(finite.mean()) if finite.size else float("nan"), "ICL_before": float(base.mean()),

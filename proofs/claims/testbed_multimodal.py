@@ -25,7 +25,7 @@ from mmicl.numerics.testbed.experiments import ArmResults
 from mmicl.numerics.testbed.figures import plot_against, plot_curves
 from mmicl.numerics.testbed.multimodal_experiments import (MultimodalArm, run_fusion, run_stage1, run_stage2,
                                                            stage1_ape_slots)
-from mmicl.numerics.testbed.multimodal_metrics import ablation_drop, uniform_baselines
+from mmicl.numerics.testbed.multimodal_metrics import ablation_drop, baselines, uniform_baselines
 from mmicl.numerics.testbed.stats import decide, t_interval, welch_interval
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
@@ -121,9 +121,9 @@ def stage1(config: RunConfig, sz: MultimodalSizes, model: ModelConfig | None = N
     return s1
 
 
-def _stage1_hypothesis(s1: Stage1, sz: MultimodalSizes) -> Hypothesis:
+def _stage1_hypothesis(s1: Stage1, sz: MultimodalSizes, prefix: str = "") -> Hypothesis:
     iv = t_interval(np.asarray(s1.final["acc_icl"], float))
-    return Hypothesis(f"stage 1 learned ICL on M1: its ICL accuracy interval lies above the copy baseline B/N = "
+    return Hypothesis(f"{prefix}stage 1 learned ICL on M1: its ICL accuracy interval lies above the copy baseline B/N = "
                       f"{_copy(sz):.3g}", decide(iv, _copy(sz)) is True, f"stage-1 ICL {iv}")
 
 
@@ -146,8 +146,7 @@ def _verdict(check: Check) -> str:
 def _record(config: RunConfig, name: str, sz: MultimodalSizes, runs: dict[str, ArmResults], **extra) -> None:
     write_json(_out(config) / f"{name}.json", {
         "version": VERSIONS[name], "seeds": _seeds(config, sz), "data_seed": config.seed, "device": config.device,
-        "sizes": asdict(sz), "baselines": {"copy": _copy(sz), "uniform_guess": 1 / sz.m1.L,
-                                                               **uniform_baselines(sz.m1.N, sz.m1.B)},
+        "sizes": asdict(sz), "baselines": baselines(sz.m1),
         "tables": {k: r.table(TABLE) for k, r in runs.items()},
         "histories": {k: r.run.history.to_json() for k, r in runs.items()}, **extra})
 
@@ -246,8 +245,7 @@ def claim5(config: RunConfig):
         "fixed_parameter_count_difference": fixed_params.numbers["difference"],
         "confounded_evaluation_verdict": _verdict(confounded)}
     # the multimodal protocol starts from a decoder that does ICL on M1: each of the three must
-    hyps = _hyps(sz, config) + [replace(_stage1_hypothesis(s, sz), text=f"{k}: " + _stage1_hypothesis(s, sz).text)
-                                for k, s in stage1s.items()]
+    hyps = _hyps(sz, config) + [_stage1_hypothesis(s, sz, prefix=f"{k}: ") for k, s in stage1s.items()]
     return hyps, ours, summary, figs
 
 

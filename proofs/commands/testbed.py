@@ -38,6 +38,17 @@ KNOB_TYPES: dict[str, click.ParamType] = {
 }
 
 
+def threads_option():
+    return click.option("--threads", type=IntIn(1, os.cpu_count() or 1, "this machine's CPU count"),
+                        default=os.cpu_count() or 1, show_default=True,
+                        help="torch CPU threads (default: every core of this machine).")
+
+
+def _pick(table: dict, kw: dict) -> dict:
+    """The options given (not None) of ``table`` (option name → settings field), by field."""
+    return {v: kw[k] for k, v in table.items() if kw.get(k) is not None}
+
+
 def testbed_options(f):
     T = KNOB_TYPES
     opts = [
@@ -55,9 +66,7 @@ def testbed_options(f):
                      help="Models per setting (seeds 0..n-1 offset by --seed)."),
         click.option("--seed", type=SEED, default=0, show_default=True),
         device_option(),
-        click.option("--threads", type=IntIn(1, os.cpu_count() or 1, "this machine's CPU count"),
-                     default=os.cpu_count() or 1,
-                     show_default=True, help="torch CPU threads (default: every core of this machine)."),
+        threads_option(),
         click.option("--out", type=WritablePath("folder"), default=None,
                      help="Folder for the JSON results and the figures."),
         click.option("--json", "as_json", is_flag=True, help="Print the results (with curves) as JSON."),
@@ -73,23 +82,15 @@ def _settings(quick, seeds, **kw):
     from ..claims.testbed import FULL, QUICK
 
     base = QUICK if quick else FULL
-    pick = lambda table: {v: kw[k] for k, v in table.items() if kw.get(k) is not None}
     try:
-        data = replace(base.data, **pick(DATA_KNOBS))
-        model = replace(base.model, **pick(MODEL_KNOBS))
-        train = replace(base.train, **pick(TRAIN_KNOBS))
+        data = replace(base.data, **_pick(DATA_KNOBS, kw))
+        model = replace(base.model, **_pick(MODEL_KNOBS, kw))
+        train = replace(base.train, **_pick(TRAIN_KNOBS, kw))
     except TestbedConfigError as e:  # settings that do not go together (K and L, N and B, width and heads)
         raise click.BadParameter(str(e), param_hint=_options_named(str(e))) from None
     if model.pos == "ape" and model.ape_slots < data.seq_len:
         model = replace(model, ape_slots=data.seq_len + data.seq_len // 2)
     return data, model, train, seeds or base.seeds
-
-
-def _baselines(data) -> dict:
-    """Chance levels and the uniform-attention values of the attention metrics."""
-    from mmicl.numerics.testbed.metrics import uniform_baselines
-
-    return {"uniform_guess": 1 / data.L, "copy": data.B / data.N, **uniform_baselines(data.N, data.B)}
 
 
 def _options_named(message: str) -> str | None:
@@ -156,6 +157,7 @@ def train(quick, seeds, seed, device, threads, out, as_json, **kw):
     from mmicl.numerics.atomic import write_json
     from mmicl.numerics.testbed.experiments import Arm, run_arms
     from mmicl.numerics.testbed.figures import plot_curves
+    from mmicl.numerics.testbed.metrics import baselines
 
     torch.set_num_threads(threads)
     r = run_arms(model, [Arm("run", data)], [seed * 100 + s for s in range(n)], tr, device=device,
@@ -163,7 +165,7 @@ def train(quick, seeds, seed, device, threads, out, as_json, **kw):
     result = {"data": asdict(data), "model": asdict(model), "train": asdict(tr), "seeds": r.seeds,
               "seconds": round(r.run.history.seconds, 2),
               "model_steps_per_s": round(tr.steps * n / r.run.history.seconds, 1),
-              "final": _summary(r, "run"), "baselines": _baselines(data), "history": r.run.history.to_json()}
+              "final": _summary(r, "run"), "baselines": baselines(data), "history": r.run.history.to_json()}
     if out is not None:
         write_json(Path(out) / "testbed_train.json", result)
         plot_curves(r, Path(out) / "testbed_train.png", ("acc_icl", "acc_iwl", "acc_flip", "induction_max"))

@@ -13,15 +13,14 @@ The subcommands join the ``testbed`` group of ``testbed.py`` when this module is
 """
 from __future__ import annotations
 
-import os
 from dataclasses import asdict, replace
 from pathlib import Path
 
 import click
 
 from .common import MAX_STEPS, SEED, IntIn, WritablePath, device_option, emit_json
-from .testbed import (DATA_KNOBS, comma_list, KNOB_TYPES, MAX_ACTIVATIONS, MAX_SEEDS, MODEL_KNOBS, TRAIN_KNOBS, _check_size,
-                      _metric_entry, _options_named, _summary, testbed)
+from .testbed import (DATA_KNOBS, KNOB_TYPES, MAX_ACTIVATIONS, MAX_SEEDS, MODEL_KNOBS, TRAIN_KNOBS, _check_size,
+                      _metric_entry, _options_named, _pick, _summary, comma_list, testbed, threads_option)
 
 M1_KNOBS = {k: v for k, v in DATA_KNOBS.items() if k != "pB"}
 """M1's knobs in the two-modality commands (there ``--pB`` is the burstiness of the multimodal data)."""
@@ -107,10 +106,7 @@ def run_options(seeds: bool = True):
                                  help="Models (seeds 0..n-1 offset by 100·--seed)."))
     opts += [click.option("--seed", type=SEED, default=0, show_default=True,
                           help="Seed of the data stream and evaluation sets."),
-             device_option(),
-             click.option("--threads", type=IntIn(1, os.cpu_count() or 1, "this machine's CPU count"),
-                          default=os.cpu_count() or 1, show_default=True,
-                          help="torch CPU threads (default: every core of this machine).")]
+             device_option(), threads_option()]
     return lambda f: _apply(f, opts)
 
 
@@ -132,10 +128,6 @@ def _sizes(quick: bool):
     from ..claims.testbed_multimodal import FULL, QUICK
 
     return QUICK if quick else FULL
-
-
-def _pick(table: dict, kw: dict) -> dict:
-    return {v: kw[k] for k, v in table.items() if kw.get(k) is not None}
 
 
 def _replace(obj, hint: str | None = None, **changes):
@@ -190,9 +182,9 @@ def _seed_list(seed: int, n: int) -> list[int]:
 
 
 def _baselines(m1) -> dict:
-    from mmicl.numerics.testbed.multimodal_metrics import uniform_baselines
+    from mmicl.numerics.testbed.multimodal_metrics import baselines
 
-    return {"copy": m1.B / m1.N, "uniform_guess": 1 / m1.L, **uniform_baselines(m1.N, m1.B)}
+    return baselines(m1)
 
 
 def _stage1_summary(final: dict) -> dict:

@@ -87,7 +87,7 @@ def _testbed_compute(config: dict) -> dict:
     from mmicl.numerics.testbed.train import train_ensemble
 
     torch.set_num_threads(1)
-    data, model, train = _testbed_parts({k: v for k, v in config.items() if k != "seed"})
+    data, model, train = _testbed_parts(config)
     run = train_ensemble(model, [MemberSpec(data, config["seed"])], train, data_seed=config["seed"])
     h = run.history
     final = {k: float(h.final(k)[0]) for k in ("acc_icl", "acc_iwl", "acc_flip", "iwl_context_rate")}
