@@ -6,6 +6,7 @@ it.  Each family of commands lives in its own module under ``proofs/commands`` a
 """
 from __future__ import annotations
 
+import os
 import sys
 from importlib import import_module
 from pathlib import Path
@@ -85,7 +86,14 @@ def _law_text(ctx, param, value):
               help="auto (cuda where torch sees a GPU, else cpu), cpu or cuda.")
 @click.option("--law", default=None, callback=_law_text,
               help="LAW to check the claims on (default: each claim's own laws).")
-def verify(quick, claims, everything, out, seed, device, law):
+@click.option("--threads", type=click.IntRange(1, os.cpu_count() or 1), default=os.cpu_count() or 1,
+              show_default=True,
+              help="torch CPU threads of the testbed claims' training (the other claims train many small "
+                   "models, one thread each).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler (e.g. tcp://host:8786) to send the testbed claims' training runs to; "
+                   "default: train here.")
+def verify(quick, claims, everything, out, seed, device, law, threads, scheduler):
     """Run the registry: print a verdict table; write OUT/verdicts.json, OUT/report.md, OUT/report.html.
 
     Figure paths in verdicts.json and report.md are relative to OUT, so the folder can be moved.
@@ -104,7 +112,8 @@ def verify(quick, claims, everything, out, seed, device, law):
         chosen = select(list(claims), everything)
     except KeyError as e:
         raise click.BadParameter(str(e.args[0]), param_hint="--claim") from None
-    config = RunConfig(quick=quick, out=out, seed=seed, device=device, law=law)
+    config = RunConfig(quick=quick, out=out, seed=seed, device=device, law=law, scheduler=scheduler,
+                       testbed_threads=threads)
     _one_torch_thread()
     results = []
     table = Table(title=f"mmicl verify ({'quick' if quick else 'full'}, seed {seed})")

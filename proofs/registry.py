@@ -53,6 +53,11 @@ class RunConfig:
     smoke: bool = False
     """The reduced size of the random-law property test (tests/test_claims_property.py): short
     depth sweeps, no Monte Carlo training and no basin maps; implies ``quick``."""
+    scheduler: str | None = None
+    """The address of a Dask scheduler that the testbed claims send their training runs to (None:
+    they train in this process)."""
+    testbed_threads: int | None = None
+    """torch CPU threads while a testbed claim trains (None: torch's setting is left alone)."""
 
     def __post_init__(self):
         """A bad seed, device, folder or law is refused here, before any claim runs (``InputError``,
@@ -67,6 +72,11 @@ class RunConfig:
         self.out = Path(self.out)
         if self.law is not None and not isinstance(self.law, str):
             raise InputError(f"law must be LAW text (a str) or None, got {type(self.law).__name__}")
+        if self.scheduler is not None and (not isinstance(self.scheduler, str) or not self.scheduler.strip()):
+            raise InputError(f"scheduler must be a Dask scheduler address such as 'tcp://host:8786', got {self.scheduler!r}")
+        if self.testbed_threads is not None and (isinstance(self.testbed_threads, bool) or
+                                                 not isinstance(self.testbed_threads, int) or self.testbed_threads < 1):
+            raise InputError(f"testbed_threads must be a positive whole number or None, got {self.testbed_threads!r}")
 
     @property
     def figures(self) -> Path:

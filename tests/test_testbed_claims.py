@@ -18,7 +18,7 @@ torch.set_num_threads(1)
 
 TOY = replace(tb.QUICK, model=replace(tb.QUICK.model, width=8), seeds=2, K_grid=(64, 256), K_mid=128, K_hi=256, K_edge=64,
               train=TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=2, eval_size=16),
-              heads_grid=(1, 2), layers_grid=(2, 3))
+              heads_grid=(1, 2), layers_grid=(2, 3), claim8_seeds=3)
 
 
 def test_testbed_claims_are_registered_but_not_run_by_default():

@@ -104,19 +104,23 @@ class ModelConfig:
 @dataclass(frozen=True)
 class TrainConfig:
     """Adam on the L-way cross-entropy at the query; metrics every ``eval_every`` steps on fixed
-    evaluation sets of ``eval_size`` sequences per member."""
+    evaluation sets of ``eval_size`` sequences per member.  ``warmup`` > 0 raises the learning rate
+    linearly, lr·t/warmup at step t ≤ warmup, then holds it at lr (0: constant lr from step 1)."""
 
     steps: int = 2000
     batch: int = 128
     lr: float = 1e-3
     eval_every: int = 250
     eval_size: int = 512
+    warmup: int = 0
 
     def __post_init__(self):
         for name in ("steps", "batch", "eval_every", "eval_size"):
             v = getattr(self, name)
             if not isinstance(v, int) or v < 1:
                 raise TestbedConfigError(f"{name} must be a positive integer, got {v!r}")
+        if not isinstance(self.warmup, int) or isinstance(self.warmup, bool) or self.warmup < 0:
+            raise TestbedConfigError(f"warmup must be a whole number of steps ≥ 0, got {self.warmup!r}")
         if not (math.isfinite(self.lr) and self.lr > 0):
             raise TestbedConfigError(f"lr must be a positive finite number, got {self.lr!r}")
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .config import DataConfig, MemberSpec, ModelConfig, TrainConfig
-from .train import TrainedEnsemble, train_ensemble
+from .train import History, TrainedEnsemble, train_ensemble
 
 DERIVED = {
     "induction_max": ("induction", lambda t: t.flatten(-2).max(-1).values),
@@ -30,10 +30,17 @@ class Arm:
 
 
 @dataclass
+class StoredRun:
+    """An ensemble run read back from a results store: its curves (the models are not kept)."""
+
+    history: History
+
+
+@dataclass
 class ArmResults:
     arms: list[Arm]
     seeds: list[int]
-    run: TrainedEnsemble
+    run: TrainedEnsemble | StoredRun
 
     def _index(self, arm: str) -> list[int]:
         names = [a.name for a in self.arms]

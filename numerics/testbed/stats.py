@@ -85,3 +85,80 @@ def spearman(x, y) -> float:
     if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
     return float(_st.spearmanr(x, y).statistic)
+
+
+@dataclass
+class Association:
+    """A time-stratified rank association of two per-seed curves, with its permutation p-values."""
+
+    statistic: float
+    p_greater: float
+    p_less: float
+    permutations: int
+    exact: bool
+    informative_steps: int
+
+    def to_json(self) -> dict:
+        return {k: (round(v, 6) if isinstance(v, float) else v) for k, v in asdict(self).items()}
+
+    def decision(self, level: float = LEVEL) -> bool | None:
+        """True when the association is positive at two-sided level ``level``, False when negative,
+        None when neither p-value reaches (1 − level)/2."""
+        alpha = (1 - level) / 2
+        if self.p_greater <= alpha:
+            return True
+        if self.p_less <= alpha:
+            return False
+        return None
+
+
+def _centred_ranks(x: np.ndarray) -> np.ndarray:
+    """Ranks across seeds (axis 1) within each step (row), ties averaged, centred per row."""
+    r = np.apply_along_axis(_st.rankdata, 1, x)
+    return r - r.mean(1, keepdims=True)
+
+
+def stratified_association(x, y, max_exact_seeds: int = 8, permutations: int = 20_000,
+                           seed: int = 0) -> Association:
+    """Do seeds with larger ``x`` have larger ``y`` *at the same training step*?
+
+    ``x``, ``y``: (steps, seeds).  Within each step the seeds are ranked on x and on y; the
+    statistic is the correlation of the centred ranks pooled over steps, so that time itself (which
+    moves every seed together) contributes nothing.  Null: the seeds' y-curves are exchangeable
+    with respect to their x-curves.  The p-values come from permuting whole y-curves across seeds
+    (one permutation for all steps, which keeps each seed's persistence over time): every
+    permutation when there are at most ``max_exact_seeds`` seeds, else ``permutations`` random ones
+    (``seed``), each with the +1 correction of a Monte Carlo test.  Steps where x or y is the same
+    for every seed carry no information and add nothing.
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    if x.shape != y.shape or x.ndim != 2:
+        raise ValueError(f"x and y must both be (steps, seeds), got {x.shape} and {y.shape}")
+    if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("the curves must be finite")
+    n = x.shape[1]
+    rx, ry = _centred_ranks(x), _centred_ranks(y)
+    informative = int(np.sum((np.ptp(x, 1) > 0) & (np.ptp(y, 1) > 0)))
+    norm = math.sqrt(float((rx ** 2).sum() * (ry ** 2).sum()))
+    if n < 3 or norm == 0:
+        return Association(float("nan"), 1.0, 1.0, 0, True, informative)
+    stat = float((rx * ry).sum() / norm)
+    if math.factorial(n) <= math.factorial(max_exact_seeds):
+        import itertools
+
+        perms = np.array(list(itertools.permutations(range(n))))
+        exact = True
+    else:
+        rng = np.random.default_rng(seed)
+        perms = np.array([rng.permutation(n) for _ in range(permutations)])
+        exact = False
+    # Σ_k Σ_i rx[k, i] · ry[k, π(i)] = Σ_i Σ_j C[i, j]·[π(i) = j] with C = rx^T ry
+    C = rx.T @ ry
+    null = C[np.arange(n)[None, :], perms].sum(1) / norm
+    tol = 1e-12 * max(1.0, abs(stat))
+    ge, le = int(np.sum(null >= stat - tol)), int(np.sum(null <= stat + tol))
+    if exact:
+        p_greater, p_less = ge / len(perms), le / len(perms)
+    else:
+        p_greater, p_less = (ge + 1) / (len(perms) + 1), (le + 1) / (len(perms) + 1)
+    return Association(stat, p_greater, p_less, len(perms), exact, informative)

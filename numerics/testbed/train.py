@@ -46,6 +46,16 @@ class History:
                 "loss": [v.tolist() for v in self.loss],
                 "metrics": {k: [v.tolist() for v in vs] for k, vs in self.metrics.items()}}
 
+    @staticmethod
+    def from_json(d: dict) -> "History":
+        """The inverse of ``to_json`` (float32 tensors; a missing loss is NaN, as at step 0)."""
+        def tensor(v):
+            return torch.tensor([float("nan") if x is None else x for x in v] if isinstance(v, list) and v
+                                and not isinstance(v[0], list) else v, dtype=torch.float32)
+        return History(steps=list(d["steps"]), seconds=float(d.get("seconds") or 0.0),
+                       loss=[tensor(v) for v in d["loss"]],
+                       metrics={k: [tensor(v) for v in vs] for k, vs in d["metrics"].items()})
+
 
 @dataclass
 class TrainedEnsemble:
@@ -89,7 +99,8 @@ def training_loop(params: list[torch.nn.Parameter], member_losses, evaluate_now,
                   progress: bool = False, description: str = "training") -> History:
     """The one loop: Adam on Σ_e member_losses()[e] over ``params`` for ``train.steps`` steps;
     ``evaluate_now()`` (a dict of per-member metrics) at step 0, every ``eval_every`` steps and at
-    the end, beside the mean training loss of each member over the window."""
+    the end, beside the mean training loss of each member over the window.  With ``train.warmup``
+    the learning rate rises linearly to ``train.lr`` over the first ``warmup`` steps."""
     opt = torch.optim.Adam(params, lr=train.lr)
     history = History()
     running, count = None, 0
@@ -97,6 +108,9 @@ def training_loop(params: list[torch.nn.Parameter], member_losses, evaluate_now,
     history.add(0, evaluate_now(), torch.full((E,), float("nan")))
     bar = _progress(progress, description, train.steps)
     for step in range(1, train.steps + 1):
+        if step <= train.warmup:
+            for group in opt.param_groups:
+                group["lr"] = train.lr * step / train.warmup
         per_member = member_losses()
         opt.zero_grad(set_to_none=True)
         per_member.sum().backward()

@@ -1,14 +1,20 @@
 """Claims 1, 2, 3 and 8 of the testbed (unimodal; stated in docs/testbed.md): empirical, several seeds, intervals.
 
-Each claim trains its grid as one ensemble per model shape (``numerics.testbed.experiments``),
-compares final accuracies (and head strengths) across arms with Welch 95% intervals over seeds, and
-says ``holds`` when every interval lies on the claimed side, ``fails`` when one lies on the other
-side, ``inconclusive`` when an interval straddles zero.  Sizes: ``quick`` fits 2 CPU cores in
-minutes; full is meant for a GPU.  The numbers, the curves (JSON) and the figures go under
-``OUT/testbed/``.  Not run by a plain ``mmicl verify`` (default=False).
+Each claim's arms, sizes, seeds and decision rule are fixed in this module before it runs; a change
+of any of them is a new version of the claim (``VERSIONS``), and every result file says which
+version ran.  Each claim trains its grid as one ensemble per model shape, as runs of the sweep
+runner kept in the results store ``OUT/testbed/runs`` (a killed claim resumes; ``mmicl verify
+--scheduler`` sends the runs to a Dask cluster).  The checks use t / Welch 95% intervals over seeds
+(and, for claim 8's association, a permutation test): ``holds`` when every check is decided on the
+claimed side, ``fails`` when one is decided on the other side, ``inconclusive`` otherwise.  Sizes:
+``QUICK`` fits 2 CPU cores in minutes; ``FULL`` is meant for a GPU.  The numbers, the curves (JSON)
+and the figures go under ``OUT/testbed/``.  Not run by a plain ``mmicl verify`` (default=False).
 """
 from __future__ import annotations
 
+import functools
+import math
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -16,12 +22,17 @@ import numpy as np
 
 from mmicl.numerics.atomic import write_json
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
-from mmicl.numerics.testbed.experiments import Arm, ArmResults, run_arms
+from mmicl.numerics.testbed.experiments import Arm, ArmResults, StoredRun
 from mmicl.numerics.testbed.figures import plot_against, plot_curves
-from mmicl.numerics.testbed.metrics import ablated_icl_accuracy, ablation_drop, baselines, uniform_baselines
-from mmicl.numerics.testbed.stats import decide, spearman, t_interval, welch_interval
+from mmicl.numerics.testbed.metrics import baselines, uniform_baselines
+from mmicl.numerics.testbed.stats import Interval, decide, spearman, stratified_association, t_interval, welch_interval
+from mmicl.numerics.testbed.train import History
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
+from ..sweep.runner import run_here, run_sweep
+from ..sweep.runs import KINDS
+from ..sweep.spec import RunSpec
+from ..sweep.store import Store
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,11 @@ class Sizes:
     zipf_hi: float
     heads_grid: tuple[int, ...]
     layers_grid: tuple[int, ...]
+    claim8_heads: int
+    """heads per layer of claim 8's model: enough that a layer holding an induction head usually
+    also holds a non-induction head, so that the control ablation can be layer-matched"""
+    claim8_seeds: int
+    """seeds of claim 8: its association test permutes whole seeds (8 seeds: 40 320 permutations)"""
 
 
 QUICK = Sizes(
@@ -51,16 +67,22 @@ QUICK = Sizes(
     data=DataConfig(K=512, L=16, D=16, N=4, B=2, p_bursty=1.0, eps=0.1),
     model=ModelConfig(layers=2, heads=1, width=32, mlp_ratio=2, pos="ape", ape_slots=16),
     train=TrainConfig(steps=3000, batch=128, lr=2e-3, eval_every=250, eval_size=256),
-    seeds=3, K_lo=64, K_mid=512, K_hi=16384, K_edge=128, K_grid=(512, 16384),
-    eps_hi=0.5, zipf_hi=1.5, heads_grid=(1, 4), layers_grid=(2, 4),
+    seeds=5, K_lo=64, K_mid=512, K_hi=16384, K_edge=128, K_grid=(128, 512, 2048, 16384),
+    eps_hi=0.5, zipf_hi=1.5, heads_grid=(1, 4), layers_grid=(2, 4), claim8_heads=4, claim8_seeds=8,
 )
 FULL = Sizes(
     data=DataConfig(K=1024, L=32, D=64, N=8, B=2, p_bursty=1.0, eps=0.1),
     model=ModelConfig(layers=2, heads=1, width=64, mlp_ratio=2, pos="ape", ape_slots=32),
     train=TrainConfig(steps=20000, batch=128, lr=1e-3, eval_every=500, eval_size=1024),
     seeds=5, K_lo=256, K_mid=1024, K_hi=16384, K_edge=1024, K_grid=(256, 512, 1024, 2048, 4096, 8192, 16384),
-    eps_hi=0.5, zipf_hi=1.5, heads_grid=(1, 2, 4), layers_grid=(2, 3, 4),
+    eps_hi=0.5, zipf_hi=1.5, heads_grid=(1, 2, 4), layers_grid=(2, 3, 4), claim8_heads=4, claim8_seeds=8,
 )
+
+VERSIONS = {"claim1": 2, "claim2": 2, "claim3": 2, "claim8": 2}
+"""The version of each claim's settings and rule (docs/testbed.md lists what each version changed).
+Version 2 of all four: 5 seeds at the quick size (was 3), every arm and rule stated before any run
+of this version; claim 2 decided at the final plateau; claim 3 on thresholds over a K grid; claim 8
+with held-out head selection, a control ablation and an association at matched training time."""
 
 
 INDUCTION_HEAD = 0.5
@@ -71,17 +93,82 @@ def sizes(config: RunConfig) -> Sizes:
     return QUICK if config.quick else FULL
 
 
+@contextmanager
+def testbed_threads(config: RunConfig):
+    """torch's CPU thread count set to ``config.testbed_threads`` for the block (unchanged if None)."""
+    if config.testbed_threads is None:
+        yield
+        return
+    import torch
+
+    old = torch.get_num_threads()
+    torch.set_num_threads(config.testbed_threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
+
+
+def threaded(claim_fn):
+    """A testbed claim function run under ``testbed_threads``."""
+    @functools.wraps(claim_fn)
+    def run(config: RunConfig):
+        with testbed_threads(config):
+            return claim_fn(config)
+    return run
+
+
+def _provenance(config: RunConfig, name: str, sz: Sizes, record: dict) -> dict:
+    """What every claim result file starts with: version, sizes, seeds, device, baselines, and the
+    store record of (one of) its runs."""
+    return {"claim": f"testbed.{name}", "version": VERSIONS[name], "sizes": asdict(sz),
+            "seeds": record["config"]["seeds"], "data_seed": config.seed, "device": config.device,
+            "baselines": baselines(sz.data), "run_key": record["key"], "provenance": record["provenance"]}
+
+
 def _out(config: RunConfig) -> Path:
     p = Path(config.out) / "testbed"
     p.mkdir(parents=True, exist_ok=True)
     return p
 
 
-def _run(config: RunConfig, model: ModelConfig, arms: list[Arm], description: str) -> ArmResults:
+def _ensembles(config: RunConfig, jobs: dict[str, tuple[ModelConfig, list[Arm], dict | None]],
+               seeds: list[int] | None = None) -> dict[str, tuple[ArmResults, dict]]:
+    """Train each job (a model shape, its arms and an optional analysis) as one ensemble run of the
+    sweep runner, kept in the results store ``OUT/testbed/runs``: a run already there (same
+    settings, seeds, device and mmicl version) is read back, not trained again, so a claim killed
+    midway resumes where it stopped.  With ``config.scheduler`` the runs go to that Dask cluster;
+    otherwise they run here, one after the other.  Returns, per job, its ``ArmResults`` (curves)
+    and its stored record (provenance, analysis)."""
     sz = sizes(config)
-    seeds = [config.seed * 100 + s for s in range(sz.seeds)]
-    return run_arms(model, arms, seeds, sz.train, device=config.device, data_seed=config.seed,
-                    progress=True, description=description)
+    seeds = seeds or [config.seed * 100 + s for s in range(sz.seeds)]
+    specs = {}
+    for name, (model, arms, analysis) in jobs.items():
+        raw = {"model": asdict(model), "train": asdict(sz.train), "seeds": seeds, "data_seed": config.seed,
+               "arms": [{"name": a.name, "data": asdict(a.data)} for a in arms], "device": config.device,
+               "analysis": analysis}
+        specs[name] = RunSpec("ensemble", KINDS["ensemble"].normalise(raw))
+    store = Store(_out(config) / "runs")
+    if config.scheduler:
+        run_sweep(list(specs.values()), store, scheduler=config.scheduler, progress=True)
+    else:
+        run_here(list(specs.values()), store, progress=True)
+    out = {}
+    for name, spec in specs.items():
+        record = store.record(spec.key)
+        if record is None or record["status"] != "done":
+            why = "no record" if record is None else record.get("error")
+            raise RuntimeError(f"the {name} ensemble of this claim did not finish ({why}); its record is "
+                               f"{store.runs / (spec.key + '.json')}")
+        history = History.from_json(record["result"]["history"])
+        history.seconds = float(record["provenance"]["seconds"])
+        out[name] = (ArmResults(jobs[name][1], seeds, StoredRun(history)), record)
+    return out
+
+
+def _run(config: RunConfig, model: ModelConfig, arms: list[Arm], description: str,
+         seeds: list[int] | None = None, analysis: dict | None = None) -> tuple[ArmResults, dict]:
+    return _ensembles(config, {description: (model, arms, analysis)}, seeds)[description]
 
 
 def compare(name: str, a: np.ndarray, b: np.ndarray, what: str) -> Check:
@@ -142,7 +229,7 @@ def claim1(config: RunConfig):
         Arm("highK_zipf0", replace(d, K=sz.K_hi, p_bursty=0.9, zipf=0.0)),
         Arm(f"highK_zipf{sz.zipf_hi:g}", replace(d, K=sz.K_hi, p_bursty=0.9, zipf=sz.zipf_hi)),
     ]
-    r = _run(config, sz.model, arms, "testbed.claim1")
+    r, record = _run(config, sz.model, arms, "testbed.claim1")
     uniform, copy = _chance(d)
     zhi = f"highK_zipf{sz.zipf_hi:g}"
     icl, iwl = (lambda a: r.final("acc_icl", a)), (lambda a: r.final("acc_iwl", a))
@@ -172,30 +259,54 @@ def claim1(config: RunConfig):
         "IWL (bursty)": [iwl("lowK_bursty"), iwl("highK_bursty")],
         "ICL (iid)": [icl("lowK_iid"), icl("highK_iid")],
         "IWL (iid)": [iwl("lowK_iid"), iwl("highK_iid")]}, out / "claim1_vs_K.png", "K", "final accuracy vs K", True))
-    write_json(out / "claim1.json", {"sizes": asdict(sz), "baselines": baselines(sz.data), "seeds": r.seeds, "table": r.table(),
-                                     "history": r.run.history.to_json(), "seconds": r.run.history.seconds})
+    write_json(out / "claim1.json", _provenance(config, "claim1", sz, record) | {
+        "table": r.table(), "history": r.run.history.to_json()})
     summary = {"ICL_highK_bursty": float(icl("highK_bursty").mean()), "IWL_lowK_iid": float(iwl("lowK_iid").mean())}
     return _hyps(sz, config), checks, summary, figs
 
 
 # ---- claim 2: scaling layers or heads favours IWL --------------------------------------------
+def settled(icl: np.ndarray, iwl: np.ndarray, copy: float, eval_size: int) -> tuple[np.ndarray, float]:
+    """Per seed, whether a run has reached its final plateau: over the last quarter of its
+    evaluations, ICL and IWL accuracy each moved by at most ``tol``, and its ICL is not within
+    ``tol`` of the copy baseline (the copy plateau is a way station, not an end).  ``icl``/``iwl``:
+    (evaluations, seeds).  ``tol`` = 2·√(2·¼/eval_size): twice the largest standard error of a
+    difference of two accuracies on ``eval_size`` sequences."""
+    tol = 2 * math.sqrt(2 * 0.25 / eval_size)
+    q = max(1, len(icl) * 3 // 4)
+    still = (np.abs(icl[-1] - icl[q - 1]) <= tol) & (np.abs(iwl[-1] - iwl[q - 1]) <= tol)
+    return still & (np.abs(icl[-1] - copy) > tol), tol
+
+
 def claim2(config: RunConfig):
     sz = sizes(config)
     arm = [Arm("midK_bursty", replace(sz.data, K=sz.K_mid, p_bursty=1.0))]
+    # every shape has the base width: more heads split it into narrower heads, more layers stack it
     shapes = {f"{sz.model.layers}L{h}H": replace(sz.model, heads=h) for h in sz.heads_grid}
     shapes |= {f"{n}L{sz.model.heads}H": replace(sz.model, layers=n) for n in sz.layers_grid}
-    runs = {name: _run(config, m, arm, f"testbed.claim2 {name}") for name, m in shapes.items()}
-    pref = {n: r.final("acc_iwl", "midK_bursty") - r.final("acc_icl", "midK_bursty") for n, r in runs.items()}
+    done = _ensembles(config, {name: (m, arm, None) for name, m in shapes.items()})
+    runs = {name: r for name, (r, _) in done.items()}
+    _, copy = _chance(sz.data)
+    icl = {n: r.curve("acc_icl", "midK_bursty") for n, r in runs.items()}
+    iwl = {n: r.curve("acc_iwl", "midK_bursty") for n, r in runs.items()}
+    pref = {n: iwl[n][-1] - icl[n][-1] for n in runs}
+    at_plateau = {}
+    for n in runs:
+        at_plateau[n], tol = settled(icl[n], iwl[n], copy, sz.train.eval_size)
     base = f"{sz.model.layers}L{sz.model.heads}H"
     checks = []
-    for h in sz.heads_grid[1:]:
-        n = f"{sz.model.layers}L{h}H"
-        checks.append(compare(f"{h} heads favour IWL over {sz.model.heads}", pref[n], pref[base],
-                              f"(IWL − ICL) of {n} minus that of {base}"))
-    for layers in sz.layers_grid[1:]:
-        n = f"{layers}L{sz.model.heads}H"
-        checks.append(compare(f"{layers} layers favour IWL over {sz.model.layers}", pref[n], pref[base],
-                              f"(IWL − ICL) of {n} minus that of {base}"))
+    for n in [f"{sz.model.layers}L{h}H" for h in sz.heads_grid[1:]] + [f"{k}L{sz.model.heads}H" for k in sz.layers_grid[1:]]:
+        c = compare(f"{n} favours IWL over {base} (both at their final plateau)", pref[n], pref[base],
+                    f"final (IWL − ICL) of {n} minus that of {base}")
+        unsettled = {m: int((~at_plateau[m]).sum()) for m in (n, base)}
+        c.numbers |= {"seeds_not_at_plateau": unsettled, "plateau_tolerance": round(tol, 4),
+                      "area_under_icl": {m: _area(runs[m], "acc_icl").round(4).tolist() for m in (n, base)}}
+        c.tolerance += (f"; decided only when every seed of both shapes is at its final plateau (last-quarter "
+                        f"change ≤ {tol:.3f} in ICL and IWL, ICL off the copy plateau B/N)")
+        if any(unsettled.values()):
+            c.passed = None
+            c.detail += f"; undecided: seeds not at their final plateau {unsettled} (a slower model is not an IWL model)"
+        checks.append(c)
     out = _out(config)
     figs = []
     for label, names, xs in (("heads", [f"{sz.model.layers}L{h}H" for h in sz.heads_grid], list(sz.heads_grid)),
@@ -204,124 +315,190 @@ def claim2(config: RunConfig):
             "ICL": [runs[n].final("acc_icl", "midK_bursty") for n in names],
             "IWL": [runs[n].final("acc_iwl", "midK_bursty") for n in names]},
             out / f"claim2_vs_{label}.png", label, f"final accuracy vs {label} (K={sz.K_mid}, bursty)"))
-    write_json(out / "claim2.json", {"sizes": asdict(sz), "baselines": baselines(sz.data), "shapes": {n: asdict(m) for n, m in shapes.items()},
-                                     "tables": {n: r.table() for n, r in runs.items()},
-                                     "histories": {n: r.run.history.to_json() for n, r in runs.items()}})
+    figs += [plot_curves(r, out / f"claim2_curves_{n}.png", ("acc_icl", "acc_iwl"), n) for n, r in runs.items()]
+    write_json(out / "claim2.json", _provenance(config, "claim2", sz, done[base][1]) | {
+        "shapes": {n: asdict(m) for n, m in shapes.items()},
+        "at_plateau": {n: v.tolist() for n, v in at_plateau.items()},
+        "tables": {n: r.table() for n, r in runs.items()},
+        "histories": {n: r.run.history.to_json() for n, r in runs.items()}})
     summary = {f"IWL-ICL_{n}": float(v.mean()) for n, v in pref.items()}
     return _hyps(sz, config), checks, summary, figs
 
 
+def _area(r: ArmResults, metric: str, arm: str | None = None) -> np.ndarray:
+    """Per seed, the mean of a metric's curve over training (trapezoid in steps / total steps)."""
+    arm = arm or r.arms[0].name
+    c, steps = r.curve(metric, arm), np.asarray(r.steps, float)
+    return ((c[1:] + c[:-1]) / 2 * np.diff(steps)[:, None]).sum(0) / (steps[-1] - steps[0])
+
+
 # ---- claim 3: RoPE vs absolute positions -----------------------------------------------------
+def icl_status(values: np.ndarray, copy: float) -> tuple[str, Interval]:
+    """"above" when the t interval of ICL accuracy over seeds lies above the copy baseline B/N (the
+    model does ICL), "not above" when it lies wholly below or at it, "undecided" otherwise."""
+    iv = t_interval(values)
+    d = decide(iv, copy)
+    return {True: "above", False: "not above", None: "undecided"}[d], iv
+
+
+def threshold(status: dict[int, str]) -> int | None:
+    """The smallest K of the grid from which ICL is "above" at that K and at every larger K (None:
+    at none)."""
+    ks = sorted(status)
+    for i, k in enumerate(ks):
+        if all(status[j] == "above" for j in ks[i:]):
+            return k
+    return None
+
+
+def threshold_check(icl: dict[str, dict[int, np.ndarray]], copy: float) -> Check:
+    """RoPE raises the ICL threshold: decided on each arm's threshold over the K grid.
+
+    Holds when APE has a threshold, RoPE's is larger (or RoPE has none), and at APE's threshold
+    APE's ICL is above RoPE's (Welch interval above 0).  Fails when RoPE has a threshold, APE's is
+    larger (or APE has none), and at RoPE's threshold RoPE's ICL is above APE's.  Otherwise
+    (equal thresholds, or no decisive difference at the threshold) inconclusive."""
+    status = {p: {k: icl_status(v, copy) for k, v in by_k.items()} for p, by_k in icl.items()}
+    th = {p: threshold({k: st for k, (st, _) in by_k.items()}) for p, by_k in status.items()}
+    diff = {k: welch_interval(icl["ape"][k], icl["rope"][k]) for k in icl["ape"]}
+    passed, why = None, "no decisive difference of thresholds"
+    a, r = th["ape"], th["rope"]
+    if a is not None and (r is None or r > a):
+        passed, why = (True, f"APE's threshold {a} < RoPE's {r}, and APE − RoPE at K={a} is {diff[a]}") \
+            if decide(diff[a]) is True else (None, f"thresholds APE {a}, RoPE {r}, but APE − RoPE at K={a} is {diff[a]}")
+    elif r is not None and (a is None or a > r):
+        passed, why = (False, f"RoPE's threshold {r} < APE's {a}, and RoPE − APE at K={r} is {-diff[r].mean:.3f}") \
+            if decide(diff[r]) is False else (None, f"thresholds APE {a}, RoPE {r}, but APE − RoPE at K={r} is {diff[r]}")
+    elif a is not None and a == r:
+        why = f"equal thresholds (K={a}) at the resolution of the grid"
+    return Check(
+        name="RoPE raises the ICL threshold (smallest K of the grid from which ICL is above B/N)",
+        method="empirical (seeds)", passed=passed,
+        numbers={"threshold": th, "copy_baseline": copy,
+                 "status": {p: {str(k): {"status": st, "interval": iv.to_json()} for k, (st, iv) in by_k.items()}
+                            for p, by_k in status.items()},
+                 "ICL(APE) - ICL(RoPE)": {str(k): iv.to_json() for k, iv in diff.items()}},
+        tolerance="t 95% intervals of ICL against B/N per K and arm; Welch 95% interval of APE − RoPE at the "
+                  "threshold",
+        detail=why + "; per K " + "; ".join(
+            f"K={k}: APE {status['ape'][k][1]} ({status['ape'][k][0]}), RoPE {status['rope'][k][1]} "
+            f"({status['rope'][k][0]})" for k in sorted(diff)))
+
+
 def claim3(config: RunConfig):
     sz = sizes(config)
     arms = [Arm(f"K{k}", replace(sz.data, K=k, p_bursty=1.0)) for k in sz.K_grid]
-    runs = {pos: _run(config, replace(sz.model, pos=pos), arms, f"testbed.claim3 {pos}") for pos in ("ape", "rope")}
-    uniform, copy = _chance(sz.data)
-    thresholds = {pos: _threshold(r, sz.K_grid, copy) for pos, r in runs.items()}
-    per_k = {k: welch_interval(runs["ape"].final("acc_icl", f"K{k}"), runs["rope"].final("acc_icl", f"K{k}"))
-             for k in sz.K_grid}
-    # "RoPE raises the threshold": APE does more ICL than RoPE at some K of the grid and RoPE does
-    # more than APE at none.  One K with RoPE ahead contradicts it; no decisive K leaves it open.
-    ahead = [k for k, iv in per_k.items() if decide(iv) is True]
-    behind = [k for k, iv in per_k.items() if decide(iv) is False]
-    checks = [Check(
-        name="APE reaches ICL at a smaller K than RoPE", method="empirical (seeds)",
-        passed=False if behind else (True if ahead else None),
-        numbers={"ICL(APE) - ICL(RoPE)": {str(k): iv.to_json() for k, iv in per_k.items()},
-                 "K_threshold": thresholds},
-        tolerance="Welch 95% interval over seeds at each K; passes if above 0 at some K and below at none",
-        detail="; ".join(f"K={k}: {iv}" for k, iv in per_k.items())
-        + f"; APE ahead at {ahead}, RoPE ahead at {behind}; thresholds (smallest K with ICL above B/N) {thresholds}")]
+    done = _ensembles(config, {pos: (replace(sz.model, pos=pos), arms, None) for pos in ("ape", "rope")})
+    runs = {pos: r for pos, (r, _) in done.items()}
+    _, copy = _chance(sz.data)
+    icl = {p: {k: r.final("acc_icl", f"K{k}") for k in sz.K_grid} for p, r in runs.items()}
+    checks = [threshold_check(icl, copy)]
     k_hi = f"K{sz.K_hi}"
     base = uniform_baselines(sz.data.N, sz.data.B)
-    checks.append(compare("RoPE weakens the previous-token pattern", runs["ape"].final("prev_token_max", k_hi),
-                          runs["rope"].final("prev_token_max", k_hi),
-                          f"max previous-token strength APE − RoPE at K={sz.K_hi} (APE "
-                          f"{runs['ape'].final('prev_token_max', k_hi).mean():.3f}, RoPE "
-                          f"{runs['rope'].final('prev_token_max', k_hi).mean():.3f}; uniform attention "
-                          f"{base['prev_token']:.3f})"))
-    checks.append(compare("RoPE weakens the induction pattern", runs["ape"].final("induction_max", k_hi),
-                          runs["rope"].final("induction_max", k_hi),
-                          f"max induction strength APE − RoPE at K={sz.K_hi} (uniform attention "
-                          f"{base['induction']:.3f})"))
+    for metric, what in (("prev_token_max", "previous-token"), ("induction_max", "induction")):
+        a, r = runs["ape"].final(metric, k_hi), runs["rope"].final(metric, k_hi)
+        checks.append(compare(f"RoPE weakens the {what} pattern", a, r,
+                              f"max {what} strength APE − RoPE at K={sz.K_hi} (APE {a.mean():.3f}, RoPE {r.mean():.3f}; "
+                              f"uniform attention {base[metric.removesuffix('_max')]:.3f})"))
+        checks[-1].numbers["uniform_attention"] = base[metric.removesuffix("_max")]
     out = _out(config)
     figs = [plot_against(list(sz.K_grid), {f"ICL {p}": [runs[p].final("acc_icl", f"K{k}") for k in sz.K_grid] for p in runs}
                          | {f"IWL {p}": [runs[p].final("acc_iwl", f"K{k}") for k in sz.K_grid] for p in runs},
                          out / "claim3_vs_K.png", "K", "APE vs RoPE: final accuracy vs K (bursty)", True)]
     figs += [plot_curves(r, out / f"claim3_curves_{p}.png", ("acc_icl", "prev_token_max", "induction_max"), p)
              for p, r in runs.items()]
-    write_json(out / "claim3.json", {"sizes": asdict(sz), "baselines": baselines(sz.data), "thresholds": thresholds,
-                                     "tables": {p: r.table() for p, r in runs.items()},
-                                     "histories": {p: r.run.history.to_json() for p, r in runs.items()}})
-    summary = {f"K_threshold_{p}": str(t) for p, t in thresholds.items()}
+    th = checks[0].numbers["threshold"]
+    write_json(out / "claim3.json", _provenance(config, "claim3", sz, done["ape"][1]) | {
+        "thresholds": th, "tables": {p: r.table() for p, r in runs.items()},
+        "histories": {p: r.run.history.to_json() for p, r in runs.items()}})
+    summary = {f"K_threshold_{p}": str(t) for p, t in th.items()}
     return _hyps(sz, config), checks, summary, figs
-
-
-def _threshold(r: ArmResults, grid, copy: float) -> int | None:
-    """Smallest K of the grid whose final ICL interval lies above the copy baseline (None: none)."""
-    for k in grid:
-        if decide(t_interval(r.final("acc_icl", f"K{k}")), copy):
-            return int(k)
-    return None
 
 
 # ---- claim 8: induction heads ------------------------------------------------------------------
 def claim8(config: RunConfig):
     sz = sizes(config)
-    model = replace(sz.model, heads=2)
+    model = replace(sz.model, heads=sz.claim8_heads)
     arms = [Arm("highK_bursty", replace(sz.data, K=sz.K_hi, p_bursty=1.0))]
-    r = _run(config, model, arms, "testbed.claim8")
-    uniform, copy = _chance(sz.data)
-    icl_curve, ind_curve = r.curve("acc_icl", "highK_bursty"), r.curve("induction_max", "highK_bursty")
-    rho = np.array([spearman(ind_curve[:, s], icl_curve[:, s]) for s in range(len(r.seeds))])
-    finite = rho[np.isfinite(rho)]
-    checks = [above("induction strength rises with ICL accuracy (Spearman over checkpoints)", finite, 0.0,
-                    "per-seed rank correlation of max induction strength and ICL accuracy along training")
-              if finite.size >= 2 else Check("induction strength rises with ICL accuracy", "empirical (seeds)", None,
-                                             numbers={"spearman": rho.tolist()},
-                                             tolerance="needs ≥ 2 seeds whose curves are not constant",
-                                             detail="fewer than 2 seeds with a non-constant curve")]
-    # ablation: per member, zero every head whose final induction score exceeds INDUCTION_HEAD (half
-    # of a perfect induction head's score); the strongest head if none does.  A first quick run that
-    # zeroed only the strongest head found that both heads of the last layer had become induction
-    # heads (scores ≈ 0.9 each): one of them alone carried ICL (0.91 left); see notes/issue-5.md.
-    model_, sets = r.run.model, r.run.eval_sets
-    ind = r.run.history.final("induction")                                   # (E, layers, H)
-    E = ind.shape[0]
-    heads = ind > INDUCTION_HEAD
-    top = ind.flatten(1).argmax(1)
-    for e in range(E):
-        if not heads[e].any():
-            heads[e].view(-1)[top[e]] = True
-    base = r.final("acc_icl", "highK_bursty")
-    after = ablated_icl_accuracy(model_, sets, [], heads).cpu().numpy()
-    single = ablation_drop(model_, sets)                                      # (E, layers, H)
-    checks.append(above("the model does ICL before ablation (above B/N)", base, copy, "final ICL accuracy"))
-    checks.append(below(f"ablating the induction heads (score > {INDUCTION_HEAD}) collapses ICL to at most B/N",
-                        after, copy, "ICL accuracy with the induction heads zeroed"))
-    extra = {"induction_heads": heads.tolist(), "icl_ablate_induction_heads": after.tolist(),
-             "single_head_drop": single.tolist(), "final_induction": ind.tolist()}
+    seeds = [config.seed * 100 + s for s in range(sz.claim8_seeds)]
+    analysis = {"name": "induction_ablation", "threshold": INDUCTION_HEAD,
+                "selection_seed": config.seed + 2_000_003, "control_seed": config.seed + 3_000_017}
+    r, record = _run(config, model, arms, "testbed.claim8", seeds=seeds, analysis=analysis)
+    ab = record["result"]["analysis"]
+    _, copy = _chance(sz.data)
+    arm = "highK_bursty"
+    icl, ind, prev = (r.curve(m, arm) for m in ("acc_icl", "induction_max", "prev_token_max"))
+    steps = np.asarray(r.steps, float)
+
+    # (c) association at matched training time: across seeds, within each evaluation step
+    assoc = stratified_association(ind, icl)
+    assoc_prev = stratified_association(prev, icl)
+    along = {name: np.array([spearman(x[:, s], icl[:, s]) for s in range(len(seeds))])
+             for name, x in (("induction", ind), ("previous_token", prev), ("step", np.repeat(steps[:, None], len(seeds), 1)))}
+    checks = [Check(
+        name="at matched training time, seeds with stronger induction heads do more ICL",
+        method="empirical (seeds; permutation test)", passed=assoc.decision(),
+        numbers={"induction": assoc.to_json(), "previous_token (control)": assoc_prev.to_json(),
+                 "along_training_spearman": {k: [None if not np.isfinite(v) else round(float(v), 4) for v in vs]
+                                             for k, vs in along.items()}},
+        tolerance=f"two-sided 5% permutation test over {len(seeds)} seeds ({assoc.permutations} permutations of whole "
+                  f"ICL curves{', exact' if assoc.exact else ''}); ranks within each of {len(steps)} evaluation steps, "
+                  "so training time contributes nothing",
+        detail=f"stratified rank correlation {assoc.statistic:.3f} (p> {assoc.p_greater:.4f}, p< {assoc.p_less:.4f}, "
+               f"{assoc.informative_steps} informative steps); previous-token strength, for comparison: "
+               f"{assoc_prev.statistic:.3f} (p> {assoc_prev.p_greater:.4f}). Along training (not time-controlled) the "
+               f"mean per-seed Spearman with ICL is {np.nanmean(along['induction']):.3f} for induction, "
+               f"{np.nanmean(along['previous_token']):.3f} for previous-token strength and "
+               f"{np.nanmean(along['step']):.3f} for the step itself")]
+
+    # (a), (b), (d): heads selected on a held-out set; ablation against chance and a control
+    before = np.array(ab["icl"])
+    after = np.array(ab["icl_without_induction_heads"])
+    has = np.array(ab["has_control"])
+    control = np.array([v for v in ab["icl_without_control_heads"] if v is not None])
+    matched = int(np.sum(np.array(ab["control_layer_matched"]) & has))
+    checks.append(above("the model does ICL before ablation (above B/N)", before, copy, "final ICL accuracy"))
+    checks.append(below(f"zeroing the induction heads (score > {INDUCTION_HEAD} on a held-out set) brings ICL to at "
+                        "most B/N", after, copy, "ICL accuracy with the induction heads zeroed"))
+    if has.sum() >= 2:
+        spec = t_interval(control - after[has])
+        checks.append(Check(
+            name="the collapse is specific: zeroing as many non-induction heads costs less",
+            method="empirical (seeds; paired)", passed=decide(spec),
+            numbers={"difference": spec.to_json(), "with_control_ablated": control.round(4).tolist(),
+                     "with_induction_ablated": after[has].round(4).tolist(), "members_with_control": int(has.sum()),
+                     "layer_matched": matched},
+            tolerance=f"paired t 95% interval over {int(has.sum())} seeds with a control; passes if above 0",
+            detail=f"ICL with control heads zeroed minus with induction heads zeroed: {spec}; controls layer-matched "
+                   f"in {matched} of {int(has.sum())} seeds; {int((~has).sum())} seeds have no non-induction head"))
+    else:
+        checks.append(Check("the collapse is specific: zeroing as many non-induction heads costs less",
+                            "empirical (seeds; paired)", None, numbers={"members_with_control": int(has.sum())},
+                            tolerance="needs ≥ 2 seeds with a non-induction head",
+                            detail=f"only {int(has.sum())} seeds have a non-induction head to ablate"))
     out = _out(config)
     figs = [plot_curves(r, out / "claim8_curves.png", ("acc_icl", "induction_max", "prev_token_max"),
                         "claim 8: induction strength and ICL along training")]
-    write_json(out / "claim8.json", {"sizes": asdict(sz), "baselines": baselines(sz.data), "model": asdict(model), "spearman": rho.tolist(),
-                                     "icl_before": base.tolist(), **extra,
-                                     "history": r.run.history.to_json()})
-    summary = {"spearman_mean": float(finite.mean()) if finite.size else float("nan"), "ICL_before": float(base.mean()),
+    write_json(out / "claim8.json", _provenance(config, "claim8", sz, record) | {
+        "model": asdict(model), "association": assoc.to_json(), "association_previous_token": assoc_prev.to_json(),
+        "along_training_spearman": {k: [None if not np.isfinite(v) else float(v) for v in vs] for k, vs in along.items()},
+        "ablation": ab, "history": r.run.history.to_json()})
+    summary = {"association": assoc.statistic, "ICL_before": float(before.mean()),
                "ICL_ablated_induction_heads": float(after.mean()),
-               "induction_heads_per_model": float(heads.flatten(1).sum(1).float().mean())}
+               "ICL_ablated_control_heads": float(control.mean()) if control.size else float("nan"),
+               "induction_heads_per_model": float(np.array(ab["induction_heads"]).reshape(len(seeds), -1).sum(1).mean())}
     return _hyps(sz, config), checks, summary, figs
 
 
 register(Claim("testbed.claim1", "ICL needs data complexity (K, burstiness, ε; Zipf trades ICL for IWL)",
                "More classes K, burstiness and within-class variation ε push a small transformer toward ICL; "
-               "a Zipfian class law trades ICL against IWL.", claim1, default=False))
+               "a Zipfian class law trades ICL against IWL.", threaded(claim1), default=False))
 register(Claim("testbed.claim2", "Scaling layers or heads favours IWL over ICL (unimodal)",
                "At fixed data complexity, more layers or heads shift the trained model from ICL toward IWL.",
-               claim2, default=False))
+               threaded(claim2), default=False))
 register(Claim("testbed.claim3", "RoPE raises the ICL threshold and weakens prev-token/induction patterns",
                "Compared with absolute (one-hot, shifted) positions, RoPE needs more classes K for ICL and shows "
-               "weaker previous-token and induction attention.", claim3, default=False))
+               "weaker previous-token and induction attention.", threaded(claim3), default=False))
 register(Claim("testbed.claim8", "Induction-head strength tracks ICL; ablating the induction head collapses ICL",
                "Along training the induction score rises with ICL accuracy, and zeroing the induction heads "
-               "brings ICL down to the copy baseline.", claim8, default=False))
+               "brings ICL down to the copy baseline.", threaded(claim8), default=False))

@@ -17,7 +17,7 @@ from .common import MAX_STEPS, SEED, Group, IntIn, RealIn, WritablePath, device_
 
 DATA_KNOBS = {"K": "K", "N": "N", "D": "D", "L": "L", "B": "B", "pB": "p_bursty", "eps": "eps", "zipf": "zipf"}
 MODEL_KNOBS = {"layers": "layers", "heads": "heads", "width": "width", "pos": "pos"}
-TRAIN_KNOBS = {"steps": "steps", "batch": "batch", "lr": "lr", "eval_every": "eval_every"}
+TRAIN_KNOBS = {"steps": "steps", "batch": "batch", "lr": "lr", "eval_every": "eval_every", "warmup": "warmup"}
 
 MAX_SEEDS = 256
 MAX_ACTIVATIONS = 2**28
@@ -34,7 +34,7 @@ KNOB_TYPES: dict[str, click.ParamType] = {
     "layers": IntIn(1, 64), "heads": IntIn(1, 64), "width": IntIn(1, 4096),
     "pos": click.Choice(["ape", "rope", "alibi"]),
     "steps": IntIn(1, MAX_STEPS), "batch": IntIn(1, 65536), "lr": RealIn(0.0, lo_open=True),
-    "eval_every": IntIn(1, MAX_STEPS),
+    "eval_every": IntIn(1, MAX_STEPS), "warmup": IntIn(0, MAX_STEPS),
 }
 
 
@@ -62,6 +62,7 @@ def testbed_options(f):
         click.option("--width", type=T["width"]), click.option("--pos", type=T["pos"]),
         click.option("--steps", type=T["steps"]), click.option("--batch", type=T["batch"]),
         click.option("--lr", type=T["lr"]), click.option("--eval-every", "eval_every", type=T["eval_every"]),
+        click.option("--warmup", type=T["warmup"], help="Steps of linear learning-rate warm-up (0: none)."),
         click.option("--seeds", type=IntIn(1, MAX_SEEDS), default=None,
                      help="Models per setting (seeds 0..n-1 offset by --seed)."),
         click.option("--seed", type=SEED, default=0, show_default=True),

@@ -4,7 +4,9 @@
 core, or ``workers``), or connects to ``scheduler`` (the address of an existing cluster, e.g. one
 started on SLURM with dask-jobqueue).  Finished runs (status "done") are skipped; failed ones are
 run again.  Each result is written to the store as it arrives, so a sweep killed midway keeps every
-run it had finished, and the next call runs only the others.
+run it had finished, and the next call runs only the others.  ``run_here`` does the same in this
+process, one run after the other, with each run's own progress bar (what the testbed claims use when
+no cluster is given).
 """
 from __future__ import annotations
 
@@ -55,7 +57,7 @@ def run_sweep(runs: list[RunSpec], store: Store, scheduler: str | None = None, w
         client = Client(scheduler)
     bar = _progress(progress, len(todo))
     try:
-        futures = [client.submit(execute, r.kind, r.config, r.key, key=f"mmicl-run-{r.key}", pure=False)
+        futures = [client.submit(_execute_on_worker, r.kind, r.config, r.key, key=f"mmicl-run-{r.key}", pure=False)
                    for r in todo]
         for fut in as_completed(futures):
             record = fut.result()
@@ -73,6 +75,39 @@ def run_sweep(runs: list[RunSpec], store: Store, scheduler: str | None = None, w
         if cluster is not None:
             cluster.close()
     return summary
+
+
+def run_here(runs: list[RunSpec], store: Store, progress: bool = False) -> SweepSummary:
+    """``run_sweep`` without a cluster: the pending runs one after the other in this process (torch
+    keeps its own thread count), each stored as it finishes."""
+    todo = pending(runs, store)
+    unique = len({r.key for r in runs})
+    summary = SweepSummary(total=unique, skipped=unique - len(todo), done=0, failed=0)
+    for i, r in enumerate(todo):
+        record = execute(r.kind, r.config, r.key, progress=progress,
+                         description=f"{r.kind} run {i + 1}/{len(todo)} ({r.key})")
+        store.write(record)
+        if record["status"] == "done":
+            summary.done += 1
+        else:
+            summary.failed += 1
+    return summary
+
+
+def _execute_on_worker(kind: str, config: dict, key: str) -> dict:
+    """``execute`` on a Dask worker, with torch using the worker's threads (not every core of the
+    node, which each worker process would otherwise claim)."""
+    try:
+        from dask.distributed import get_worker
+
+        threads = get_worker().state.nthreads
+    except (ImportError, ValueError, AttributeError):
+        threads = None
+    if threads:
+        import torch
+
+        torch.set_num_threads(int(threads))
+    return execute(kind, config, key)
 
 
 def _progress(enabled: bool, total: int):

@@ -5,6 +5,13 @@
 - ``testbed``: the data, model and training settings of the testbed (``numerics.testbed.config``)
   and a ``seed``; one model trained (``train_ensemble``); result: its final metrics and the strongest
   head's induction and previous-token scores (its time is in the provenance).
+- ``ensemble``: several data settings ("arms") × several seeds trained at once as one ensemble
+  (``numerics.testbed.experiments.run_arms``), optionally followed by a named analysis of the trained
+  models (``numerics.testbed.heads.ANALYSES``); result: the final value of each metric per arm and
+  seed (``summary``), every metric curve (``history``) and the analysis.  The testbed claims run
+  their arms as runs of this kind.  In a sweep file it takes the flat settings of ``testbed`` plus
+  ``seeds`` (how many; seeds ``seed`` … ``seed + seeds − 1``, one arm); the claims give it
+  ``{"model", "train", "arms": [{"name", "data"}], "seeds", "data_seed", "device", "analysis"}``.
 
 ``execute(kind, config)`` never raises: a run that fails returns a record with ``status`` "failed",
 the error and its traceback, so that one failing run does not stop a sweep.  Every record carries its
@@ -96,22 +103,96 @@ def _testbed_compute(config: dict) -> dict:
     return {"final": final}  # timings go to the provenance (seconds), so that results are reproducible
 
 
+# ---- ensemble --------------------------------------------------------------------------------
+ENSEMBLE_NESTED = frozenset({"model", "train", "arms", "seeds", "data_seed", "device", "analysis"})
+
+
+def _ensemble_normalise(config: dict) -> dict:
+    from mmicl import __version__
+    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
+    from mmicl.numerics.testbed.heads import ANALYSES
+    from mmicl.numerics.validate import check_seed
+
+    if "arms" not in config:                       # the flat form of a sweep file: one arm
+        n = config.get("seeds", 1)
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"seeds must be a positive whole number (how many models), got {n!r}")
+        flat = {k: v for k, v in config.items() if k not in ("seeds", "device")}
+        data, model, train = _testbed_parts(flat)
+        seed = check_seed(config.get("seed", 0))
+        config = {"model": asdict(model), "train": asdict(train), "arms": [{"name": "run", "data": asdict(data)}],
+                  "seeds": [seed + i for i in range(n)], "data_seed": seed, "device": config.get("device", "cpu")}
+    unknown = set(config) - ENSEMBLE_NESTED
+    if unknown:
+        raise ValueError(f"ensemble runs have no setting {sorted(unknown)}; they have {sorted(ENSEMBLE_NESTED)}")
+    arms = config["arms"]
+    if not arms or not config["seeds"]:
+        raise ValueError("an ensemble run needs at least one arm and one seed")
+    names = [str(a["name"]) for a in arms]
+    if len(set(names)) != len(names):
+        raise ValueError(f"arm names must differ, got {names}")
+    analysis = config.get("analysis")
+    if analysis is not None and analysis.get("name") not in ANALYSES:
+        raise ValueError(f"analysis must be one of {sorted(ANALYSES)} (or absent), got {analysis!r}")
+    device = config.get("device", "cpu")
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    return {"model": asdict(ModelConfig(**config["model"])), "train": asdict(TrainConfig(**config["train"])),
+            "arms": [{"name": n, "data": asdict(DataConfig(**a["data"]))} for n, a in zip(names, arms)],
+            "seeds": [check_seed(s) for s in config["seeds"]], "data_seed": check_seed(config.get("data_seed", 0)),
+            "device": device, "analysis": analysis, "mmicl": __version__}
+
+
+def ensemble_arms(config: dict):
+    """The ``Arm`` s of a normalised ensemble configuration."""
+    from mmicl.numerics.testbed.config import DataConfig
+    from mmicl.numerics.testbed.experiments import Arm
+
+    return [Arm(a["name"], DataConfig(**a["data"])) for a in config["arms"]]
+
+
+def _ensemble_compute(config: dict, progress: bool = False, description: str = "ensemble") -> dict:
+    from mmicl.numerics.testbed.config import ModelConfig, TrainConfig
+    from mmicl.numerics.testbed.experiments import run_arms
+    from mmicl.numerics.testbed.heads import ANALYSES
+
+    train = TrainConfig(**config["train"])
+    r = run_arms(ModelConfig(**config["model"]), ensemble_arms(config), config["seeds"], train,
+                 device=config["device"], data_seed=config["data_seed"], progress=progress, description=description)
+    history = r.run.history.to_json()
+    history.pop("seconds")                  # timings go to the provenance, so that results are reproducible
+    summary = {a.name: {m: [round(float(v), 6) for v in r.final(m, a.name)]
+                        for m in ("acc_icl", "acc_iwl", "acc_flip", "induction_max", "prev_token_max")}
+               for a in r.arms}
+    out = {"summary": summary, "history": history}
+    analysis = config.get("analysis")
+    if analysis is not None:
+        params = {k: v for k, v in analysis.items() if k != "name"}
+        out["analysis"] = ANALYSES[analysis["name"]](r.run, eval_size=train.eval_size, **params)
+    return out
+
+
 KINDS: dict[str, Kind] = {
     "theory": Kind(frozenset({"law", "T"}), _theory_normalise, _theory_compute),
     "testbed": Kind(frozenset(_testbed_fields()) | {"seed"}, _testbed_normalise, _testbed_compute),
+    "ensemble": Kind(frozenset(_testbed_fields()) | {"seed", "seeds", "device"}, _ensemble_normalise,
+                     _ensemble_compute),
 }
 
 
-def execute(kind: str, config: dict, key: str) -> dict:
+def execute(kind: str, config: dict, key: str, progress: bool = False, description: str | None = None) -> dict:
     """Run one configuration; the record of it, finished or failed (never raises)."""
     from mmicl._version import __version__
 
     started = time.time()
     record = {"format": FORMAT, "key": key, "kind": kind, "config": config,
               "provenance": {"version": __version__, "host": socket.gethostname(), "pid": os.getpid(),
-                             "device": "cpu", "seed": config.get("seed"), "started": started}}
+                             "device": config.get("device", "cpu"),
+                             "seed": config.get("seed", config.get("seeds")), "started": started}}
     try:
-        result = KINDS[kind].compute(config)
+        compute = KINDS[kind].compute
+        result = (compute(config, progress=progress, description=description or kind) if progress
+                  else compute(config))
         record.update(status="done", result=_finite_or_none(result))
     except Exception as e:  # noqa: BLE001 -- recorded, not raised: one failing run must not stop the sweep
         record.update(status="failed", error=f"{type(e).__name__}: {e}", traceback=traceback.format_exc())

@@ -17,6 +17,10 @@ from pathlib import Path
 from mmicl.numerics.atomic import write_json, write_text
 
 
+BULKY = ("history", "analysis")
+"""Result entries left out of the table and the CSV (curves and per-head arrays; they stay in the run file)."""
+
+
 class Store:
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -56,12 +60,13 @@ class Store:
 
     def table(self) -> list[dict]:
         """One flat row per run: key, kind, status, the configuration, the result's numbers (nested
-        keys joined by dots), the error and the seconds it took."""
+        keys joined by dots; not the ``BULKY`` entries), the error and the seconds it took."""
         rows = []
         for r in self.records():
             row = {"key": r["key"], "kind": r["kind"], "status": r["status"]}
-            row |= {f"config.{k}": v for k, v in r["config"].items()}
-            row |= {f"result.{k}": v for k, v in _flat(r.get("result") or {}).items()}
+            row |= {f"config.{k}": v for k, v in _flat(r["config"]).items()}
+            result = {k: v for k, v in (r.get("result") or {}).items() if k not in BULKY}
+            row |= {f"result.{k}": v for k, v in _flat(result).items()}
             row["error"] = r.get("error", "")
             row["seconds"] = r["provenance"].get("seconds")
             rows.append(row)
