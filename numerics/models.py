@@ -20,6 +20,8 @@ context only through these moments, so the fast paths take either.
                          ``F^T_q = α Σ_{k<T} (I + βC)^k x_q``, so with ``C = Q diag(λ) Qᵀ``
                          ``ŷ = Σ_j (Qᵀh)_j (Qᵀx_q)_j · α Σ_{k<T} (1 + βλ_j)^k``.
                          ``as_lca()`` gives the same model as a general ``LCA`` (for tests).
+``build_model``          the model of each name in ``MODELS`` with its standard start (what
+                         ``mmicl train`` and the sweep kind ``montecarlo`` train).
 """
 from __future__ import annotations
 
@@ -30,12 +32,15 @@ from typing import Callable, Literal, Union
 import torch
 from torch import nn
 
+from .law_language import takes_law
 from .sampling import PromptMoments, Prompts, moments_of
+from .task_law import TaskLaw
 from .validate import check_depth, check_finite
 
 Batch = Union[Prompts, PromptMoments]
 
-__all__ = ["Batch", "as_moments", "LinearSelfAttention", "LCA", "ReducedLCA", "bayes_prediction"]
+__all__ = ["Batch", "as_moments", "LinearSelfAttention", "LCA", "ReducedLCA", "bayes_prediction", "MODELS",
+           "build_model"]
 
 
 def as_moments(batch: Batch) -> PromptMoments:
@@ -266,3 +271,32 @@ class ReducedLCA(nn.Module):
                 lca.w_s.copy_(float(self.alpha.detach()) * eye)
             lca.w_v.copy_(float(self.beta.detach()) * eye)
         return lca
+
+
+# ---------------------------------------------------------------------------------------------
+# The trainable models by name
+# ---------------------------------------------------------------------------------------------
+
+MODELS = ("lsa", "lca1", "lca2", "lca", "lca-noskip")
+"""The names ``build_model`` knows (the choices of ``mmicl train --model``)."""
+
+
+@takes_law
+def build_model(name: str, d: int, T: int, law: TaskLaw, seed: int) -> nn.Module:
+    """The model called ``name``: ``lca1``/``lca2`` start at α = α*/2 (β = −α*/4 for lca2);
+    ``lca``/``lca-noskip`` are the tied general stack (W^K = W^Q = W^R = I + 0.01·noise).
+
+    ``law`` (a ``TaskLaw`` or LAW text) sets the reduced models' start through its bounds on s;
+    ``seed`` the noise of ``lsa`` and the general stacks."""
+    if name not in MODELS:
+        raise ValueError(f"model must be one of {', '.join(MODELS)}, got {name!r}")
+    gen = torch.Generator().manual_seed(seed)
+    lo, hi = law.s_bounds()
+    a0 = 1.0 / (2.0 + lo + hi)  # α*/2 where s is bounded, a safe small start otherwise
+    if name == "lsa":
+        return LinearSelfAttention(d, generator=gen)
+    if name == "lca1":
+        return ReducedLCA(T, "one", a0)
+    if name == "lca2":
+        return ReducedLCA(T, "two", a0, -a0 / 2)
+    return LCA(d, T, tied=True, skip=name == "lca", generator=gen)

@@ -155,3 +155,104 @@ def test_sweep_command_refuses_a_bad_spec_with_one_line(tmp_path):
     assert r.exit_code == 2 and "no setting 'depth'" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(main, ["sweep", "--store", str(tmp_path / "st")])
     assert r.exit_code == 2 and "SPEC" in r.output
+
+
+# ---- the montecarlo kind: one `mmicl train` run per configuration ------------------------------
+MONTECARLO = """
+kind = "montecarlo"
+[base]
+model = "lca1"
+law = "s=uniform(0.5,4)"
+steps = 30
+batch = 16
+[grid]
+T = [2, 5]
+seed = [0, 1]
+"""
+
+
+def test_montecarlo_runs_expand_from_a_spec_with_the_train_commands_defaults(tmp_path):
+    spec = tmp_path / "mc.toml"
+    spec.write_text(MONTECARLO)
+    runs = load_spec(spec)
+    assert len(runs) == 4 and {r.kind for r in runs} == {"montecarlo"}
+    assert {(r.config["T"], r.config["seed"]) for r in runs} == {(T, s) for T in (2, 5) for s in (0, 1)}
+    assert runs[0].config == {"model": "lca1", "law": "s=uniform(0.5,4)", "T": 2, "n": 2000, "steps": 30,
+                              "lr": 3e-3, "batch": 16, "optimizer": "adam", "seed": 0, "samples": 200_000}
+    # a default given explicitly is the same run
+    explicit = expand({"kind": "montecarlo", "base": {"model": "lca1", "law": "s=uniform(0.5,4)", "steps": 30,
+                                                       "batch": 16, "optimizer": "adam", "n": 2000},
+                       "grid": {"T": [2], "seed": [0]}})
+    assert explicit[0].key == runs[0].key
+
+
+@pytest.mark.parametrize("base, words", [
+    ({"law": "s=point(2)"}, "needs model"),
+    ({"model": "gpt", "law": "s=point(2)"}, "one of lsa, lca1"),
+    ({"model": "lca1", "law": "s=wobbly(2)"}, "unknown law"),
+    ({"model": "lca1", "law": "s=point(2)", "T": 0}, "T must be ≥ 1"),
+    ({"model": "lca1", "law": "s=point(2)", "T": 5000}, "at most 1000"),
+    ({"model": "lca1", "law": "s=point(2)", "lr": 0}, "lr = 0.0"),
+    ({"model": "lca1", "law": "s=point(2)", "n": -1}, "0: the large-context limit"),
+    ({"model": "lca1", "law": "s=point(2)", "steps": 2.5}, "steps = 2.5"),
+    ({"model": "lca1", "law": "s=point(2)", "optimizer": "rmsprop"}, "'adam' or 'sgd'"),
+    ({"model": "lca1", "law": "s=point(2)", "seed": -3}, "seed must be an integer"),
+    ({"model": "lca1", "law": "s=point(2)", "samples": 1}, "at least 2"),
+    ({"model": "lca", "law": "s=point(2); d1=100; d2=100", "T": 50}, "lower batch, d1/d2 or T"),
+    ({"model": "lca1", "law": "s=point(2)", "d": 3}, "no setting 'd'"),
+])
+def test_a_montecarlo_run_that_cannot_run_is_refused_with_the_fix(base, words):
+    with pytest.raises(ValueError) as e:
+        expand({"kind": "montecarlo", "base": base})
+    assert words in str(e.value)
+
+
+def test_montecarlo_runs_on_dask_give_what_the_kind_computes_here(tmp_path):
+    """Two tiny runs (the reduced lca1 and the general stack) on a one-worker LocalCluster: both done,
+    and each result equals, to the last bit, the kind's compute called in this process."""
+    import torch
+
+    from mmicl.proofs.sweep.runs import KINDS, _finite_or_none
+
+    runs = expand({"kind": "montecarlo", "base": {"law": "s=uniform(0.5,4)", "T": 2, "n": 50, "steps": 15,
+                                                  "batch": 16, "samples": 64, "lr": 0.05},
+                   "grid": {"model": ["lca1", "lca"]}})
+    store = Store(tmp_path)
+    s = run_sweep(runs, store, workers=1)
+    assert (s.done, s.failed) == (2, 0)
+    records = {r["key"]: r for r in store.records()}
+    threads = torch.get_num_threads()
+    try:
+        for run in runs:
+            record = records[run.key]
+            assert record["status"] == "done" and record["config"] == run.config
+            here = json.loads(json.dumps(_finite_or_none(KINDS["montecarlo"].compute(run.config))))
+            assert record["result"] == here
+            assert not record["result"]["diverged"] and record["result"]["steps"] == 15
+            assert "seconds" in record["provenance"] and "seconds" not in json.dumps(record["result"])
+    finally:
+        torch.set_num_threads(threads)
+    assert set(records[runs[0].key]["result"]["params"]) == {"alpha", "beta"}
+    assert "w_s[0]" in records[runs[1].key]["result"]["params"]
+
+
+def test_montecarlo_training_moves_lca1s_alpha_toward_alpha_star():
+    """lca1 starts at α*/2; 40 Adam steps at n = ∞ bring α to within a quarter of that distance of α*
+    (its minimiser there is α_T = 0.2939 at T = 5, α* = 0.3077)."""
+    import torch
+
+    from mmicl import alpha_star
+    from mmicl.proofs.sweep.runs import KINDS
+
+    kind = KINDS["montecarlo"]
+    config = kind.normalise({"model": "lca1", "law": "s=uniform(0.5,4)", "T": 5, "n": 0, "steps": 40, "lr": 0.2,
+                             "batch": 128, "samples": 100})
+    threads = torch.get_num_threads()
+    try:
+        result = kind.compute(config)
+    finally:
+        torch.set_num_threads(threads)
+    star = alpha_star("s=uniform(0.5,4)")
+    start, alpha = star / 2, result["params"]["alpha"]
+    assert abs(alpha - star) < abs(start - star) / 4, (start, alpha, star)
+    assert result["params"]["beta"] == -alpha and not result["diverged"]

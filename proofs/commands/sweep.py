@@ -3,11 +3,16 @@
 
 SPEC is a TOML file::
 
-    kind = "theory"              # or "testbed"
+    kind = "theory"              # or "testbed", "ensemble", "montecarlo"
     [base]                       # settings shared by every run
     law = "s=uniform(0.5,4)"
     [grid]                       # every combination of these values is one run
     T = [10, 100, 1000]
+
+Kinds: ``theory`` (α*, α_T, the excess risk), ``testbed`` (one testbed model trained),
+``ensemble`` (testbed models trained as one ensemble), ``montecarlo`` (one ``mmicl train`` run on
+the CPU: model, law, T, n, steps, lr, batch, optimizer, seed, samples); docs/sweeps.md lists their
+settings.
 
 Each run is keyed by a hash of its full configuration; a rerun skips the runs already done in the
 store and retries the failed ones.  ``--scheduler tcp://HOST:8786`` uses a running Dask cluster

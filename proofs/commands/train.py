@@ -4,30 +4,13 @@ from __future__ import annotations
 import click
 import torch
 
+from mmicl.numerics.models import MODELS, build_model
+
 from .common import (MAX_CONTEXT, MAX_SAMPLES, MAX_STEPS, MAX_TRAIN_DEPTH, Command, IntIn, RealIn, WritablePath,
                      check_batch_memory, depth_type, device_option, emit_json, exclusive, law_options, seed_option)
 
 STATIONARY_PROMPTS = 200_000  # lca1/lca2: the sampled loss's minimiser (numerics.montecarlo.stationary_point)
 RISK_CHUNK = 8192  # estimate_risk draws the fresh prompts in chunks of this many
-
-MODELS = ("lsa", "lca1", "lca2", "lca", "lca-noskip")
-
-
-def build_model(name: str, d: int, T: int, law, seed: int) -> torch.nn.Module:
-    """The model called ``name``: ``lca1``/``lca2`` start at α = α*/2 (β = −α*/4 for lca2);
-    ``lca``/``lca-noskip`` are the tied general stack (W^K = W^Q = W^R = I + 0.01·noise)."""
-    from mmicl.numerics.models import LCA, LinearSelfAttention, ReducedLCA
-
-    gen = torch.Generator().manual_seed(seed)
-    lo, hi = law.s_bounds()
-    a0 = 1.0 / (2.0 + lo + hi)  # α*/2 where s is bounded, a safe small start otherwise
-    if name == "lsa":
-        return LinearSelfAttention(d, generator=gen)
-    if name == "lca1":
-        return ReducedLCA(T, "one", a0)
-    if name == "lca2":
-        return ReducedLCA(T, "two", a0, -a0 / 2)
-    return LCA(d, T, tied=True, skip=name == "lca", generator=gen)
 
 
 @click.command("train", cls=Command)

@@ -2,7 +2,8 @@
 a results store.
 
 - ``spec``: the grid (a TOML file or a dict) expanded into ``RunSpec`` s;
-- ``runs``: what one run computes, by kind (``theory``, ``testbed``), with its provenance;
+- ``runs``: what one run computes, by kind (``theory``, ``testbed``, ``ensemble``, ``montecarlo``),
+  with its provenance;
 - ``store``: one JSON file per run plus an index, every write atomic;
 - ``runner``: ``run_sweep`` on a ``dask.distributed`` cluster (a LocalCluster by default).
 """
