@@ -55,3 +55,20 @@ def test_testbed_rejects_bad_settings_with_a_message():
 
     r = CliRunner().invoke(main, ["testbed", "train", "--quick", "--K", "100", "--steps", "1"])
     assert r.exit_code != 0 and "multiple of L" in r.output
+
+
+def test_a_claim_sends_its_runs_to_a_dask_scheduler_and_stores_them(tmp_path, monkeypatch):
+    """With ``scheduler`` set, a claim's ensembles run on that cluster and land in OUT/testbed/runs;
+    the claim's result is the same as when it trains in this process."""
+    from dask.distributed import LocalCluster
+
+    from mmicl.proofs.sweep.store import Store
+
+    monkeypatch.setattr(tb, "QUICK", TOY)
+    here = REGISTRY["testbed.claim2"].run(RunConfig(quick=True, out=tmp_path / "here", seed=1))
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster:
+        there = REGISTRY["testbed.claim2"].run(RunConfig(quick=True, out=tmp_path / "there", seed=1,
+                                                         scheduler=cluster.scheduler_address))
+    store = Store(tmp_path / "there" / "testbed" / "runs")
+    assert store.summary() == {"done": len(TOY.heads_grid) + len(TOY.layers_grid) - 1}
+    assert [c.numbers for c in there.checks] == [c.numbers for c in here.checks]

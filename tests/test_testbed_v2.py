@@ -149,9 +149,6 @@ def test_a_step_where_x_is_the_same_for_every_seed_leaves_the_p_values_unchanged
     assert b.informative_steps == a.informative_steps
 
 
-@pytest.mark.xfail(strict=True, reason="stratified_association normalises by the centred ranks of *all* steps: a "
-                   "step where x is constant but y varies adds to Σ ry² and shrinks the statistic (e.g. 1 → 0.71), "
-                   "although the docstring says such steps 'add nothing' (the p-values are unaffected)")
 def test_a_step_where_x_is_the_same_for_every_seed_leaves_the_statistic_unchanged():
     """The docstring: "Steps where x or y is the same for every seed carry no information and add
     nothing."  Perfectly concordant seeds must still read 1 after a step with a constant x."""
@@ -515,9 +512,6 @@ def test_icl_status_is_above_not_above_or_undecided_by_the_interval_against_b_ov
     assert iv == t_interval(COPY + 0.2 + spread)
 
 
-@pytest.mark.xfail(strict=True, reason="icl_status's docstring says 'not above' when the interval lies 'wholly "
-                   "below or at' B/N, but an interval exactly at B/N (every seed at the copy baseline, no spread) "
-                   "is 'undecided': decide() only says False when hi < B/N")
 def test_icl_status_of_seeds_all_exactly_at_the_copy_baseline_is_not_above():
     assert tb.icl_status(np.full(5, COPY), COPY)[0] == "not above"
 
@@ -655,18 +649,9 @@ ANALYSIS = {"name": "induction_ablation", "threshold": 0.5, "selection_seed": 1,
     FLAT | {"seeds": True},
     FLAT | {"seeds": 2.0},
     FLAT | {"K": 66},                                # not a multiple of L
-    pytest.param(_nested(analysis="induction_ablation"), marks=pytest.mark.xfail(
-        strict=True, raises=AttributeError,
-        reason="_ensemble_normalise calls analysis.get(...): an analysis given as a bare name raises "
-               "AttributeError, not ValueError")),
-    pytest.param(FLAT | {"bogus": 1}, marks=pytest.mark.xfail(
-        strict=True, raises=KeyError,
-        reason="the flat form looks each setting up in _testbed_fields() (runs._testbed_parts): an unknown one "
-               "raises KeyError, not ValueError, when normalise is called directly (expand refuses it first)")),
-    pytest.param({k: v for k, v in _nested().items() if k != "model"}, marks=pytest.mark.xfail(
-        strict=True, raises=KeyError,
-        reason="_ensemble_normalise reads config['model'] (and config['seeds']) without checking they are "
-               "there: a nested configuration without them raises KeyError, not ValueError")),
+    _nested(analysis="induction_ablation"),
+    FLAT | {"bogus": 1},
+    {k: v for k, v in _nested().items() if k != "model"},
 ])
 def test_bad_ensemble_settings_are_refused_with_a_value_error(config):
     with pytest.raises(ValueError):

@@ -137,8 +137,9 @@ def stratified_association(x, y, max_exact_seeds: int = 8, permutations: int = 2
     if not (np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
         raise ValueError("the curves must be finite")
     n = x.shape[1]
-    rx, ry = _centred_ranks(x), _centred_ranks(y)
-    informative = int(np.sum((np.ptp(x, 1) > 0) & (np.ptp(y, 1) > 0)))
+    keep = (np.ptp(x, 1) > 0) & (np.ptp(y, 1) > 0)
+    informative = int(keep.sum())
+    rx, ry = _centred_ranks(x)[keep], _centred_ranks(y)[keep]
     norm = math.sqrt(float((rx ** 2).sum() * (ry ** 2).sum()))
     if n < 3 or norm == 0:
         return Association(float("nan"), 1.0, 1.0, 0, True, informative)

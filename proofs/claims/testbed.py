@@ -25,6 +25,7 @@ from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 from mmicl.numerics.testbed.experiments import Arm, ArmResults, StoredRun
 from mmicl.numerics.testbed.figures import plot_against, plot_curves
 from mmicl.numerics.testbed.metrics import baselines, uniform_baselines
+from mmicl.numerics.testbed.plateau import plateau_exit, plateau_level
 from mmicl.numerics.testbed.stats import Interval, decide, spearman, stratified_association, t_interval, welch_interval
 from mmicl.numerics.testbed.train import History
 
@@ -116,6 +117,12 @@ def threaded(claim_fn):
         with testbed_threads(config):
             return claim_fn(config)
     return run
+
+
+def plateau_table(r: ArmResults, sz: Sizes) -> dict:
+    """Per arm: how many seeds end off the copy plateau, and the step each first left it."""
+    level = plateau_level(sz.data.N, sz.data.B, sz.train.eval_size)
+    return {a.name: plateau_exit(r.curve("acc_icl", a.name), r.steps, level) for a in r.arms}
 
 
 def _provenance(config: RunConfig, name: str, sz: Sizes, record: dict) -> dict:
@@ -259,9 +266,11 @@ def claim1(config: RunConfig):
         "IWL (bursty)": [iwl("lowK_bursty"), iwl("highK_bursty")],
         "ICL (iid)": [icl("lowK_iid"), icl("highK_iid")],
         "IWL (iid)": [iwl("lowK_iid"), iwl("highK_iid")]}, out / "claim1_vs_K.png", "K", "final accuracy vs K", True))
+    plateau = plateau_table(r, sz)
     write_json(out / "claim1.json", _provenance(config, "claim1", sz, record) | {
-        "table": r.table(), "history": r.run.history.to_json()})
-    summary = {"ICL_highK_bursty": float(icl("highK_bursty").mean()), "IWL_lowK_iid": float(iwl("lowK_iid").mean())}
+        "table": r.table(), "plateau": plateau, "history": r.run.history.to_json()})
+    summary = {"ICL_highK_bursty": float(icl("highK_bursty").mean()), "IWL_lowK_iid": float(iwl("lowK_iid").mean()),
+               "highK_bursty_seeds_off_plateau": f"{plateau['highK_bursty']['n_ended_above']}/{len(r.seeds)}"}
     return _hyps(sz, config), checks, summary, figs
 
 
@@ -319,6 +328,7 @@ def claim2(config: RunConfig):
     write_json(out / "claim2.json", _provenance(config, "claim2", sz, done[base][1]) | {
         "shapes": {n: asdict(m) for n, m in shapes.items()},
         "at_plateau": {n: v.tolist() for n, v in at_plateau.items()},
+        "plateau": {n: plateau_table(r, sz) for n, r in runs.items()},
         "tables": {n: r.table() for n, r in runs.items()},
         "histories": {n: r.run.history.to_json() for n, r in runs.items()}})
     summary = {f"IWL-ICL_{n}": float(v.mean()) for n, v in pref.items()}
@@ -337,8 +347,9 @@ def icl_status(values: np.ndarray, copy: float) -> tuple[str, Interval]:
     """"above" when the t interval of ICL accuracy over seeds lies above the copy baseline B/N (the
     model does ICL), "not above" when it lies wholly below or at it, "undecided" otherwise."""
     iv = t_interval(values)
-    d = decide(iv, copy)
-    return {True: "above", False: "not above", None: "undecided"}[d], iv
+    if iv.lo > copy:
+        return "above", iv
+    return ("not above" if iv.hi <= copy else "undecided"), iv
 
 
 def threshold(status: dict[int, str]) -> int | None:
@@ -410,6 +421,7 @@ def claim3(config: RunConfig):
     th = checks[0].numbers["threshold"]
     write_json(out / "claim3.json", _provenance(config, "claim3", sz, done["ape"][1]) | {
         "thresholds": th, "tables": {p: r.table() for p, r in runs.items()},
+        "plateau": {p: plateau_table(r, sz) for p, r in runs.items()},
         "histories": {p: r.run.history.to_json() for p, r in runs.items()}})
     summary = {f"K_threshold_{p}": str(t) for p, t in th.items()}
     return _hyps(sz, config), checks, summary, figs
@@ -482,7 +494,7 @@ def claim8(config: RunConfig):
     write_json(out / "claim8.json", _provenance(config, "claim8", sz, record) | {
         "model": asdict(model), "association": assoc.to_json(), "association_previous_token": assoc_prev.to_json(),
         "along_training_spearman": {k: [None if not np.isfinite(v) else float(v) for v in vs] for k, vs in along.items()},
-        "ablation": ab, "history": r.run.history.to_json()})
+        "ablation": ab, "plateau": plateau_table(r, sz), "history": r.run.history.to_json()})
     summary = {"association": assoc.statistic, "ICL_before": float(before.mean()),
                "ICL_ablated_induction_heads": float(after.mean()),
                "ICL_ablated_control_heads": float(control.mean()) if control.size else float("nan"),

@@ -29,7 +29,7 @@ from mmicl.numerics.testbed.multimodal_metrics import ablation_drop, baselines, 
 from mmicl.numerics.testbed.stats import decide, t_interval, welch_interval
 
 from ..registry import Check, Claim, Hypothesis, RunConfig, register
-from .testbed import above, compare
+from .testbed import above, compare, threaded
 
 VERSIONS = {"claim4": 1, "claim5": 1, "claim6": 1, "claim7": 2, "claim9": 1}
 """The version of each claim's settings and rule; a change of either is a new version.  Claim 7,
@@ -385,16 +385,16 @@ def claim9(config: RunConfig):
 register(Claim("testbed.claim4", "After diverse M1 pretraining, an M2 with few classes suffices for multimodal ICL",
                "After stage 1 on high-K bursty M1, stage 2 with K2 = L M2 classes gives ICL that needs M2 "
                "(M2-necessary set) above the copy baseline, and better than the same stage 2 on a random decoder.",
-               claim4, default=False))
+               threaded(claim4), default=False))
 register(Claim("testbed.claim5", "In the multimodal setting a larger decoder gives better ICL",
                "A deeper decoder (same width) reaches higher M2-necessary ICL after stage 2; the same comparison at a "
-               "fixed parameter count is reported beside it.", claim5, default=False))
+               "fixed parameter count is reported beside it.", threaded(claim5), default=False))
 register(Claim("testbed.claim6", "Early fusion reverses the asymmetry: the label-adjacent modality dominates",
                "Trained from scratch together, the model follows the modality next to the label on the conflict set "
-               "(in both layouts), whereas after staged training it follows the pretrained M1.", claim6, default=False))
+               "(in both layouts), whereas after staged training it follows the pretrained M1.", threaded(claim6), default=False))
 register(Claim("testbed.claim7", "A better M2 encoder gives better multimodal ICL",
                "Across ≥ 4 encoder qualities (one knob: pretraining steps), M2-necessary ICL on known M2 classes "
-               "(labels given only by the context) rises with the encoder's held-out accuracy.", claim7, default=False))
+               "(labels given only by the context) rises with the encoder's held-out accuracy.", threaded(claim7), default=False))
 register(Claim("testbed.claim9", "Multimodal training refines the induction head; the previous-token head stays",
                "Stage 2 raises the induction strength more than it changes the previous-token strength, which stays "
-               "above its uniform baseline.", claim9, default=False))
+               "above its uniform baseline.", threaded(claim9), default=False))

@@ -259,3 +259,45 @@ def sweep(knob, values, quick, seeds, seed, device, threads, out, as_json, **kw)
         for name, v in result["final"].items():
             click.echo(f"{name}: ICL {v['acc_icl']['mean']} IWL {v['acc_iwl']['mean']} flip {v['acc_flip']['mean']}")
 
+
+
+@testbed.command()
+@click.option("--store", "store_dir", required=True, type=click.Path(exists=True, file_okay=False),
+              help="Results store of an `mmicl sweep` of kind ensemble (e.g. studies/plateau.toml).")
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+def plateau(store_dir, as_json):
+    """Which settings of a sweep leave the copy plateau: per run, how many seeds end with ICL above
+    B/N + 2 binomial standard errors, and the median step at which they first got there.
+
+    Runs are listed best first: most seeds off the plateau, then the earlier median exit step,
+    then the smaller learning rate."""
+    from mmicl.numerics.testbed.experiments import Arm, ArmResults, StoredRun
+    from mmicl.numerics.testbed.plateau import plateau_exit, plateau_level
+    from mmicl.numerics.testbed.train import History
+    from mmicl.proofs.sweep.store import Store
+
+    rows = []
+    for rec in Store(store_dir).records():
+        if rec["kind"] != "ensemble" or rec["status"] != "done":
+            continue
+        c = rec["config"]
+        r = ArmResults([Arm(a["name"], None) for a in c["arms"]], c["seeds"],
+                       StoredRun(History.from_json(rec["result"]["history"])))
+        for a in c["arms"]:
+            d = a["data"]
+            ex = plateau_exit(r.curve("acc_icl", a["name"]), r.steps,
+                              plateau_level(d["N"], d["B"], c["train"]["eval_size"]))
+            rows.append({"key": rec["key"], "arm": a["name"], "lr": c["train"]["lr"], "warmup": c["train"]["warmup"],
+                         "steps": c["train"]["steps"], "model": c["model"], **ex})
+    if not rows:
+        raise click.UsageError(f"{store_dir} holds no finished ensemble runs")
+    rows.sort(key=lambda x: (-x["n_ended_above"], x["median_exit_step"] if x["median_exit_step"] is not None
+                             else float("inf"), x["lr"]))
+    if as_json:
+        emit_json({"runs": rows})
+        return
+    for x in rows:
+        m = x["model"]
+        click.echo(f"{x['key']} {x['arm']}: lr {x['lr']:g}, warm-up {x['warmup']}, {m['layers']}L{m['heads']}H "
+                   f"width {m['width']} {m['pos']}: {x['n_ended_above']}/{x['n_seeds']} seeds end above "
+                   f"{x['level']:.3f}; median exit step {x['median_exit_step']}; per seed {x['first_step_above']}")

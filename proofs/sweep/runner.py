@@ -51,7 +51,7 @@ def run_sweep(runs: list[RunSpec], store: Store, scheduler: str | None = None, w
     if scheduler is None:
         n = workers or os.cpu_count() or 1
         cluster = LocalCluster(n_workers=min(n, len(todo)), threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+                               dashboard_address=":0")
         client = Client(cluster)
     else:
         client = Client(scheduler)

@@ -26,6 +26,7 @@ provenance: the package version, the host, the process, the device, the start an
 """
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import socket
@@ -125,13 +126,21 @@ def _ensemble_normalise(config: dict) -> dict:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise ValueError(f"seeds must be a positive whole number (how many models), got {n!r}")
         flat = {k: v for k, v in config.items() if k not in ("seeds", "device")}
+        unknown = set(flat) - set(_testbed_fields()) - {"seed"}
+        if unknown:
+            raise ValueError(f"ensemble runs have no setting {sorted(unknown)}; in a sweep file they take the "
+                             f"testbed settings, seed, seeds and device")
         data, model, train = _testbed_parts(flat)
         seed = check_seed(config.get("seed", 0))
         config = {"model": asdict(model), "train": asdict(train), "arms": [{"name": "run", "data": asdict(data)}],
                   "seeds": [seed + i for i in range(n)], "data_seed": seed, "device": config.get("device", "cpu")}
+    config = {k: v for k, v in config.items() if k != "mmicl"}     # a normalised configuration again
     unknown = set(config) - ENSEMBLE_NESTED
     if unknown:
         raise ValueError(f"ensemble runs have no setting {sorted(unknown)}; they have {sorted(ENSEMBLE_NESTED)}")
+    missing = {"model", "train", "arms", "seeds"} - set(config)
+    if missing:
+        raise ValueError(f"an ensemble run needs {sorted(missing)} as well (it has {sorted(config)})")
     arms = config["arms"]
     if not arms or not config["seeds"]:
         raise ValueError("an ensemble run needs at least one arm and one seed")
@@ -139,8 +148,15 @@ def _ensemble_normalise(config: dict) -> dict:
     if len(set(names)) != len(names):
         raise ValueError(f"arm names must differ, got {names}")
     analysis = config.get("analysis")
-    if analysis is not None and analysis.get("name") not in ANALYSES:
-        raise ValueError(f"analysis must be one of {sorted(ANALYSES)} (or absent), got {analysis!r}")
+    if analysis is not None:
+        if not isinstance(analysis, dict) or analysis.get("name") not in ANALYSES:
+            raise ValueError(f'analysis must be {{"name": one of {sorted(ANALYSES)}, **parameters}} or absent, '
+                             f"got {analysis!r}")
+        allowed = set(inspect.signature(ANALYSES[analysis["name"]]).parameters) - {"run", "eval_size"}
+        extra = set(analysis) - {"name"} - allowed
+        if extra or allowed - set(analysis):
+            raise ValueError(f"analysis {analysis['name']!r} takes the parameters {sorted(allowed)}, "
+                             f"got {sorted(set(analysis) - {'name'})}")
     device = config.get("device", "cpu")
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")

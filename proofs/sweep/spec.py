@@ -44,7 +44,7 @@ def _scalar(name: str, v):
 def expand(spec: dict) -> list[RunSpec]:
     """Every run of the grid, in grid order; refuses unknown kinds and settings."""
     if not isinstance(spec, dict) or "kind" not in spec:
-        raise SweepSpecError('a sweep needs kind = "theory" or "testbed" (and optional [base] and [grid] tables)')
+        raise SweepSpecError(f"a sweep needs kind = one of {sorted(KINDS)} (and optional [base] and [grid] tables)")
     kind = spec["kind"]
     if kind not in KINDS:
         raise SweepSpecError(f"kind {kind!r} is not one of {sorted(KINDS)}")
