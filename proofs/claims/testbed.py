@@ -67,6 +67,10 @@ QUICK = Sizes(
     # left the copy plateau after 3000 steps with APE.
     data=DataConfig(K=512, L=16, D=16, N=4, B=2, p_bursty=1.0, eps=0.1),
     model=ModelConfig(layers=2, heads=1, width=32, mlp_ratio=2, pos="ape", ape_slots=16),
+    # lr 2e-3 without warm-up: chosen by the pre-stated rule of studies/plateau.toml (8 seeds, 3000
+    # steps, high-K bursty): 8/8 seeds left the copy plateau, median exit step 375; lr 1e-3 (with or
+    # without 300 warm-up steps) and 2e-3 with warm-up: 8/8, median 500; 4e-3: 4/8, and 7/8 with
+    # warm-up.
     train=TrainConfig(steps=3000, batch=128, lr=2e-3, eval_every=250, eval_size=256),
     seeds=5, K_lo=64, K_mid=512, K_hi=16384, K_edge=128, K_grid=(128, 512, 2048, 16384),
     eps_hi=0.5, zipf_hi=1.5, heads_grid=(1, 4), layers_grid=(2, 4), claim8_heads=4, claim8_seeds=8,

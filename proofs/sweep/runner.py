@@ -40,6 +40,7 @@ def pending(runs: list[RunSpec], store: Store) -> list[RunSpec]:
 
 def run_sweep(runs: list[RunSpec], store: Store, scheduler: str | None = None, workers: int | None = None,
               progress: bool = False) -> SweepSummary:
+    import dask
     from dask.distributed import Client, LocalCluster, as_completed
 
     todo = pending(runs, store)
@@ -50,8 +51,10 @@ def run_sweep(runs: list[RunSpec], store: Store, scheduler: str | None = None, w
     cluster = None
     if scheduler is None:
         n = workers or os.cpu_count() or 1
-        cluster = LocalCluster(n_workers=min(n, len(todo)), threads_per_worker=1, processes=True,
-                               dashboard_address=":0")
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": torch_friendly_environ(),
+                              "distributed.worker.profile.enabled": False}):
+            cluster = LocalCluster(n_workers=min(n, len(todo)), threads_per_worker=1, processes=True,
+                                   dashboard_address=":0")
         client = Client(cluster)
     else:
         client = Client(scheduler)
@@ -75,6 +78,21 @@ def run_sweep(runs: list[RunSpec], store: Store, scheduler: str | None = None, w
         if cluster is not None:
             cluster.close()
     return summary
+
+
+def torch_friendly_environ() -> dict:
+    """Dask's environment for new worker processes without ``MALLOC_TRIM_THRESHOLD_``.
+
+    Dask sets it (65536) to return memory to the system sooner; fixing that threshold also fixes
+    glibc's mmap threshold, so every large tensor a training step allocates is mmapped and unmapped
+    afresh.  Measured on this package's testbed (8 models, 100 steps, one thread): 18–21 s in a
+    worker process with it, 11.6 s without, 8.4 s in a plain process.  (``run_sweep`` also turns off
+    the workers' statistical profiler, which samples every task's stack every few milliseconds.)"""
+    import dask
+
+    env = dict(dask.config.get("distributed.nanny.pre-spawn-environ", default={}) or {})
+    env.pop("MALLOC_TRIM_THRESHOLD_", None)
+    return env
 
 
 def run_here(runs: list[RunSpec], store: Store, progress: bool = False) -> SweepSummary:
