@@ -34,7 +34,7 @@ from .task_law import TaskLaw
 from .validate import check_depth
 
 __all__ = ["End", "ends", "AlphaExpansion", "alpha_expansion", "ExcessExpansion", "excess_expansion",
-           "check_alpha", "check_excess", "richardson"]
+           "Agreement", "check_alpha", "check_excess", "richardson", "worst_case", "minimax_alpha"]
 
 
 @dataclass(frozen=True)
@@ -250,51 +250,75 @@ def richardson(Ts, values, terms: int) -> np.ndarray:
     return np.linalg.lstsq(A, np.asarray(values, float), rcond=None)[0]
 
 
+@dataclass(frozen=True)
+class Agreement:
+    """A derived coefficient against its extrapolation from computed values.  ``error_estimate`` is
+    the change of the extrapolation between the last two windows of T (the usual a-posteriori
+    estimate of an extrapolation's error); ``agrees`` when the derived value lies within twice that
+    estimate (plus the float64 floor) of the last extrapolation."""
+
+    name: str
+    derived: float
+    extrapolated: float
+    previous: float
+    error_estimate: float
+    floor: float
+
+    @property
+    def difference(self) -> float:
+        return abs(self.derived - self.extrapolated)
+
+    @property
+    def agrees(self) -> bool:
+        return self.difference <= 2 * self.error_estimate + self.floor
+
+    def to_json(self) -> dict:
+        return asdict(self) | {"difference": self.difference, "agrees": self.agrees,
+                               "relative_difference": self.difference / abs(self.derived) if self.derived else None}
+
+
 @takes_law
 def check_alpha(law: TaskLaw, Ts=(10**2, 10**3, 10**4, 10**5, 10**6)) -> dict:
-    """The derived expansion against α_T computed at each T (``numerics.lca.alpha_T``).
+    """The derived expansion of ``α* − α_T`` against α_T computed at each T (``numerics.lca.alpha_T``).
 
-    Per T: ``T·(α* − α_T)`` computed and predicted (leading term, and with the second term where it
-    is derived), and their difference.  For equal exponents, a Richardson fit of the computed
-    ``T·(α* − α_T) = c + d/T + e/T²`` over the three largest T gives c and d, set beside the
-    derived ones (their relative difference is the agreement in digits)."""
-    Ts = [check_depth(T) for T in Ts]
+    Per T: ``T·(α* − α_T)`` computed and predicted (the leading term; the whole derived expansion)
+    and their relative difference.  Then the leading coefficient against an extrapolation of the
+    computed values: with equal exponents a Richardson fit ``T·gap = c + d/T + e/T²`` over the three
+    largest T (and, for the error estimate, over the three before); with a log term the slope
+    ``a = Δ(T·gap)/Δ log T`` over the last decade (and the decade before).  The float64 floor of
+    ``T·gap`` is ``T_max·α*·2⁻⁵²`` per value, times 10 for the root finder and the extrapolation."""
+    Ts = sorted(check_depth(T) for T in Ts)
+    if len(Ts) < 3:
+        raise ValueError("check_alpha needs at least 3 depths")
     ex = alpha_expansion(law)
     rows = []
     for T in Ts:
         a = alpha_T(law, T)
         computed = T * (ex.alpha_star - a)
         leading = ex.log_coefficient * math.log(T) + ex.coefficient
+        full = T * ex.gap(T)
         rows.append({"T": T, "alpha_T": a, "T_gap_computed": computed, "T_gap_leading": leading,
-                     "T_gap_two_terms": None if ex.second is None else leading + ex.second / T,
-                     "T_gap_expansion": T * ex.gap(T),
-                     "residual_leading": computed - leading,
-                     "residual_expansion": computed - T * ex.gap(T)})
-    out = {"expansion": ex.to_json(), "rows": rows}
-    if ex.f1 == 0 and len(Ts) >= 3:
-        top = rows[-3:]
-        c, d, e = richardson([r["T"] for r in top], [r["T_gap_computed"] for r in top], 3)
-        out["richardson"] = {"Ts": [r["T"] for r in top], "c": c, "d": d, "e": e,
-                             "relative_difference_c": abs(c - ex.coefficient) / abs(ex.coefficient)
-                             if ex.coefficient else abs(c),
-                             "relative_difference_d": None if ex.second is None or ex.second == 0
-                             else abs(d - ex.second) / abs(ex.second)}
+                     "T_gap_expansion": full, "relative_difference_expansion":
+                     abs(computed - full) / abs(full) if full else None})
+    floor = 10 * Ts[-1] * ex.alpha_star * 2.0**-52
+    y = [r["T_gap_computed"] for r in rows]
+    if ex.f1 == 0:
+        last = richardson(Ts[-3:], y[-3:], 3)
+        prev = richardson(Ts[-4:-1], y[-4:-1], 3) if len(Ts) >= 4 else last
+        agreement = Agreement("coefficient c of 1/T", ex.coefficient, float(last[0]), float(prev[0]),
+                              abs(float(last[0] - prev[0])), floor)
     else:
-        # with a log term: fit T·gap − a·log T = c + (a₂ log T + c₂)/T over all T and compare c
-        Tv = np.array([r["T"] for r in rows], float)
-        y = np.array([r["T_gap_computed"] for r in rows]) - ex.log_coefficient * np.log(Tv)
-        A = np.stack([np.ones_like(Tv), np.log(Tv) / Tv, 1 / Tv], 1)
-        fit, *_ = np.linalg.lstsq(A, y, rcond=None)
-        out["fit"] = {"c": float(fit[0]), "relative_difference_c": abs(fit[0] - ex.coefficient) / abs(ex.coefficient)
-                      if ex.coefficient else abs(float(fit[0])),
-                      "residuals": (y - A @ fit).tolist()}
-    return out
+        slope = [(y[i + 1] - y[i]) / math.log(Ts[i + 1] / Ts[i]) for i in range(len(Ts) - 1)]
+        agreement = Agreement("coefficient a of log(T)/T", ex.log_coefficient, slope[-1], slope[-2],
+                              abs(slope[-1] - slope[-2]), floor)
+    return {"expansion": ex.to_json(), "rows": rows, "agreement": agreement.to_json()}
 
 
 @takes_law
 def check_excess(law: TaskLaw, Ts=(10, 10**2, 10**3, 10**4, 10**5, 10**6)) -> dict:
     """log10 of the excess at α_T computed (``excess_risk_scaled``) against the derived leading term,
-    per T; the difference should shrink like (log T)/T."""
+    per T; the difference should shrink like (log T)/T.  ``consistent``: the remainder at the
+    largest T is within twice its change over the last step of T (it is on its way to 0)."""
     Ts = [check_depth(T) for T in Ts]
     ex = excess_expansion(law)
     rows = []
@@ -302,4 +326,78 @@ def check_excess(law: TaskLaw, Ts=(10, 10**2, 10**3, 10**4, 10**5, 10**6)) -> di
         computed = excess_risk_scaled(law, T).log10
         rows.append({"T": T, "log10_computed": computed, "log10_predicted": ex.log10(T),
                      "difference": computed - ex.log10(T)})
-    return {"expansion": asdict(ex), "rows": rows}
+    d = [r["difference"] for r in rows]
+    return {"expansion": asdict(ex), "rows": rows,
+            "consistent": len(d) >= 2 and abs(d[-1]) <= 2 * abs(d[-1] - d[-2])}
+
+
+# ---- the minimax reading ------------------------------------------------------------------------
+@takes_law
+def worst_case(law: TaskLaw, alphas) -> np.ndarray:
+    """``max over the signal support of |r| = |α(1+s) − 1|`` for each α: the worst prompt's residual
+    factor per layer (its 2T-th power bounds every prompt's excess/(ζ²A) at depth T)."""
+    law.require_bounded("the worst case over the support")
+    sig = law.signal_bounds()
+    if sig is None:
+        raise LawError("s ≡ 0: no prompt carries signal")
+    a = np.asarray(alphas, float)
+    return np.maximum(np.abs(a * (1 + sig[0]) - 1), np.abs(a * (1 + sig[1]) - 1))
+
+
+@takes_law
+def minimax_alpha(law: TaskLaw) -> float:
+    """The α minimising ``worst_case`` (a convex, piecewise-linear function of α), by golden-section
+    search to a bracket narrower than 1e-14 — independent of the closed form α* it is compared with
+    (Brent's parabolic steps stall at the kink)."""
+    sig = law.signal_bounds()
+    if sig is None:
+        raise LawError("s ≡ 0: no prompt carries signal")
+    f = lambda a: float(worst_case(law, a))  # noqa: E731
+    lo, hi = 0.0, 2.0 / (1 + sig[0])
+    g = (math.sqrt(5) - 1) / 2
+    x1, x2 = hi - g * (hi - lo), lo + g * (hi - lo)
+    f1, f2 = f(x1), f(x2)
+    while hi - lo > 1e-14:
+        if f1 <= f2:
+            hi, x2, f2 = x2, x1, f1
+            x1 = hi - g * (hi - lo)
+            f1 = f(x1)
+        else:
+            lo, x1, f1 = x1, x2, f2
+            x2 = lo + g * (hi - lo)
+            f2 = f(x2)
+    return (lo + hi) / 2
+
+
+# ---- the two-parameter model, measured ----------------------------------------------------------
+@takes_law
+def two_parameter_limits(law: TaskLaw, Ts=(5, 10, 20, 30, 50, 70, 100)) -> dict:
+    """How the two-parameter minimiser (α_T, β_T) approaches (α*, −α*), measured (no derived
+    expansion): per T, α_T, β_T, γ_T = α_T + β_T (``numerics.lca.minimise_two_residual``, which keeps
+    γ_T accurate far below α's rounding) and ``T·(α* − α_T)``.  Fits: the rate per layer of γ_T
+    (least squares of log|γ_T| on T over the larger half of the depths, with its residual) set
+    beside ρ = (λ_hi − λ_lo)/(λ_hi + λ_lo); the limit of ``T·(α* − α_T)`` by a Richardson fit
+    ``c + d/T`` over the two largest T, set beside the one-parameter coefficient."""
+    from .lca import minimise_two_residual
+
+    Ts = sorted(check_depth(T) for T in Ts)
+    if len(Ts) < 4 or Ts[0] < 2:
+        raise ValueError("two_parameter_limits needs at least 4 depths, each ≥ 2")
+    ex = alpha_expansion(law)
+    rows = []
+    for T in Ts:
+        g, beta = minimise_two_residual(law, T)
+        a = g - beta
+        rows.append({"T": T, "alpha_T": a, "beta_T": beta, "gamma_T": g, "T_gap": T * (ex.alpha_star - a)})
+    half = [r for r in rows if r["T"] >= Ts[len(Ts) // 2] and r["gamma_T"] != 0]
+    fit = None
+    if len(half) >= 2:
+        x = np.array([r["T"] for r in half], float)
+        y = np.log(np.abs([r["gamma_T"] for r in half]))
+        slope, icpt = np.polyfit(x, y, 1)
+        fit = {"rate_per_layer": float(np.exp(slope)), "prefactor": float(np.exp(icpt)),
+               "max_residual_log": float(np.max(np.abs(y - (slope * x + icpt)))), "Ts": x.tolist()}
+    c, d = richardson([r["T"] for r in rows[-2:]], [r["T_gap"] for r in rows[-2:]], 2)
+    return {"rows": rows, "gamma_decay": fit, "rho": ex.rho,
+            "T_gap_limit": {"c": float(c), "d": float(d), "one_parameter_c": ex.coefficient,
+                            "one_parameter_form": ex.form}}

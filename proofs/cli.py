@@ -24,6 +24,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
               "α* and, per depth T, α_T, the excess risk and the gradient flow's limit."),
     "flow2": ("mmicl.proofs.commands.theory", "flow2", "End point of the two-parameter gradient flow."),
     "laws": ("mmicl.proofs.commands.laws", "laws", "Show the LAW language."),
+    "limits": ("mmicl.proofs.commands.limits", "limits",
+               "Depth T → ∞: the derived expansion of α_T, checked; the excess decay per layer, tied and untied."),
     "lsa": ("mmicl.proofs.commands.lsa", "lsa", "The best single-layer LSA for a law and its gap to Bayes."),
     "train": ("mmicl.proofs.commands.train", "train_command",
               "Train one model on sampled prompts; its risk with standard errors."),

@@ -1,0 +1,270 @@
+"""``mmicl limits``: the depth T → ∞ of the LCA models for one law — derived expansions checked
+against computed values, and the excess risk's decay per layer, tied and untied."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import click
+
+from .common import Command, IntIn, WritablePath, emit_json, law_options
+
+MAX_T = 10**6
+MAX_T_TWO = 100
+MAX_T_UNTIED = 400
+
+
+def _check(name: str, passed: bool | None, detail: str, **numbers) -> dict:
+    return {"name": name, "passed": passed, "detail": detail, "numbers": numbers}
+
+
+def _decades(t_max: int, start: int = 100) -> list[int]:
+    Ts, T = [], start
+    while T <= t_max:
+        Ts.append(T)
+        T *= 10
+    return Ts
+
+
+def _untied_rates(law) -> dict | None:
+    """Predicted per-layer rates of the tied and untied models (None where the untied module cannot
+    say: an unbounded law)."""
+    from mmicl.numerics import untied
+
+    return untied.predicted_rates(law)
+
+
+def one_parameter(law, t_max: int, out: Path | None) -> dict:
+    from mmicl.numerics import asymptotics as asy
+
+    Ts = _decades(t_max)
+    if len(Ts) < 4:
+        raise click.BadParameter(f"--T-max {t_max}: the checks need the depths 100, 1000, 10⁴ and 10⁵ at least",
+                                 param_hint="--T-max")
+    ex = asy.alpha_expansion(law)
+    alpha = asy.check_alpha(law, Ts)
+    excess = asy.check_excess(law, [10, *Ts])
+    mm = asy.minimax_alpha(law)
+    ag = alpha["agreement"]
+    rows = alpha["rows"]
+    four = [r for r in rows if r["T"] >= 10**4]
+    rates = _untied_rates(law)
+    checks = [
+        _check(f"derived {ag['name']} against the extrapolated computed values", ag["agrees"],
+               f"derived {ag['derived']:.12g}, extrapolated {ag['extrapolated']:.12g} (previous window "
+               f"{ag['previous']:.12g}): difference {ag['difference']:.2e} within 2 × {ag['error_estimate']:.2e} "
+               f"+ float64 floor {ag['floor']:.1e}" if ag["agrees"] else
+               f"derived {ag['derived']:.12g} vs extrapolated {ag['extrapolated']:.12g}: difference "
+               f"{ag['difference']:.2e} exceeds 2 × {ag['error_estimate']:.2e} + {ag['floor']:.1e}",
+               **{k: v for k, v in ag.items() if k != "name"}),
+        _check("the derived expansion matches T·(α* − α_T) to 4 digits at T ≥ 10⁴",
+               all(r["relative_difference_expansion"] is not None and r["relative_difference_expansion"] < 5e-5
+                   for r in four) if four else None,
+               "; ".join(f"T={r['T']}: computed {r['T_gap_computed']:.10g}, expansion {r['T_gap_expansion']:.10g}, "
+                         f"relative difference {r['relative_difference_expansion']:.1e}" for r in four),
+               tolerance="relative 5e-5 (four significant digits)"),
+        _check("the excess at α_T follows E[ζ²]·L·ρ^{2T}·(2T)^{−p}", excess["consistent"],
+               "log10(computed) − log10(predicted): " + ", ".join(
+                   f"T={r['T']}: {r['difference']:.2e}" for r in excess["rows"]),
+               rule="the remainder at the largest T is within twice its change over the last decade"),
+        _check("α* minimises the worst case over the support, max_s |α(1+s) − 1|",
+               abs(mm - ex.alpha_star) <= 1e-13 * max(1.0, ex.alpha_star),
+               f"golden-section minimiser {mm:.16g}, α* {ex.alpha_star:.16g}",
+               tolerance="1e-13: the golden-section bracket (1e-14) and rounding"),
+    ]
+    out_json = {
+        "law": law.spec(), "model": "one", "alpha_star": ex.alpha_star, "rho": ex.rho,
+        "ends": {"lo": alpha["expansion"]["lo"], "hi": alpha["expansion"]["hi"]},
+        "correction": {"form": ex.form, "coefficient": ex.coefficient, "log_coefficient": ex.log_coefficient,
+                       "second": ex.second, "variable": "α* − α_T as a function of T"},
+        "excess": excess["expansion"],
+        "excess_decay_per_layer": {"tied": rates["tied"] if rates else excess["expansion"]["rate_per_layer"],
+                                   "untied": rates["untied"] if rates else None},
+        "minimax": {"alpha": mm, "worst_case_at_alpha_star": float(asy.worst_case(law, ex.alpha_star))},
+        "rows": rows, "excess_rows": excess["rows"], "checks": checks,
+    }
+    if out is not None:
+        out_json["figures"] = [str(p) for p in _figures_one(law, out_json, out)]
+    return out_json
+
+
+def _figures_one(law, res: dict, out: Path) -> list[Path]:
+    import numpy as np
+    from matplotlib.figure import Figure
+
+    from mmicl.numerics import asymptotics as asy
+
+    out.mkdir(parents=True, exist_ok=True)
+    ex = asy.alpha_expansion(law)
+    rows = res["rows"]
+    T = np.array([r["T"] for r in rows], float)
+    gap = np.abs([r["T_gap_computed"] / r["T"] for r in rows])
+    grid = np.logspace(math.log10(T[0]), math.log10(T[-1]), 200)
+    fig = Figure(figsize=(10, 4))
+    a1, a2 = fig.subplots(1, 2)
+    a1.loglog(T, gap, "o", label="computed |α* − α_T|")
+    a1.loglog(grid, np.abs([ex.gap(int(t)) for t in grid]), "-", label=f"derived ({ex.form})")
+    a1.set_xlabel("depth T")
+    a1.set_title(law.spec().split(";")[0])
+    a1.legend()
+    xs = [r["T"] for r in res["excess_rows"]]
+    a2.semilogx(xs, [r["log10_computed"] / r["T"] for r in res["excess_rows"]], "o", label="computed, tied")
+    a2.axhline(math.log10(res["excess_decay_per_layer"]["tied"]), ls="--", c="C0", label="ρ² (tied), predicted")
+    if res["excess_decay_per_layer"]["untied"] is not None:
+        a2.axhline(math.log10(res["excess_decay_per_layer"]["untied"]), ls="--", c="C1",
+                   label="untied, predicted")
+    a2.set_xlabel("depth T")
+    a2.set_ylabel("log10(excess) / T")
+    a2.set_title("excess per layer")
+    a2.legend()
+    path = out / "limits_one.png"
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    return [path]
+
+
+def two_parameter(law, t_max: int) -> dict:
+    from mmicl.numerics import asymptotics as asy
+
+    Ts = [T for T in (5, 10, 20, 30, 50, 70, 100) if T <= t_max]
+    res = asy.two_parameter_limits(law, Ts)
+    return {"law": law.spec(), "model": "two", "alpha_star": asy.alpha_expansion(law).alpha_star,
+            "rho": res["rho"], "gamma_decay": res["gamma_decay"], "T_gap_limit": res["T_gap_limit"],
+            "rows": res["rows"], "checks": [],
+            "note": "measured, not derived: the rate of γ_T = α_T + β_T per layer and the limit of T·(α* − α_T)"}
+
+
+def untied_model(law, t_max: int, out: Path | None) -> dict:
+    from mmicl.numerics import untied
+    from mmicl.numerics.lca import alpha_T, excess_risk_scaled
+
+    Ts = [T for T in (1, 2, 5, 10, 20, 50, 100, 200, 400) if T <= t_max]
+    rows = []
+    for T in Ts:
+        opt = untied.optimal_schedule(law, T)
+        tied = excess_risk_scaled(law, T, alpha_T(law, T)).log10
+        rows.append({"T": T, "log10_excess_untied": opt.log10_excess, "log10_excess_tied": tied,
+                     "alphas": list(opt.alphas)})
+    rates = untied.predicted_rates(law)
+    measured = untied.measured_rate(law, [T for T in Ts if T >= 10])
+    checks = [_check("the untied optimum is never worse than the tied α_T",
+                     all(r["log10_excess_untied"] <= r["log10_excess_tied"] + 1e-9 for r in rows),
+                     "; ".join(f"T={r['T']}: untied 10^{r['log10_excess_untied']:.2f}, tied "
+                               f"10^{r['log10_excess_tied']:.2f}" for r in rows))]
+    res = {"law": law.spec(), "model": "untied", "excess_decay_per_layer": {"tied": rates["tied"],
+           "untied": rates["untied"], "untied_measured": measured}, "rows": rows, "checks": checks}
+    if out is not None:
+        from matplotlib.figure import Figure
+
+        out.mkdir(parents=True, exist_ok=True)
+        fig = Figure(figsize=(5, 4))
+        ax = fig.subplots()
+        ax.plot(Ts, [r["log10_excess_tied"] for r in rows], "o-", label="tied α_T")
+        ax.plot(Ts, [r["log10_excess_untied"] for r in rows], "s-", label="untied optimum")
+        for name, rate in (("tied", rates["tied"]), ("untied", rates["untied"])):
+            ax.plot(Ts, [rows[-1][f"log10_excess_{name}"] + (T - Ts[-1]) * math.log10(rate) for T in Ts], ":",
+                    label=f"predicted rate {name} ({rate:.3g}/layer)")
+        ax.set_xlabel("depth T")
+        ax.set_ylabel("log10 excess risk")
+        ax.legend()
+        path = out / "limits_untied.png"
+        fig.savefig(path, dpi=120, bbox_inches="tight")
+        res["figures"] = [str(path)]
+    return res
+
+
+def unbounded(law, t_max: int) -> dict:
+    import numpy as np
+
+    from mmicl.numerics.unbounded import MAX_DEPTH_UNBOUNDED, alpha_T_unbounded
+
+    Ts = [T for T in (1, 2, 5, 10, 20, 50, 100, 200, 500) if T <= min(t_max, MAX_DEPTH_UNBOUNDED)]
+    rows = [{"T": T, "alpha_T": (a := alpha_T_unbounded(law, T)), "T_alpha_T": T * a} for T in Ts]
+    tail = rows[-3:]
+    slope = float(np.polyfit(np.log([r["T"] for r in tail]), np.log([r["alpha_T"] for r in tail]), 1)[0])
+    return {"law": law.spec(), "model": "one", "alpha_star": 0.0,
+            "hypothesis": {"bounded support": False,
+                           "message": "the T → ∞ statements need s_hi < ∞ (hypothesis not met); α_T exists at "
+                                      "every finite T because every moment of s is finite"},
+            "rows": rows, "decay": {"log_slope_last_points": slope, "Ts": [r["T"] for r in tail]},
+            "correction": None, "excess_decay_per_layer": None, "checks": []}
+
+
+@click.command("limits", cls=Command)
+@law_options
+@click.option("--model", type=click.Choice(["one", "two", "untied"]), default="one", show_default=True,
+              help="one: the tied one-parameter LCA (derived expansion); two: the two-parameter LCA "
+                   "(measured rates); untied: one α per layer (the optimal schedule).")
+@click.option("--T-max", "t_max", type=IntIn(1, MAX_T), default=None,
+              help=f"Largest depth (one: 10^6, at most {MAX_T}; two: {MAX_T_TWO}; untied: {MAX_T_UNTIED}).")
+@click.option("--out", type=WritablePath("folder"), default=None, help="Folder for the figures and limits.json.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def limits(law, model, t_max, out, as_json):
+    """The T → ∞ limit of the LCA for LAW: how α_T approaches α* (the derived leading term, its
+    form by the law's end behaviour, checked against computed α_T), the excess risk's decay per
+    layer (tied and untied), and the minimax reading of α*.
+
+    \b
+    JSON (--model one): {"alpha_star", "ends", "correction": {"form", "coefficient",
+    "log_coefficient", "second"}, "excess": {"rate_per_layer", "power", "prefactor"},
+    "excess_decay_per_layer": {"tied", "untied"}, "minimax", "rows", "checks": [{"name",
+    "passed", "detail", "numbers"}]}.  A law with unbounded support gets α_T at finite depths
+    and "hypothesis": the T → ∞ statements do not apply."""
+    from mmicl.numerics.atomic import write_json
+
+    sl = law.s_law()
+    if not sl.is_bounded:
+        if model != "one":
+            raise click.BadParameter(f"--model {model} needs a bounded law; {sl.spec()} is unbounded",
+                                     param_hint="--model")
+        res = unbounded(law, t_max or 500)
+    elif model == "one":
+        res = one_parameter(law, t_max or MAX_T, out)
+    elif model == "two":
+        res = two_parameter(law, min(t_max or MAX_T_TWO, MAX_T_TWO))
+    else:
+        res = untied_model(law, min(t_max or MAX_T_UNTIED, MAX_T_UNTIED), out)
+    if out is not None:
+        write_json(Path(out) / f"limits_{model}.json", res)
+    if as_json:
+        emit_json(res)
+        return
+    _print(res)
+
+
+def _print(res: dict) -> None:
+    echo = click.echo
+    echo(f"{res['law']}  (model {res['model']})")
+    if res.get("hypothesis"):
+        echo(f"  α* = 0; {res['hypothesis']['message']}")
+        for r in res["rows"]:
+            echo(f"  T={r['T']:>5}: α_T = {r['alpha_T']:.12g}   T·α_T = {r['T_alpha_T']:.6g}")
+        echo(f"  log-log slope of α_T over T = {res['decay']['Ts']}: {res['decay']['log_slope_last_points']:.4f}")
+        return
+    if res["model"] == "one":
+        c = res["correction"]
+        echo(f"  α* = {res['alpha_star']:.16g}, ρ = {res['rho']:.6g}")
+        for side in ("lo", "hi"):
+            e = res["ends"][side]
+            echo(f"  {side} end s = {e['value']:g}: {e['description']} (exponent b = {e['b']:g})")
+        if c["form"] == "c/T":
+            second = "" if c["second"] is None else f" + ({c['second']:.10g})/T²"
+            echo(f"  α* − α_T = ({c['coefficient']:.10g})/T{second} + …")
+        else:
+            echo(f"  α* − α_T = ({c['log_coefficient']:.10g}·log T + {c['coefficient']:.10g})/T + o(1/T)")
+        x = res["excess"]
+        echo(f"  excess(α_T) ≈ {x['zeta2']:g}·{x['prefactor']:.6g}·ρ^(2T)·(2T)^(−{x['power']:.4g}); per layer: tied "
+             f"{res['excess_decay_per_layer']['tied']:.6g}, untied {res['excess_decay_per_layer']['untied']}")
+        for r in res["rows"]:
+            echo(f"  T={r['T']:>8}: T·(α*−α_T) computed {r['T_gap_computed']:.12g}   derived {r['T_gap_expansion']:.12g}")
+    elif res["model"] == "two":
+        g = res["gamma_decay"]
+        echo(f"  γ_T = α_T + β_T falls by {g['rate_per_layer']:.4g} per layer (ρ = {res['rho']:.4g}); "
+             f"T·(α* − α_T) → {res['T_gap_limit']['c']:.6g} (one-parameter: {res['T_gap_limit']['one_parameter_c']:.6g})")
+    else:
+        d = res["excess_decay_per_layer"]
+        echo(f"  excess per layer: tied {d['tied']:.6g}, untied predicted {d['untied']:.6g}, measured {d['untied_measured']}")
+        for r in res["rows"]:
+            echo(f"  T={r['T']:>4}: untied 10^{r['log10_excess_untied']:.3f}   tied 10^{r['log10_excess_tied']:.3f}")
+    for ch in res["checks"]:
+        verdict = {True: "holds", False: "FAILS", None: "inconclusive"}[ch["passed"]]
+        echo(f"  [{verdict}] {ch['name']}: {ch['detail']}")
