@@ -20,6 +20,9 @@ context only through these moments, so the fast paths take either.
                          ``F^T_q = α Σ_{k<T} (I + βC)^k x_q``, so with ``C = Q diag(λ) Qᵀ``
                          ``ŷ = Σ_j (Qᵀh)_j (Qᵀx_q)_j · α Σ_{k<T} (1 + βλ_j)^k``.
                          ``as_lca()`` gives the same model as a general ``LCA`` (for tests).
+``UntiedReducedLCA``     W^K = W^Q = W^R = I, W^S_t = −W^V_t = α_t I with one α_t per layer (an
+                         extension beyond the paper, docs/untied.md); ``forward`` runs the derived
+                         layer ``p ↦ (1 − α_t ℓ) p + α_t`` on the eigenvalues ℓ of C.
 ``build_model``          the model of each name in ``MODELS`` with its standard start (what
                          ``mmicl train`` and the sweep kind ``montecarlo`` train).
 """
@@ -39,8 +42,8 @@ from .validate import check_depth, check_finite
 
 Batch = Union[Prompts, PromptMoments]
 
-__all__ = ["Batch", "as_moments", "LinearSelfAttention", "LCA", "ReducedLCA", "bayes_prediction", "MODELS",
-           "build_model"]
+__all__ = ["Batch", "as_moments", "LinearSelfAttention", "LCA", "ReducedLCA", "UntiedReducedLCA",
+           "bayes_prediction", "MODELS", "build_model"]
 
 
 def as_moments(batch: Batch) -> PromptMoments:
@@ -271,6 +274,74 @@ class ReducedLCA(nn.Module):
                 lca.w_s.copy_(float(self.alpha.detach()) * eye)
             lca.w_v.copy_(float(self.beta.detach()) * eye)
         return lca
+
+
+class UntiedReducedLCA(nn.Module):
+    """The reduced LCA with one scalar per layer (an extension beyond arXiv:2602.04872, see
+    docs/untied.md): W^K = W^Q = W^R = I and ``W^S_t = −W^V_t = α_t I``, one parameter per layer
+    (``alphas``, an ``nn.ParameterList`` of scalars; ``alpha0s`` their start).
+
+    Along an eigen-direction of C with eigenvalue ℓ the query factor obeys
+    ``p_t = (1 − α_t ℓ) p_{t−1} + α_t``, ``p_0 = 0`` (``theory.untied.layer_map``, compiled to Python
+    operators), so with ``C = Q diag(ℓ) Qᵀ``: ``ŷ = Σ_j (Qᵀh)_j (Qᵀx_q)_j p_T(ℓ_j)``.  With every α_t
+    equal it is ``ReducedLCA(T, "one", α)``.  Start from distinct α's: the loss is symmetric in the
+    layers, so equal α's get equal gradients and stay equal (the tied model)."""
+
+    def __init__(self, T: int, alpha0s):
+        super().__init__()
+        T = check_depth(T)
+        try:
+            starts = [check_finite(f"alpha0s[{t}]", a) for t, a in enumerate(alpha0s)]
+        except TypeError:
+            raise ValueError(f"alpha0s must be a sequence of T = {T} numbers, got {alpha0s!r}") from None
+        if len(starts) != T:
+            raise ValueError(f"alpha0s must hold one start per layer (T = {T}), got {len(starts)}")
+        self.T = T
+        self.alphas = nn.ParameterList([nn.Parameter(torch.tensor(a)) for a in starts])
+
+    def schedule(self) -> list[float]:
+        """The current ``(α_1, …, α_T)`` in layer order."""
+        return [float(a.detach()) for a in self.alphas]
+
+    def params(self) -> dict[str, float]:
+        return {f"alpha[{t}]": a for t, a in enumerate(self.schedule())}
+
+    def eigen_gain(self, lam: torch.Tensor) -> torch.Tensor:
+        """``p_T(ℓ)`` elementwise: the T layers applied to the factor of each eigen-direction."""
+        step = _untied_layer_formula()
+        p = torch.zeros_like(lam)
+        for a in self.alphas:
+            (p,) = step(p, a.to(lam.dtype), lam)
+        return p
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        mo = as_moments(batch)
+        lam, q = torch.linalg.eigh(mo.cov)
+        hq = (q.transpose(1, 2) @ mo.xy[..., None]).squeeze(-1)
+        xq = (q.transpose(1, 2) @ mo.query_x[..., None]).squeeze(-1)
+        return (hq * xq * self.eigen_gain(lam)).sum(-1)
+
+    def forward_loop(self, batch: Batch) -> torch.Tensor:
+        """The same prediction by T query-column steps ``F ← F + α_t x_q − α_t C F`` (no eigh)."""
+        mo = as_moments(batch)
+        xq = mo.query_x[..., None]
+        f = torch.zeros_like(xq)
+        for a in self.alphas:
+            f = f + a * xq - a * (mo.cov @ f)
+        return (mo.xy * f.squeeze(-1)).sum(-1)
+
+
+@lru_cache(maxsize=1)
+def _untied_layer_formula() -> Callable:
+    """``f(p, α, ℓ) -> (p_next,)`` from ``theory.untied.layer_map`` (SymPy loads here, on first use)."""
+    from mmicl.theory.compile import compiled
+    from mmicl.theory.untied import layer_map
+
+    def build():
+        expr, symbols = layer_map()
+        return [expr], list(symbols)
+
+    return compiled("untied_layer", build, "operators")
 
 
 # ---------------------------------------------------------------------------------------------
