@@ -7,6 +7,7 @@ CLAIM_MODULES = [
     "mmicl.proofs.claims.testbed_multimodal",
     "mmicl.proofs.claims.montecarlo",
     "mmicl.proofs.claims.lsa",
+    "mmicl.proofs.claims.untied",
 ]
 
 for _name in CLAIM_MODULES:
