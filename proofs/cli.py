@@ -22,6 +22,8 @@ from .commands.common import SEED, Command, Device, WritablePath
 LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
     "alpha": ("mmicl.proofs.commands.theory", "alpha",
               "α* and, per depth T, α_T, the excess risk and the gradient flow's limit."),
+    "certify": ("mmicl.proofs.commands.certify", "certify",
+                "Certified enclosures of α_T and of Thm 4.1's gap, re-checked independently."),
     "flow2": ("mmicl.proofs.commands.theory", "flow2", "End point of the two-parameter gradient flow."),
     "laws": ("mmicl.proofs.commands.laws", "laws", "Show the LAW language."),
     "limits": ("mmicl.proofs.commands.limits", "limits",
