@@ -15,9 +15,10 @@ degree < T with respect to ``λ dμ(λ)``: its roots are the T-point Gauss nodes
 minimum is exactly 0: the roots sit on the atoms.
 
 **How it is computed** (``optimal_schedule``).  μ is discretised by a Gauss rule of the law of s
-(``excess_rule``: Gauss–Jacobi for Beta pieces, atoms as they are, products of the two modalities'
-rules compressed to a Gauss rule) with ``n = T + 1 + margin`` nodes.  That rule is exact for
-polynomials of degree ``2n − 1`` against the law, so for ``A(s)·poly`` of degree ≤ 2T + 1 its error is
+(``excess_rule``: Gauss–Jacobi for Beta pieces, atoms as they are, the product of the two modalities'
+rules compressed to its Gauss rule, certified by its Chebyshev moments) with ``n = T + 1 + margin`` nodes.
+That rule is exact for polynomials of degree ``2n − 1`` against the law, so for ``A(s)·poly`` of
+degree ≤ 2T + 1 its error is
 the best-approximation error of the rational factor ``A`` of degree ``2·margin``, which falls like
 ``ρ^{−2·margin}`` with ``ρ = (√κ + 1)/(√κ − 1)``, ``κ = (1 + s_hi)/(1 + s_lo)`` (``A`` has its pole at
 ``s = −1``); ``margin`` makes that below ``10^{−2·DIGITS}``.  (The law's own rule, ``TaskLaw.rule``, has
@@ -31,7 +32,7 @@ T×T block of ``Lᵀ L`` where ``J_{T+1} = L Lᵀ`` (the Christoffel transform b
 step: J is positive definite since λ ≥ 1).
 
 **Accuracy** (measured by the tests and the ``ext.untied`` claim): the optimum's relative error is
-below 1e-9 up to T = 640 (the same optimum with a doubled margin, and against
+below 1e-9 up to T = 1000 (the same optimum with a doubled margin, and against
 ``optimal_schedule_mp``: 40-digit Stieltjes procedure on mpmath's own Gauss–Jacobi discretisation);
 each α_t to about 1e-13 relative.
 
@@ -55,7 +56,7 @@ from mmicl.theory.model import s as s_sym
 
 from .law_language import takes_law
 from .lca import ScaledValue, excess_risk_scaled
-from .quadrature import Rule, discrete_gauss, gauss_jacobi, lanczos
+from .quadrature import Rule, gauss_jacobi, lanczos
 from .scalar_laws import Beta, Discrete, LawError, Mixture, Point, ScalarLaw, SumLaw
 from .task_law import TaskLaw
 from .validate import InputError, check_depth
@@ -82,11 +83,6 @@ polynomial's maximum to its μ-norm, far below float64's rounding."""
 MAX_DEPTH = 2000
 """The Lanczos process costs O(T²·n) with n ≈ T + margin nodes: about 1.5 s at T = 1000 and 25 s at
 T = 2000 on one core."""
-
-MAX_PRODUCT_BYTES = 4e8
-"""Largest Lanczos basis (n vectors of n² product nodes, float64) when compressing the product of
-two continuous modalities' rules: n ≈ 350, i.e. T up to about 300 on ``sv=…; sr=…`` laws."""
-
 
 # ---------------------------------------------------------------------------------------------
 # compiled per-prompt formulas (theory.untied)
@@ -188,16 +184,71 @@ def _gauss_rule(law: ScalarLaw, n: int) -> tuple[np.ndarray, np.ndarray]:
         x, w = (x1[:, None] + x2[None, :]).ravel(), (w1[:, None] * w2[None, :]).ravel()
         if x.size <= 2 * n or (law.first.is_atomic and law.second.is_atomic):
             return x, w  # atoms stay atoms (exact for every h)
-        if 8.0 * n * x.size > MAX_PRODUCT_BYTES:
-            raise InputError(
-                f"{law.spec()}: the Gauss rule of a sum of two continuous norms at this depth needs a "
-                f"{n}×{x.size} Lanczos basis (over {MAX_PRODUCT_BYTES / 1e6:.0f} MB); use a smaller T, "
-                "or give s=LAW, the law of ‖m‖², directly")
-        lo, hi = x.min(), x.max()
+        lo, hi = float(x.min()), float(x.max())
         c, h = (hi + lo) / 2, (hi - lo) / 2
-        t, g = discrete_gauss((x - c) / h, w, n)  # the n-point Gauss rule of the product measure
+        t, g = _product_gauss((x - c) / h, w, n)  # the n-point Gauss rule of the product measure
         return np.clip(c + h * t, lo, hi), g
     raise LawError(f"{law.spec()}: no Gauss rule for a law of type {type(law).__name__}")
+
+
+def _product_gauss(x: np.ndarray, w: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The n-point Gauss rule of ``Σ_k w_k δ(x_k)`` (``x`` in [−1, 1], far more than n points: the
+    product of the two modalities' rules), in O(N) memory where a stored Lanczos basis needs n·N
+    numbers: the Lanczos process keeping its last two vectors (each new one orthogonalised against
+    them twice), then Golub–Welsch.  Losing orthogonality would give ghost nodes; instead of watching
+    the basis, the rule is certified by what is needed of it: it must reproduce the measure's
+    Chebyshev moments ``∫ T_j``, ``j < 2n`` (an n-point rule with positive weights that does is the
+    Gauss rule, exact to degree 2n − 1) within ``CERTIFY`` (rounding of the Chebyshev recurrence
+    and of the sums over N nodes, ~2n·eps).  Otherwise ``quadrature.discrete_gauss`` (stored basis,
+    full re-orthogonalisation) where its basis fits in ``MAX_BASIS_BYTES``, else an error.  Dot products
+    through ``einsum``: a threaded BLAS on long vectors stalls on a shared machine."""
+    from scipy.linalg import eigh_tridiagonal
+
+    mass = float(w.sum())
+    a, b = np.empty(n), np.empty(n - 1)
+    prev, cur = np.zeros_like(x), np.sqrt(w / mass)
+    for k in range(n):
+        xq = x * cur
+        a[k] = np.einsum("i,i->", cur, xq)
+        if k == n - 1:
+            break
+        r = xq - a[k] * cur - (b[k - 1] * prev if k else 0.0)
+        for _ in range(2):
+            r -= np.einsum("i,i->", cur, r) * cur + np.einsum("i,i->", prev, r) * prev
+        b[k] = math.sqrt(np.einsum("i,i->", r, r))
+        prev, cur = cur, r / b[k]
+    nodes, vecs = eigh_tridiagonal(a, b)
+    weights = mass * vecs[0] ** 2
+    if _chebyshev_mismatch(x, w, nodes, weights, 2 * n) <= CERTIFY * mass:
+        return nodes, weights
+    if 8.0 * n * x.size > MAX_BASIS_BYTES:
+        raise ArithmeticError(f"the {n}-point Gauss rule of a product of {x.size} nodes lost orthogonality and "
+                              f"its stored-basis fallback needs over {MAX_BASIS_BYTES / 1e9:g} GB; use a smaller T")
+    from .quadrature import discrete_gauss
+
+    return discrete_gauss(x, w, n)
+
+
+CERTIFY = 1e-11
+"""Largest ``|Σ_G T_j − Σ_μ T_j|`` (relative to the mass) accepted for a compressed product rule,
+``j < 2n``: ``|T_j| ≤ 1`` on [−1, 1], and the recurrence and the sums over N ≤ 4·10⁶ nodes round to a
+few 1e-13 at 2n ≤ 4000."""
+
+MAX_BASIS_BYTES = 2e9
+"""Largest stored Lanczos basis for the fallback of ``_product_gauss``."""
+
+
+def _chebyshev_mismatch(x, w, nodes, weights, K: int) -> float:
+    """``max_{j<K} |Σ_i weights_i T_j(nodes_i) − Σ_k w_k T_j(x_k)|`` (the Chebyshev recurrence on both)."""
+    worst = abs(float(weights.sum()) - float(w.sum()))
+    p0, p1 = np.ones_like(x), x.copy()
+    g0, g1 = np.ones_like(nodes), nodes.copy()
+    for j in range(1, K):
+        if j > 1:
+            p0, p1 = p1, 2 * x * p1 - p0
+            g0, g1 = g1, 2 * nodes * g1 - g0
+        worst = max(worst, abs(float(np.einsum("i,i->", weights, g1)) - float(np.einsum("i,i->", w, p1))))
+    return worst
 
 
 @lru_cache(maxsize=64)

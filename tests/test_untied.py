@@ -72,11 +72,16 @@ def test_symbolic_depth_is_bounded():
 def test_the_derived_rates_are_the_kappa_forms(s_lo, width):
     """rate_exprs derives the tied rate from α* and the untied one from the Green's function of the
     interval; both must reduce to the κ forms of docs/untied.md."""
-    tied, untied_rate, (lo, hi) = th.rate_exprs()
-    vals = {lo: s_lo, hi: s_lo + width}
+    tied, untied_rate = _rates(s_lo, s_lo + width)
     k = (1 + s_lo + width) / (1 + s_lo)
-    assert float(tied.subs(vals)) == pytest.approx(((k - 1) / (k + 1)) ** 2, rel=1e-12)
-    assert float(untied_rate.subs(vals)) == pytest.approx(((math.sqrt(k) - 1) / (math.sqrt(k) + 1)) ** 2, rel=1e-12)
+    assert tied == pytest.approx(((k - 1) / (k + 1)) ** 2, rel=1e-12)
+    assert untied_rate == pytest.approx(((math.sqrt(k) - 1) / (math.sqrt(k) + 1)) ** 2, rel=1e-12)
+
+
+def _rates(s_lo: float, s_hi: float) -> tuple[float, float]:
+    tied, untied_rate, (lo, hi) = th.rate_exprs()
+    f = sp.lambdify((lo, hi), (tied, untied_rate), "mpmath")  # high precision: no cancellation doubts
+    return tuple(float(v) for v in f(s_lo, s_hi))
 
 
 # --------------------------------------------------------------------------- closed form vs matrices
@@ -198,6 +203,31 @@ def test_float64_route_agrees_with_the_mpmath_route(scalar, T):
     if not f64.exact_zero:
         assert abs(f64.log10_excess - mpv.log10_excess) <= math.log10(1 + REL)
         assert np.allclose(f64.alphas, mpv.alphas, rtol=1e-10, atol=0)
+
+
+def test_the_product_of_two_modalities_is_compressed_to_its_gauss_rule():
+    """The O(N)-memory Lanczos compression of a product of two Gauss rules (one singular) against
+    the stored-basis, fully re-orthogonalised ``quadrature.discrete_gauss``, and its certificate."""
+    from mmicl.numerics.quadrature import discrete_gauss, gauss_jacobi
+
+    n = 120
+    x1, w1 = gauss_jacobi(n, 0.0, 0.0)
+    x2, w2 = gauss_jacobi(n, 1.0, -0.5)
+    x, w = (2 * x1[:, None] + 0.5 + 0.5 * x2[None, :]).ravel(), (w1[:, None] * w2[None, :]).ravel()
+    t = (x - (x.max() + x.min()) / 2) / ((x.max() - x.min()) / 2)
+    nodes, weights = untied._product_gauss(t, w, n)
+    ref_nodes, ref_weights = discrete_gauss(t, w, n)
+    assert np.allclose(nodes, ref_nodes, rtol=0, atol=1e-14)
+    assert np.allclose(weights, ref_weights, rtol=1e-10, atol=0)
+    assert untied._chebyshev_mismatch(t, w, nodes, weights, 2 * n) <= untied.CERTIFY
+    assert untied._chebyshev_mismatch(t, w, nodes[:-1], weights[:-1], 2 * n) > untied.CERTIFY  # it can fail
+
+
+def test_a_sum_of_two_modalities_agrees_with_the_mpmath_route():
+    law = "sv=uniform(0,2); sr=beta(0.5,2,0.5,1); d1=2; d2=3"
+    f64, mpv = untied.optimal_schedule(law, 6), untied.optimal_schedule_mp(law, 6, dps=30)
+    assert abs(f64.log10_excess - mpv.log10_excess) <= math.log10(1 + REL)
+    assert np.allclose(f64.alphas, mpv.alphas, rtol=1e-10, atol=0)
 
 
 def test_predicted_rates_and_measured_rate_on_a_uniform_law():
