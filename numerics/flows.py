@@ -29,7 +29,7 @@ from .task_law import TaskLaw
 from .lca import (TwoParameterLoss, _require_signal, alpha_star, check_depth, loss_curvature_one,
                   loss_gradient_one)
 
-__all__ = ["FlowResult", "at_rest_one", "gradient_flow_one", "gradient_flow_two"]
+__all__ = ["FlowResult", "at_rest_one", "basin_two", "gradient_flow_one", "gradient_flow_two"]
 
 
 @dataclass
@@ -381,3 +381,33 @@ def _newton_step_two(terms) -> float:
     if not (np.isfinite(det) and haa > 0 and det > 0):
         return math.inf
     return float(max(abs((hbb * ga - hab * gb) / det), abs((haa * gb - hab * ga) / det)))
+
+
+@takes_law
+def basin_two(law: TaskLaw, T: int, n: int, minimiser, on_start=None) -> dict:
+    """Run ``gradient_flow_two`` from an n×n grid of starts (α₀ ∈ [−0.5, 1.5], β₀ ∈ [−1.5, 0.5]) and
+    classify where each ends: "rest" (at ``minimiser`` within 1e-8), "unresolved" (the Newton test
+    passed only where α is within 10⁴ ulps of β's rounding, on the plateau α ≈ 0 of the zero
+    predictor, a point float64 cannot resolve), "other" (at rest elsewhere), "diverged",
+    "stiff-failure" or "moving".  ``on_start()`` is called after each start (progress)."""
+    eps = 2.0**-52
+    alphas = np.linspace(-0.5, 1.5, n)
+    betas = np.linspace(-1.5, 0.5, n)
+    starts, paths = [], []
+    for b0 in betas:
+        for a0 in alphas:
+            r = gradient_flow_two(law, T, a0, b0)
+            if r.converged and math.hypot(r.alpha - minimiser[0], r.beta - minimiser[1]) < 1e-8:
+                status = "rest"
+            elif r.converged and abs(r.alpha) < 1e4 * eps * abs(r.beta):
+                status = "unresolved"
+            elif r.converged:
+                status = "other"
+            else:
+                status = ("diverged" if r.reason.startswith("diverged") else
+                          "stiff-failure" if r.reason.startswith("stiff failure") else "moving")
+            starts.append((float(a0), float(b0), status))
+            paths.append(r.path)
+            if on_start is not None:
+                on_start()
+    return {"alphas": alphas, "betas": betas, "starts": starts, "paths": paths}

@@ -312,31 +312,9 @@ register(Claim(
 
 
 def _basin(law: TaskLaw, T: int, n: int, progress: Progress | None, minimiser) -> dict:
-    """Run the flow from an n×n grid of starts; classify where each ends."""
-    alphas = np.linspace(-0.5, 1.5, n)
-    betas = np.linspace(-1.5, 0.5, n)
-    starts, paths = [], []
+    """Run the flow from an n×n grid of starts; classify where each ends (``flows.basin_two``)."""
     task = progress.add_task(f"thm6.3 basin T={T}", total=n * n) if progress else None
-    for b0 in betas:
-        for a0 in alphas:
-            r = flows.gradient_flow_two(law, T, a0, b0)
-            if r.converged and math.hypot(r.alpha - minimiser[0], r.beta - minimiser[1]) < 1e-8:
-                status = "rest"
-            elif r.converged and abs(r.alpha) < 1e4 * EPS * abs(r.beta):
-                # the Newton test passed only because the curvature there is astronomical
-                # (α·Σ_k(1+β(1+s))^k with |Σ| ~ 1e13): α is within 10^4 ulps of β's rounding,
-                # a point float64 cannot resolve, on the plateau α ≈ 0 of the zero predictor
-                status = "unresolved"
-            elif r.converged:
-                status = "other"
-            else:
-                status = ("diverged" if r.reason.startswith("diverged") else
-                          "stiff-failure" if r.reason.startswith("stiff failure") else "moving")
-            starts.append((float(a0), float(b0), status))
-            paths.append(r.path)
-            if progress:
-                progress.advance(task)
-    return {"alphas": alphas, "betas": betas, "starts": starts, "paths": paths}
+    return flows.basin_two(law, T, n, minimiser, on_start=(lambda: progress.advance(task)) if progress else None)
 
 
 def _describe_basin(basin: dict) -> str:

@@ -122,15 +122,27 @@ def _figures_one(law, res: dict, out: Path) -> list[Path]:
     return [path]
 
 
-def two_parameter(law, t_max: int) -> dict:
+def two_parameter(law, t_max: int, basin: int) -> dict:
     from mmicl.numerics import asymptotics as asy
+    from mmicl.numerics.flows import basin_two
 
     Ts = [T for T in (5, 10, 20, 30, 50, 70, 100) if T <= t_max]
     res = asy.two_parameter_limits(law, Ts)
-    return {"law": law.spec(), "model": "two", "alpha_star": asy.alpha_expansion(law).alpha_star,
-            "rho": res["rho"], "gamma_decay": res["gamma_decay"], "T_gap_limit": res["T_gap_limit"],
-            "rows": res["rows"], "checks": [],
-            "note": "measured, not derived: the rate of γ_T = α_T + β_T per layer and the limit of T·(α* − α_T)"}
+    out = {"law": law.spec(), "model": "two", "alpha_star": asy.alpha_expansion(law).alpha_star,
+           "rho": res["rho"], "gamma_decay": res["gamma_decay"], "T_gap_limit": res["T_gap_limit"],
+           "rows": res["rows"], "checks": [],
+           "note": "measured, not derived: the rate of γ_T = α_T + β_T per layer and the limit of T·(α* − α_T)"}
+    if basin:
+        minimisers = {r["T"]: (r["alpha_T"], r["beta_T"]) for r in res["rows"]}
+        out["basin"] = []
+        for T in [T for T in (5, 10, 20) if T in minimisers]:
+            b = basin_two(law, T, basin, minimisers[T])
+            counts: dict[str, int] = {}
+            for *_, status in b["starts"]:
+                counts[status] = counts.get(status, 0) + 1
+            out["basin"].append({"T": T, "grid": basin, "counts": counts,
+                                 "fraction_at_minimiser": counts.get("rest", 0) / basin**2})
+    return out
 
 
 def untied_model(law, t_max: int, out: Path | None) -> dict:
@@ -196,9 +208,12 @@ def unbounded(law, t_max: int) -> dict:
                    "(measured rates); untied: one α per layer (the optimal schedule).")
 @click.option("--T-max", "t_max", type=IntIn(1, MAX_T), default=None,
               help=f"Largest depth (one: 10^6, at most {MAX_T}; two: {MAX_T_TWO}; untied: {MAX_T_UNTIED}).")
+@click.option("--basin", type=IntIn(0, 41), default=0, show_default=True,
+              help="--model two: run the gradient flow from an N×N grid of starts at T = 5, 10, 20 and count "
+                   "how many reach the minimiser (0: skip; minutes for N ≈ 10).")
 @click.option("--out", type=WritablePath("folder"), default=None, help="Folder for the figures and limits.json.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def limits(law, model, t_max, out, as_json):
+def limits(law, model, t_max, basin, out, as_json):
     """The T → ∞ limit of the LCA for LAW: how α_T approaches α* (the derived leading term, its
     form by the law's end behaviour, checked against computed α_T), the excess risk's decay per
     layer (tied and untied), and the minimax reading of α*.
@@ -220,7 +235,7 @@ def limits(law, model, t_max, out, as_json):
     elif model == "one":
         res = one_parameter(law, t_max or MAX_T, out)
     elif model == "two":
-        res = two_parameter(law, min(t_max or MAX_T_TWO, MAX_T_TWO))
+        res = two_parameter(law, min(t_max or MAX_T_TWO, MAX_T_TWO), basin)
     else:
         res = untied_model(law, min(t_max or MAX_T_UNTIED, MAX_T_UNTIED), out)
     if out is not None:
@@ -260,6 +275,9 @@ def _print(res: dict) -> None:
         g = res["gamma_decay"]
         echo(f"  γ_T = α_T + β_T falls by {g['rate_per_layer']:.4g} per layer (ρ = {res['rho']:.4g}); "
              f"T·(α* − α_T) → {res['T_gap_limit']['c']:.6g} (one-parameter: {res['T_gap_limit']['one_parameter_c']:.6g})")
+        for b in res.get("basin", []):
+            echo(f"  basin at T={b['T']}: {b['counts'].get('rest', 0)}/{b['grid'] ** 2} starts reach the minimiser; "
+                 f"{b['counts']}")
     else:
         d = res["excess_decay_per_layer"]
         echo(f"  excess per layer: tied {d['tied']:.6g}, untied predicted {d['untied']:.6g}, measured {d['untied_measured']}")
