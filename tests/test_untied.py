@@ -290,13 +290,17 @@ def test_gradient_flow_from_random_starts_reaches_the_optimum():
 
 def test_gradient_flow_from_the_tied_start_stays_tied():
     """Equal α's get equal gradients: from α_t ≡ α₀ the flow rests at the tied α_T, a stationary
-    point above the optimum (why the claim measures the flow from random starts)."""
+    point above the optimum (why the claim measures the flow from random starts), and a saddle."""
     T = 3
     flow = untied_flow.schedule_flow(UNIFORM, [0.1] * T)
     a_T = lca.alpha_T(UNIFORM, T)
     assert flow.at_rest and not flow.reached
     assert np.allclose(flow.alphas, a_T, rtol=1e-7)
     assert flow.log10_excess == pytest.approx(lca.excess_risk_scaled(UNIFORM, T).log10, abs=1e-8)
+    # a saddle: the Hessian of log L at α_t ≡ α_T descends along every direction off the diagonal
+    _, g, H = untied_flow.log_excess_derivatives(UNIFORM, [a_T] * T)
+    curvatures = np.linalg.eigvalsh(H)
+    assert np.abs(g).max() < 1e-10 and (curvatures < 0).sum() == T - 1 and curvatures[-1] > 0
 
 
 def test_log_excess_derivatives_match_finite_differences():
