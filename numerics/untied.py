@@ -342,7 +342,8 @@ class UntiedSchedule:
     ``log10_excess``: log10 of the minimal excess risk over Bayes (``-inf`` when it is exactly 0);
     ``excess``: its float64 value, ``None`` where float64 cannot hold it; ``exact_zero``: μ lives on
     ``atoms ≤ T`` points and the optimum is exactly 0 (then the first ``atoms`` α's are 1/λ at the
-    atoms and the others repeat them: any value would do); ``nodes``: size of the discretisation of μ;
+    atoms and the others repeat them: any value would do; atoms closer than about 1e-13 of the
+    support's width are one point to float64); ``nodes``: size of the discretisation of μ;
     ``method``: how it was computed."""
 
     T: int
@@ -456,14 +457,15 @@ def _gauss_rule_mp(law: ScalarLaw, n: int, dps: int) -> list[tuple]:
 
 
 def _stieltjes_mp(x: list, w: list, n: int, zero_tol) -> tuple[list, list, list]:
-    """The discretised Stieltjes procedure in mpmath: monic recurrence coefficients ``a_k``,
-    ``b_k = h_k/h_{k−1}`` and norms ``h_k = Σ w p_k²`` for k < n (fewer where ``h_k`` falls below
-    ``zero_tol·h_0``: the measure lives on k points)."""
+    """The discretised Stieltjes procedure in mpmath on nodes ``x`` in [−1, 1]: monic recurrence
+    coefficients ``a_k``, ``b_k = h_k/h_{k−1}`` and norms ``h_k = Σ w p_k²`` for k < n; fewer where
+    ``h_k ≤ zero_tol·h_0·4^{−k}``, the measure then living on k points (on [−1, 1] a measure with a
+    density has ``h_k/h_0`` of order ``4^{−k}``, while the k-th norm of a k-point measure is rounding)."""
     p_prev, p = [mp.mpf(0)] * len(x), [mp.mpf(1)] * len(x)
     a, b, h = [], [], []
     for k in range(n):
         hk = mp.fsum(wi * pi * pi for wi, pi in zip(w, p))
-        if k and hk <= zero_tol * h[0]:
+        if k and hk <= zero_tol * h[0] * mp.mpf(4) ** (-k):
             break
         ak = mp.fsum(wi * xi * pi * pi for wi, xi, pi in zip(w, x, p)) / hk
         bk = hk / h[-1] if k else mp.mpf(0)
@@ -479,32 +481,38 @@ def optimal_schedule_mp(law: TaskLaw, T: int, dps: int = 40) -> UntiedSchedule:
     """``optimal_schedule`` by an independent route, for moderate T (cost O(T·n) mpmath operations
     plus mpmath's Gauss–Jacobi rule, O(n³)): mpmath's Gauss–Jacobi discretisation of μ with a margin
     for ``ρ^{−margin} ≤ 10^{−dps/2 − 5}`` (finer than the float64 route's), the Stieltjes procedure
-    (not Lanczos) at ``dps`` digits on μ for ``1/Σ π_k(0)²`` and on ``λ dμ`` directly (not the
-    Christoffel step) for its Gauss nodes (``mp.eigsy``)."""
+    (not Lanczos) at ``dps`` digits, in the variable ``t = (λ − c)/h`` that maps the nodes' hull onto
+    [−1, 1] (in λ itself a narrow support loses a digit per layer to cancellation), on μ for
+    ``1/Σ π_k(0)²`` and on ``λ dμ`` directly (not the Christoffel step) for its Gauss nodes."""
     T = check_depth(T)
     _signal(law)
     amp = _amplitude("mpmath")
     with mp.workdps(dps):
         n = T + 1 + _margin(law, dps / 2 + 5)
-        pairs = _gauss_rule_mp(law.s_law(), n, dps)
+        pairs = [(x, w) for x, w in _gauss_rule_mp(law.s_law(), n, dps) if x > 0 and w > 0]
         z2 = mp.mpf(law.zeta.second_moment())
-        lam = [1 + x for x, w in pairs if x > 0 and w > 0]
-        w_mu = [z2 * w * amp(x)[0] for x, w in pairs if x > 0 and w > 0]
-        zero_tol = mp.mpf(10) ** (-(dps // 2))
-        a, b, h = _stieltjes_mp(lam, w_mu, T + 1, zero_tol)
+        lam = [1 + x for x, _ in pairs]
+        w_mu = [z2 * w * amp(x)[0] for x, w in pairs]
         method = (f"mpmath ({dps} digits): Stieltjes procedure on a {len(lam)}-node mpmath Gauss discretisation "
                   "of μ for 1/Σπ_k(0)², and on λ dμ for its Gauss nodes")
+        c, half = (max(lam) + min(lam)) / 2, (max(lam) - min(lam)) / 2
+        if half == 0:  # one value of s: one layer at α = 1/λ is exact
+            return _zero_schedule(T, [float(lam[0])], len(lam), method)
+        t = [(x - c) / half for x in lam]
+        zero_tol = mp.mpf(10) ** (-(dps // 2))
+        a, b, h = _stieltjes_mp(t, w_mu, T + 1, zero_tol)
         if len(a) <= T:
             atoms = mp.eigsy(_jacobi_mp(a, b), eigvals_only=True) if len(a) > 1 else [a[0]]
-            return _zero_schedule(T, [float(v) for v in atoms], len(lam), method)
+            return _zero_schedule(T, [float(c + half * v) for v in atoms], len(lam), method)
+        t0 = -c / half  # λ = 0
         p_prev, p, K = mp.mpf(0), mp.mpf(1), mp.mpf(0)
-        for k in range(T + 1):  # monic p_k(0) by the recurrence; π_k(0)² = p_k(0)²/h_k
+        for k in range(T + 1):  # monic p_k(t0) by the recurrence; π_k(0)² = p_k(t0)²/h_k
             K += p * p / h[k]
             if k < T:
-                p_prev, p = p, (0 - a[k]) * p - b[k] * p_prev
-        an, bn, _ = _stieltjes_mp(lam, [wi * li for wi, li in zip(w_mu, lam)], T, mp.mpf(0))
+                p_prev, p = p, (t0 - a[k]) * p - b[k] * p_prev
+        an, bn, _ = _stieltjes_mp(t, [wi * li for wi, li in zip(w_mu, lam)], T, mp.mpf(0))
         nodes = mp.eigsy(_jacobi_mp(an, bn), eigvals_only=True) if T > 1 else [an[0]]
-        alphas = sorted(float(1 / v) for v in nodes)
+        alphas = sorted(float(1 / (c + half * v)) for v in nodes)
         log_min = -float(mp.log(K))
     log10, value = _scaled_from_log(log_min)
     return UntiedSchedule(T, tuple(alphas), log10, value, False, None, len(lam), method)
