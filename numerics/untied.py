@@ -595,8 +595,8 @@ def measured_rate(law: TaskLaw, Ts: Sequence[int], model: str = "untied") -> Rat
         ys = [excess_risk_scaled(law, T).log10 for T in depths]
     zero = [T for T, y in zip(depths, ys) if not math.isfinite(y)]
     if zero:
-        raise InputError(f"the {model} excess is exactly 0 at T = {zero} (s takes at most that many values "
-                         "over prompts with m ≠ 0): it has no per-layer rate")
+        raise InputError(f"the {model} excess is exactly 0 at T = {zero} (s takes at most {min(zero)} value(s) "
+                         f"over prompts with m ≠ 0): it has no per-layer rate there; use depths below {min(zero)}")
     x, y = np.asarray(depths, float), np.asarray(ys)
     slope, intercept = np.polyfit(x, y, 1)
     resid = y - (intercept + slope * x)
