@@ -213,7 +213,22 @@ class LCA(nn.Module):
 Mode = Literal["one", "two", "noskip"]
 
 
-class ReducedLCA(nn.Module):
+class _EigenFilter(nn.Module):
+    """A reduced LCA in its eigen form: with ``C = Q diag(ℓ) Qᵀ``, ``ŷ = Σ_j (Qᵀh)_j (Qᵀx_q)_j g(ℓ_j)``
+    for the model's ``eigen_gain`` g."""
+
+    def eigen_gain(self, lam: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def forward(self, batch: Batch) -> torch.Tensor:
+        mo = as_moments(batch)
+        lam, q = torch.linalg.eigh(mo.cov)
+        hq = (q.transpose(1, 2) @ mo.xy[..., None]).squeeze(-1)
+        xq = (q.transpose(1, 2) @ mo.query_x[..., None]).squeeze(-1)
+        return (hq * xq * self.eigen_gain(lam)).sum(-1)
+
+
+class ReducedLCA(_EigenFilter):
     """The reduced LCA of depth T (W^K = W^Q = W^R = I): W^S = αI, W^V = βI with
     ``mode="one"``: β = −α (parameter α); ``"two"``: α, β; ``"noskip"``: α ≡ 0 (parameter β).
 
@@ -249,13 +264,6 @@ class ReducedLCA(nn.Module):
         base = 1 + self.beta.to(lam.dtype) * lam
         return self.alpha.to(lam.dtype) * (base[..., None] ** k).sum(-1)
 
-    def forward(self, batch: Batch) -> torch.Tensor:
-        mo = as_moments(batch)
-        lam, q = torch.linalg.eigh(mo.cov)
-        hq = (q.transpose(1, 2) @ mo.xy[..., None]).squeeze(-1)
-        xq = (q.transpose(1, 2) @ mo.query_x[..., None]).squeeze(-1)
-        return (hq * xq * self.eigen_gain(lam)).sum(-1)
-
     def forward_loop(self, batch: Batch) -> torch.Tensor:
         """The same prediction by T query-column steps ``F ← F + α x_q + β C F`` (no eigh)."""
         mo = as_moments(batch)
@@ -276,7 +284,7 @@ class ReducedLCA(nn.Module):
         return lca
 
 
-class UntiedReducedLCA(nn.Module):
+class UntiedReducedLCA(_EigenFilter):
     """The reduced LCA with one scalar per layer (an extension beyond arXiv:2602.04872, see
     docs/untied.md): W^K = W^Q = W^R = I and ``W^S_t = −W^V_t = α_t I``, one parameter per layer
     (``alphas``, an ``nn.ParameterList`` of scalars; ``alpha0s`` their start).
@@ -313,13 +321,6 @@ class UntiedReducedLCA(nn.Module):
         for a in self.alphas:
             (p,) = step(p, a.to(lam.dtype), lam)
         return p
-
-    def forward(self, batch: Batch) -> torch.Tensor:
-        mo = as_moments(batch)
-        lam, q = torch.linalg.eigh(mo.cov)
-        hq = (q.transpose(1, 2) @ mo.xy[..., None]).squeeze(-1)
-        xq = (q.transpose(1, 2) @ mo.query_x[..., None]).squeeze(-1)
-        return (hq * xq * self.eigen_gain(lam)).sum(-1)
 
     def forward_loop(self, batch: Batch) -> torch.Tensor:
         """The same prediction by T query-column steps ``F ← F + α_t x_q − α_t C F`` (no eigh)."""

@@ -55,7 +55,7 @@ from mmicl.theory.compile import compiled
 from mmicl.theory.model import s as s_sym
 
 from .law_language import takes_law
-from .lca import ScaledValue, excess_risk_scaled
+from .lca import ScaledValue, _require_signal, excess_risk_scaled
 from .quadrature import Rule, gauss_jacobi, lanczos
 from .scalar_laws import Beta, Discrete, LawError, Mixture, Point, ScalarLaw, SumLaw
 from .task_law import TaskLaw
@@ -118,11 +118,7 @@ def _rates_fn():
 
 def _signal(law: TaskLaw) -> tuple[float, float]:
     """``(s_lo, s_hi)`` over the prompts with m ≠ 0 (atoms at s = 0 weigh nothing: A(0) = 0)."""
-    law.require_bounded("the untied LCA's excess")
-    sig = law.signal_bounds()
-    if sig is None:
-        raise LawError("s ≡ 0: the tokens carry no information about y (m = 0); give s a law with s > 0")
-    return sig
+    return _require_signal(law)
 
 
 def _schedule(alphas) -> np.ndarray:

@@ -220,3 +220,12 @@ def test_limits_untied_is_never_worse_than_tied():
     out = _limits("--law", UNIFORM, "--model", "untied", "--T-max", "20", "--json")
     assert all(c["passed"] for c in out["checks"])
     assert math.isfinite(out["excess_decay_per_layer"]["untied"])
+
+
+def test_limits_untied_on_atoms_reports_an_exact_zero_and_no_rate():
+    """Two atoms: the best two-layer schedule puts a root on each atom, so the excess is exactly 0
+    from T = 2 and there is no per-layer rate to measure."""
+    out = _limits("--law", "s=twopoint(1,3,0.3)", "--model", "untied", "--T-max", "20", "--json")
+    assert [r["exact_zero"] for r in out["rows"]] == [r["T"] >= 2 for r in out["rows"]]
+    assert out["excess_decay_per_layer"]["untied_measured"] is None
+    assert all(c["passed"] for c in out["checks"])

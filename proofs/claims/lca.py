@@ -52,15 +52,24 @@ def _hypotheses(law: TaskLaw) -> list[Hypothesis]:
     return [hyp.bounded_s(law), hyp.has_signal(law), hyp.label_scale(law)]
 
 
+MATRIX_TOLERANCE = ("1e-9 relative + 1e-14·ζ²(1+s)² absolute: float64 rounding of ≤ 11 d×d matrix products and "
+                    "of the cancellation risk − Bayes risk (both O(ζ²)) in the matrix computation")
+
+
+def random_prompt(rng: np.random.Generator) -> tuple[int, np.ndarray, float, float, int]:
+    """A random ``(d, m, s, ζ, T)`` for the closed-form-vs-matrix checks: d ∈ [2, 6], s = ‖m‖² ∈
+    [0.1, 4] in a random direction, ζ standard normal, T ∈ [1, 11]."""
+    d = int(rng.integers(2, 7))
+    m = rng.standard_normal(d)
+    m *= math.sqrt(rng.uniform(0.1, 4.0)) / np.linalg.norm(m)
+    return d, m, float(m @ m), float(rng.standard_normal()), int(rng.integers(1, 12))
+
+
 def _symbolic_vs_matrix(rng: np.random.Generator, model: str, trials: int = 20) -> Check:
     """Closed forms from SymPy against d×d matrix recurrences at random (params, s, T, d)."""
     worst = 0.0
     for _ in range(trials):
-        d = int(rng.integers(2, 7))
-        m = rng.standard_normal(d)
-        m *= math.sqrt(rng.uniform(0.1, 4.0)) / np.linalg.norm(m)
-        s, zeta = float(m @ m), float(rng.standard_normal())
-        T = int(rng.integers(1, 12))
+        d, m, s, zeta, T = random_prompt(rng)
         a = float(rng.uniform(0.05, 1.8 / (1 + s)))
         b = -a if model == "one" else float(rng.uniform(-1.8 / (1 + s), 0.2))
         direct = matrix_excess(m, zeta, a * np.eye(d), b * np.eye(d), T)
@@ -70,9 +79,7 @@ def _symbolic_vs_matrix(rng: np.random.Generator, model: str, trials: int = 20) 
         worst = max(worst, abs(closed - direct) / allowed)
     return Check(
         f"{model}-parameter excess risk: SymPy closed form = d×d matrix recurrence", "symbolic", worst < 1,
-        {"trials": trials, "worst_error_over_allowed": worst},
-        "1e-9 relative + 1e-14·ζ²(1+s)² absolute: float64 rounding of ≤ 11 d×d matrix products and of "
-        "the cancellation risk − Bayes risk (both O(ζ²)) in the matrix computation",
+        {"trials": trials, "worst_error_over_allowed": worst}, MATRIX_TOLERANCE,
         "random d ∈ [2, 6], s ∈ [0.1, 4], T ∈ [1, 11], parameters in the stable region",
     )
 

@@ -23,6 +23,7 @@ from mmicl.numerics.law_language import parse_law
 from mmicl.numerics.scalar_laws import Beta, Discrete, Mixture, Point, ScalarLaw, SumLaw
 from mmicl.numerics.task_law import TaskLaw
 from mmicl.proofs.claims import hypotheses as hyp
+from mmicl.proofs.claims.lca import MATRIX_TOLERANCE, random_prompt
 from mmicl.proofs.registry import Check, Claim, Hypothesis, RunConfig, register
 
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=beta(0.5,2,0.2,8)", "s=twopoint(1,3,0.3)",
@@ -109,11 +110,7 @@ def _matrix_check(rng: np.random.Generator, trials: int = 20) -> Check:
     """``E[ζ²]·A(s)·∏(1 − α_t(1+s))²`` (compiled from SymPy) against the d×d matrix recurrence."""
     worst = 0.0
     for _ in range(trials):
-        d = int(rng.integers(2, 7))
-        m = rng.standard_normal(d)
-        m *= math.sqrt(rng.uniform(0.1, 4.0)) / np.linalg.norm(m)
-        s, zeta = float(m @ m), float(rng.standard_normal())
-        T = int(rng.integers(1, 12))
+        d, m, s, zeta, T = random_prompt(rng)
         alphas = rng.uniform(0.05, 1.8 / (1 + s), T)
         direct = untied.matrix_excess_untied(m, zeta, alphas)
         closed = zeta**2 * untied.untied_excess(TaskLaw(s=Point(s), d1=1, d2=d - 1), alphas).value
@@ -121,9 +118,7 @@ def _matrix_check(rng: np.random.Generator, trials: int = 20) -> Check:
         worst = max(worst, abs(closed - direct) / allowed)
     return Check(
         "untied excess: SymPy closed form A(s)·∏(1 − α_t(1+s))² = d×d matrix recurrence", "symbolic", worst < 1,
-        {"trials": trials, "worst_error_over_allowed": worst},
-        "1e-9 relative + 1e-14·ζ²(1+s)² absolute: float64 rounding of ≤ 11 d×d matrix products and of the "
-        "cancellation risk − Bayes risk (both O(ζ²)) in the matrix computation",
+        {"trials": trials, "worst_error_over_allowed": worst}, MATRIX_TOLERANCE,
         "random d ∈ [2, 6], s ∈ [0.1, 4], T ∈ [1, 11], α_t i.i.d. in (0.05, 1.8/(1+s))")
 
 

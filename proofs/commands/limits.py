@@ -26,9 +26,8 @@ def _decades(t_max: int, start: int = 100) -> list[int]:
     return Ts
 
 
-def _untied_rates(law) -> dict | None:
-    """Predicted per-layer rates of the tied and untied models (None where the untied module cannot
-    say: an unbounded law)."""
+def _untied_rates(law) -> dict:
+    """Predicted per-layer rates of the tied and untied models (a bounded law)."""
     from mmicl.numerics import untied
 
     return untied.predicted_rates(law)
@@ -154,14 +153,20 @@ def untied_model(law, t_max: int, out: Path | None) -> dict:
     for T in Ts:
         opt = untied.optimal_schedule(law, T)
         tied = excess_risk_scaled(law, T, alpha_T(law, T)).log10
-        rows.append({"T": T, "log10_excess_untied": opt.log10_excess, "log10_excess_tied": tied,
-                     "alphas": list(opt.alphas)})
+        rows.append({"T": T, "log10_excess_untied": opt.log10_excess if not opt.exact_zero else None,
+                     "exact_zero": opt.exact_zero, "log10_excess_tied": tied, "alphas": list(opt.alphas)})
     rates = untied.predicted_rates(law)
-    measured = untied.measured_rate(law, [T for T in Ts if T >= 10])
+    positive = [r["T"] for r in rows if not r["exact_zero"] and r["T"] >= 10]
+    # a law with m atoms has an optimum exactly 0 from T = m: no rate per layer there
+    measured = untied.measured_rate(law, positive).to_json() if len(positive) >= 2 else None
+
+    def shown(r):
+        return "exactly 0" if r["exact_zero"] else f"10^{r['log10_excess_untied']:.2f}"
+
     checks = [_check("the untied optimum is never worse than the tied α_T",
-                     all(r["log10_excess_untied"] <= r["log10_excess_tied"] + 1e-9 for r in rows),
-                     "; ".join(f"T={r['T']}: untied 10^{r['log10_excess_untied']:.2f}, tied "
-                               f"10^{r['log10_excess_tied']:.2f}" for r in rows))]
+                     all(r["exact_zero"] or r["log10_excess_untied"] <= r["log10_excess_tied"] + 1e-9 for r in rows),
+                     "; ".join(f"T={r['T']}: untied {shown(r)}, tied 10^{r['log10_excess_tied']:.2f}" for r in rows),
+                     tolerance="1e-9 in log10: the untied optimum's stated accuracy")]
     res = {"law": law.spec(), "model": "untied", "excess_decay_per_layer": {"tied": rates["tied"],
            "untied": rates["untied"], "untied_measured": measured}, "rows": rows, "checks": checks}
     if out is not None:
@@ -171,9 +176,11 @@ def untied_model(law, t_max: int, out: Path | None) -> dict:
         fig = Figure(figsize=(5, 4))
         ax = fig.subplots()
         ax.plot(Ts, [r["log10_excess_tied"] for r in rows], "o-", label="tied α_T")
-        ax.plot(Ts, [r["log10_excess_untied"] for r in rows], "s-", label="untied optimum")
+        ax.plot([r["T"] for r in rows if not r["exact_zero"]],
+                [r["log10_excess_untied"] for r in rows if not r["exact_zero"]], "s-", label="untied optimum")
         for name, rate in (("tied", rates["tied"]), ("untied", rates["untied"])):
-            ax.plot(Ts, [rows[-1][f"log10_excess_{name}"] + (T - Ts[-1]) * math.log10(rate) for T in Ts], ":",
+            last = [r for r in rows if r[f"log10_excess_{name}"] is not None][-1]
+            ax.plot(Ts, [last[f"log10_excess_{name}"] + (T - last["T"]) * math.log10(rate) for T in Ts], ":",
                     label=f"predicted rate {name} ({rate:.3g}/layer)")
         ax.set_xlabel("depth T")
         ax.set_ylabel("log10 excess risk")
@@ -280,9 +287,12 @@ def _print(res: dict) -> None:
                  f"{b['counts']}")
     else:
         d = res["excess_decay_per_layer"]
-        echo(f"  excess per layer: tied {d['tied']:.6g}, untied predicted {d['untied']:.6g}, measured {d['untied_measured']}")
+        m = d["untied_measured"]
+        echo(f"  excess per layer: tied {d['tied']:.6g}, untied predicted {d['untied']:.6g}, measured "
+             + (f"{10 ** m['log10_rate']:.6g} over T = {m['T']}" if m else "— (the optimum is exactly 0: atoms)"))
         for r in res["rows"]:
-            echo(f"  T={r['T']:>4}: untied 10^{r['log10_excess_untied']:.3f}   tied 10^{r['log10_excess_tied']:.3f}")
+            u = "exactly 0" if r["exact_zero"] else f"10^{r['log10_excess_untied']:.3f}"
+            echo(f"  T={r['T']:>4}: untied {u}   tied 10^{r['log10_excess_tied']:.3f}")
     for ch in res["checks"]:
         verdict = {True: "holds", False: "FAILS", None: "inconclusive"}[ch["passed"]]
         echo(f"  [{verdict}] {ch['name']}: {ch['detail']}")
