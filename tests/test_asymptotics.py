@@ -229,3 +229,12 @@ def test_limits_untied_on_atoms_reports_an_exact_zero_and_no_rate():
     assert [r["exact_zero"] for r in out["rows"]] == [r["T"] >= 2 for r in out["rows"]]
     assert out["excess_decay_per_layer"]["untied_measured"] is None
     assert all(c["passed"] for c in out["checks"])
+
+
+def test_limits_with_only_a_leading_term_is_inconclusive_not_failing_on_four_digits():
+    """beta(0.5, 2): the log form is derived to leading order only; its O(log T/T) remainder at
+    T = 10⁴ is above 4 digits, which is no evidence against it: no check may say "fails"."""
+    out = _limits("--law", "s=beta(0.5,2,0.5,4)", "--T-max", "100000", "--json")
+    assert out["correction"]["form"] == "(a log T + c)/T"
+    assert all(c["passed"] is not False for c in out["checks"]), out["checks"]
+    assert out["checks"][0]["passed"] is True

@@ -56,12 +56,7 @@ def one_parameter(law, t_max: int, out: Path | None) -> dict:
                f"derived {ag['derived']:.12g} vs extrapolated {ag['extrapolated']:.12g}: difference "
                f"{ag['difference']:.2e} exceeds 2 × {ag['error_estimate']:.2e} + {ag['floor']:.1e}",
                **{k: v for k, v in ag.items() if k != "name"}),
-        _check("the derived expansion matches T·(α* − α_T) to 4 digits at T ≥ 10⁴",
-               all(r["relative_difference_expansion"] is not None and r["relative_difference_expansion"] < 5e-5
-                   for r in four) if four else None,
-               "; ".join(f"T={r['T']}: computed {r['T_gap_computed']:.10g}, expansion {r['T_gap_expansion']:.10g}, "
-                         f"relative difference {r['relative_difference_expansion']:.1e}" for r in four),
-               tolerance="relative 5e-5 (four significant digits)"),
+        _four_digits(ex, four),
         _check("the excess at α_T follows E[ζ²]·L·ρ^{2T}·(2T)^{−p}", excess["consistent"],
                "log10(computed) − log10(predicted): " + ", ".join(
                    f"T={r['T']}: {r['difference']:.2e}" for r in excess["rows"]),
@@ -85,6 +80,25 @@ def one_parameter(law, t_max: int, out: Path | None) -> dict:
     if out is not None:
         out_json["figures"] = [str(p) for p in _figures_one(law, out_json, out)]
     return out_json
+
+
+def _four_digits(ex, four: list[dict]) -> dict:
+    """The whole derived expansion against T·(α* − α_T) at T ≥ 10⁴, to four significant digits.
+    Decided only where the second-order term is derived (equal exponents, both ends' C₁ known):
+    with the leading term alone the relative error is O(1/T) or O(log T/T), which at T = 10⁴ may
+    exceed 5e-5 without anything being wrong — then the check is inconclusive and says so."""
+    rel = [r["relative_difference_expansion"] for r in four]
+    detail = "; ".join(f"T={r['T']}: computed {r['T_gap_computed']:.10g}, expansion {r['T_gap_expansion']:.10g}, "
+                       f"relative difference {r['relative_difference_expansion']:.1e}" for r in four)
+    name = "the derived expansion matches T·(α* − α_T) to 4 digits at T ≥ 10⁴"
+    if not four:
+        return _check(name, None, "no depth ≥ 10⁴ was computed (raise --T-max)")
+    ok = all(x is not None and x < 5e-5 for x in rel)
+    if ex.second is None and not ok:
+        return _check(name, None, detail + "; only the leading term is derived for this law (the next is "
+                      f"{'O(log T/T)' if ex.f1 else 'O(1/T)'} relative), so this cannot decide",
+                      tolerance="relative 5e-5 (four significant digits)")
+    return _check(name, ok, detail, tolerance="relative 5e-5 (four significant digits)")
 
 
 def _figures_one(law, res: dict, out: Path) -> list[Path]:
