@@ -50,6 +50,16 @@ _API: dict[str, tuple[str, str]] = {
     "flow_one": ("mmicl.numerics.flows", "gradient_flow_one"),
     "flow_two": ("mmicl.numerics.flows", "gradient_flow_two"),
     "FlowResult": ("mmicl.numerics.flows", "FlowResult"),
+    # depth T → ∞
+    "alpha_expansion": ("mmicl.numerics.asymptotics", "alpha_expansion"),
+    "excess_expansion": ("mmicl.numerics.asymptotics", "excess_expansion"),
+    "alpha_T_unbounded": ("mmicl.numerics.unbounded", "alpha_T_unbounded"),
+    # the untied LCA (an extension beyond the paper)
+    "optimal_schedule": ("mmicl.numerics.untied", "optimal_schedule"),
+    "untied_excess": ("mmicl.numerics.untied", "untied_excess"),
+    # certificates
+    "certify_alpha_T": ("mmicl.proofs.certificates", "certify_alpha_T"),
+    "certify_gap": ("mmicl.proofs.certificates", "certify_gap"),
     # single-layer LSA (Theorem 4.1)
     "best_lsa": ("mmicl.numerics.lsa", "best_lsa"),
     "BestLSA": ("mmicl.numerics.lsa", "BestLSA"),
