@@ -38,14 +38,28 @@ def pending(runs: list[RunSpec], store: Store) -> list[RunSpec]:
     return out
 
 
+def _plan(runs: list[RunSpec], store: Store) -> tuple[list[RunSpec], SweepSummary]:
+    """The pending runs, and the summary that counts the others as skipped."""
+    todo = pending(runs, store)
+    unique = len({r.key for r in runs})
+    return todo, SweepSummary(total=unique, skipped=unique - len(todo), done=0, failed=0)
+
+
+def _keep(record: dict, store: Store, summary: SweepSummary) -> None:
+    """Store one finished run's record and count it."""
+    store.write(record)
+    if record["status"] == "done":
+        summary.done += 1
+    else:
+        summary.failed += 1
+
+
 def run_sweep(runs: list[RunSpec], store: Store, scheduler: str | None = None, workers: int | None = None,
               progress: bool = False) -> SweepSummary:
     import dask
     from dask.distributed import Client, LocalCluster, as_completed
 
-    todo = pending(runs, store)
-    unique = len({r.key for r in runs})
-    summary = SweepSummary(total=unique, skipped=unique - len(todo), done=0, failed=0)
+    todo, summary = _plan(runs, store)
     if not todo:
         return summary
     cluster = None
@@ -63,12 +77,7 @@ def run_sweep(runs: list[RunSpec], store: Store, scheduler: str | None = None, w
         futures = [client.submit(_execute_on_worker, r.kind, r.config, r.key, key=f"mmicl-run-{r.key}", pure=False)
                    for r in todo]
         for fut in as_completed(futures):
-            record = fut.result()
-            store.write(record)
-            if record["status"] == "done":
-                summary.done += 1
-            else:
-                summary.failed += 1
+            _keep(fut.result(), store, summary)
             if bar is not None:
                 bar[0].update(bar[1], advance=1)
     finally:
@@ -98,17 +107,10 @@ def torch_friendly_environ() -> dict:
 def run_here(runs: list[RunSpec], store: Store, progress: bool = False) -> SweepSummary:
     """``run_sweep`` without a cluster: the pending runs one after the other in this process (torch
     keeps its own thread count), each stored as it finishes."""
-    todo = pending(runs, store)
-    unique = len({r.key for r in runs})
-    summary = SweepSummary(total=unique, skipped=unique - len(todo), done=0, failed=0)
+    todo, summary = _plan(runs, store)
     for i, r in enumerate(todo):
-        record = execute(r.kind, r.config, r.key, progress=progress,
-                         description=f"{r.kind} run {i + 1}/{len(todo)} ({r.key})")
-        store.write(record)
-        if record["status"] == "done":
-            summary.done += 1
-        else:
-            summary.failed += 1
+        _keep(execute(r.kind, r.config, r.key, progress=progress,
+                      description=f"{r.kind} run {i + 1}/{len(todo)} ({r.key})"), store, summary)
     return summary
 
 
