@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from fractions import Fraction
 
 import numpy as np
@@ -192,6 +193,13 @@ def _mp(expr: sp.Expr, values: dict) -> float:
 
 @takes_law
 def alpha_expansion(law: TaskLaw) -> AlphaExpansion:
+    """The derived expansion of α* − α_T for ``law`` (cached per law: the checks, the excess and the
+    command all start from it, and its coefficients are evaluated in SymPy)."""
+    return _alpha_expansion(law)
+
+
+@lru_cache(maxsize=64)
+def _alpha_expansion(law: TaskLaw) -> AlphaExpansion:
     lo, hi = ends(law)
     a_star = alpha_star(law)
     l_lo, l_hi = 1 + lo.value, 1 + hi.value
@@ -315,15 +323,17 @@ def check_alpha(law: TaskLaw, Ts=(10**2, 10**3, 10**4, 10**5, 10**6)) -> dict:
 
 
 @takes_law
-def check_excess(law: TaskLaw, Ts=(10, 10**2, 10**3, 10**4, 10**5, 10**6)) -> dict:
+def check_excess(law: TaskLaw, Ts=(10, 10**2, 10**3, 10**4, 10**5, 10**6), alphas: dict | None = None) -> dict:
     """log10 of the excess at α_T computed (``excess_risk_scaled``) against the derived leading term,
     per T; the difference should shrink like (log T)/T.  ``consistent``: the remainder at the
-    largest T is within twice its change over the last step of T (it is on its way to 0)."""
+    largest T is within twice its change over the last step of T (it is on its way to 0).
+    ``alphas``: α_T already computed, by T (e.g. ``check_alpha``'s rows), not found again."""
     Ts = [check_depth(T) for T in Ts]
     ex = excess_expansion(law)
+    alphas = alphas or {}
     rows = []
     for T in Ts:
-        computed = excess_risk_scaled(law, T).log10
+        computed = excess_risk_scaled(law, T, alphas.get(T)).log10
         rows.append({"T": T, "log10_computed": computed, "log10_predicted": ex.log10(T),
                      "difference": computed - ex.log10(T)})
     d = [r["difference"] for r in rows]

@@ -42,7 +42,7 @@ def one_parameter(law, t_max: int, out: Path | None) -> dict:
                                  param_hint="--T-max")
     ex = asy.alpha_expansion(law)
     alpha = asy.check_alpha(law, Ts)
-    excess = asy.check_excess(law, [10, *Ts])
+    excess = asy.check_excess(law, [10, *Ts], alphas={r["T"]: r["alpha_T"] for r in alpha["rows"]})
     mm = asy.minimax_alpha(law)
     ag = alpha["agreement"]
     rows = alpha["rows"]
