@@ -415,3 +415,34 @@ def _numerics_gap_tolerance(law) -> float:
     K = norm_blocks(law).weights.size
     k1 = kappa(1)
     return z2 * abs(k1 - kappa(2)) + (K + law.d**2) * np.finfo(float).eps * z2 * 2 * k1
+
+
+# ---------------------------------------------------------------------------------------------
+# the width as the API takes it
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width", [1e-12, "1e-12", np.float64(1e-12), np.float32(1e-12), np.array(1e-12),
+                                   np.array(np.float32(1e-12)), Fraction(1, 10**12)])
+def test_the_width_is_read_exactly_from_python_and_numpy_scalars(width):
+    """A float or numpy floating scalar (or a 0-d array of one) is the decimal it prints as: 1e-12 is
+    exactly 10^−12 in every precision."""
+    from mmicl.proofs.certificates.alpha import check_width
+
+    assert check_width(width) == Fraction(1, 10**12)
+    cert = certify_alpha_T("s=point(1)", 2, width=width)
+    assert cert["claim"]["width"] == "1/1000000000000" and check(cert)[0]
+
+
+@pytest.mark.parametrize("width, fragment", [
+    (True, "not the bool True"), (np.bool_(True), "not the bool"), (np.array(True), "not the bool"),
+    (np.array([1e-12, 1e-12]), "an array of shape (2,)"), (np.float64("nan"), "got np.float64(nan)"),
+    (np.float64(2.0), "[1e-100, 1]"), (np.float32(0), "[1e-100, 1]"), (None, "got None"), ("x" * 500, "..."),
+])
+def test_a_width_that_is_not_one_positive_number_is_refused_in_one_line(width, fragment):
+    from mmicl.numerics.validate import InputError
+    from mmicl.proofs.certificates.alpha import check_width
+
+    with pytest.raises(InputError) as e:
+        check_width(width)
+    assert fragment in str(e.value) and "\n" not in str(e.value) and len(str(e.value)) < 200

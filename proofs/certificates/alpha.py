@@ -30,6 +30,7 @@ evaluated once more in exact rational arithmetic (flint ``fmpq``); only those ar
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from fractions import Fraction
 
 from mmicl.numerics.scalar_laws import LawError
@@ -54,23 +55,47 @@ MIN_WIDTH = Fraction(1, 10**100)
 about that many more bits; nothing needs more."""
 
 
+def _short(value) -> str:
+    """``repr(value)``, cut to one short line for an error message."""
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def check_width(width) -> Fraction:
-    """``width`` as an exact rational in ``[MIN_WIDTH, 1]``: a decimal string (``"1e-12"``) or a
-    number (a float is read as the decimal it prints as, ``1e-12`` → 10^−12)."""
+    """``width`` as an exact rational in ``[MIN_WIDTH, 1]``.
+
+    Accepted: a decimal string (``"1e-12"``, ``"1/1000"``); an ``int``, ``numpy.integer`` or ``Fraction``;
+    a ``float`` or ``numpy.floating`` (``np.float64``, ``np.float32``), read as the shortest decimal that
+    prints it in its own precision (``1e-12`` → 10^−12 exactly, not the binary float next to it); a
+    ``decimal.Decimal``; and a 0-d numpy array of any of these.  Refused with a one-line ``InputError``:
+    ``bool`` and ``numpy.bool_`` (not a number one means), NaN, ±∞, other types and arrays with elements."""
+    import numpy as np  # the producer's side: the checker never calls this
+
+    value = width
+    if isinstance(value, np.ndarray):
+        if value.ndim != 0:
+            raise InputError(f"the width must be one number such as 1e-12, got an array of shape {value.shape}")
+        value = value[()]
+    if isinstance(value, (bool, np.bool_)):
+        raise InputError(f"the width must be a positive decimal number such as 1e-12, not the bool {_short(width)}")
     try:
-        if isinstance(width, float):
-            w = Fraction(repr(width))
-        elif isinstance(width, (int, Fraction)) and not isinstance(width, bool):
-            w = Fraction(width)
-        elif isinstance(width, str):
-            w = Fraction(width.strip())
+        if isinstance(value, np.floating):  # before float: np.float64 is a float whose repr is 'np.float64(…)'
+            w = Fraction(np.format_float_scientific(value, unique=True, trim="-"))
+        elif isinstance(value, float):
+            w = Fraction(repr(value))
+        elif isinstance(value, (int, np.integer)):
+            w = Fraction(int(value))
+        elif isinstance(value, (Fraction, Decimal)):
+            w = Fraction(value)
+        elif isinstance(value, str):
+            w = Fraction(value.strip())
         else:
             raise ValueError  # noqa: TRY004 - a wrong type is the caller's input error too (a ValueError subclass)
-    except (ValueError, ZeroDivisionError):
-        raise InputError(f"the width must be a positive decimal number such as 1e-12, got {width!r}") from None
+    except (ValueError, ZeroDivisionError, OverflowError):
+        raise InputError(f"the width must be a positive decimal number such as 1e-12, got {_short(width)}") from None
     if not MIN_WIDTH <= w <= 1:
         raise InputError(f"the width must lie in [1e-100, 1] (α_T lies in (0, 1]; below 1e-100 nothing needs the "
-                         f"digits), got {width!r}")
+                         f"digits), got {_short(width)}")
     return w
 
 

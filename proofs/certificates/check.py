@@ -21,6 +21,10 @@ in exact rational arithmetic and by its own route:
              contain it (equal it, for an exact gap) and that the lower bound is > 0 where G > 0 is
              claimed.
 
+The inequalities that carry the proofs are strict where the statements are: ``D(lo) < 0 < D(hi)`` (a
+zero at an end is the root on the boundary of the open (lo, hi), refused), ``hi − lo < width``, and
+``lo > 0`` for ``G > 0`` (``lo = 0`` is refused).  The bounds on G are closed: ``lo ≤ G ≤ hi``.
+
 How D is evaluated here (the certifier expands it as a polynomial in α instead): for atoms, term by
 term; for ``S = a + wX``, ``X ~ Beta(p, q)``, ``r = α(1+S) − 1 = U + VX`` is itself affine in X, and its
 moments ``M_n = E[r^n]`` obey the three-term recurrence (``r ∈ [t₀, t₁]``, ``t₀ = U``, ``t₁ = U + V``)
@@ -344,9 +348,9 @@ def _check_alpha(cert: dict, law: _Law, reasons: list[str]) -> None:
         if _q(claim[key]) != value:
             reasons.append(f"the decimal {key} = {claim[key]} is not the rational {key}_rational = {value}")
     if not lo < hi:
-        reasons.append(f"lo = {lo} is not below hi = {hi}")
-    if not (width > 0 and hi - lo < width):
-        reasons.append(f"hi − lo = {hi - lo} is not below the width {width}")
+        reasons.append(f"lo = {lo} is not below hi = {hi}: an enclosure needs lo < hi")
+    if not hi - lo < width:  # strictly: the statement is hi − lo < width (width > 0 follows, since lo < hi)
+        reasons.append(f"hi − lo = {hi - lo} is not below the width {width}: claim a larger width or narrow [lo, hi]")
     if _q(claim["hi_minus_lo"]) != hi - lo:
         reasons.append("hi_minus_lo is not hi − lo")
     # the uniqueness argument
@@ -362,18 +366,25 @@ def _check_alpha(cert: dict, law: _Law, reasons: list[str]) -> None:
         reasons.append(f"E[ζ²] is {law.zeta2}, not the recorded {facts['E[zeta^2]']}, or not > 0")
     if _q(facts["E[s(1+s)]"]) != m or not m > 0:
         reasons.append(f"E[s(1+s)] is {m}, not the recorded {facts['E[s(1+s)]']}, or not > 0")
-    # the signs
+    # the signs: strictly D(lo) < 0 < D(hi).  A zero at an end is the root itself, on the boundary of the
+    # open interval (lo, hi) that the statement names, so it is refused like a wrong sign.
     recorded = cert["derivative"]
     for key, x, want in (("at_lo", lo, -1), ("at_hi", hi, 1)):
+        end = key[3:]
         d = derivative_value(law, T, x)
         sign = (d > 0) - (d < 0)
-        if sign != want:
-            reasons.append(f"D({key[3:]}) has sign {sign:+d}; the enclosure needs {want:+d}")
+        if d == 0:
+            reasons.append(f"D({end}) = 0 at {end} = {x}: {end} is the minimiser itself, not strictly "
+                           f"{'below' if want < 0 else 'above'} it; move {end} {'down' if want < 0 else 'up'} by a grid step")
+        elif sign != want:
+            reasons.append(f"D({end}) has sign {sign:+d} at {end} = {x}; the enclosure needs {want:+d}: "
+                           f"move {end} {'down' if want < 0 else 'up'}, past the minimiser")
         if recorded[key].get("sign") != sign:
-            reasons.append(f"the recorded sign of D {key} ({recorded[key].get('sign')}) is not the recomputed {sign:+d}")
+            reasons.append(f"the recorded sign of D {key} ({recorded[key].get('sign')!r}) is not the recomputed {sign:+d}")
         log10 = recorded[key].get("log10_abs")
-        if sign and not (isinstance(log10, (int, float)) and abs(log10 - _log10_abs(d)) <= 1e-6):
-            reasons.append(f"the recorded log10|D| {key} ({log10}) is not the recomputed {_log10_abs(d):.9f}")
+        if d != 0 and not (isinstance(log10, (int, float)) and not isinstance(log10, bool)
+                           and abs(log10 - _log10_abs(d)) <= 1e-6):
+            reasons.append(f"the recorded log10|D| {key} ({log10!r}) is not the recomputed {_log10_abs(d):.9f}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -382,7 +393,13 @@ def _check_alpha(cert: dict, law: _Law, reasons: list[str]) -> None:
 
 
 def _centred_moments(p: Fraction, q: Fraction, n: int) -> list[Fraction]:
-    """``E[Y^k]``, ``Y = 1 − 2X``, ``X ~ Beta(p, q)``: ``E[Y^{k+1}] = (k E[Y^{k−1}] + (q − p)E[Y^k])/(p + q + k)``."""
+    """``E[Y^k]``, ``k = 0..n``, ``Y = 1 − 2X``, ``X ~ Beta(p, q)``, exactly:
+    ``E[Y^{k+1}] = (k E[Y^{k−1}] + (q − p)E[Y^k])/(p + q + k)``, ``E[Y⁰] = 1``.
+
+    Y has density ∝ ``(1 − y)^{p−1}(1 + y)^{q−1}`` on [−1, 1].  The integral of
+    ``d/dy [y^k (1 − y)^p (1 + y)^q]`` over [−1, 1] is 0 (p, q > 0), and divided by that density the
+    derivative is ``k y^{k−1}(1 − y²) − p y^k (1 + y) + q y^k (1 − y)``; its mean is 0, which is the
+    recurrence."""
     out = [Fraction(1), (q - p) / (p + q)]
     for k in range(1, n):
         out.append((k * out[k - 1] + (q - p) * out[k]) / (p + q + k))
@@ -390,7 +407,20 @@ def _centred_moments(p: Fraction, q: Fraction, n: int) -> list[Fraction]:
 
 
 def reciprocal_bounds(law: _Law, K: int | None) -> tuple[Fraction, Fraction]:
-    """Bounds on ``E[1/(1+s)]``: exact over atoms; the K-term series on each continuous piece."""
+    """``(lo, hi)`` with ``lo ≤ E[1/(1+s)] ≤ hi``: exact over atoms; on each continuous piece the K-term
+    series (K even; docs/certificates.md, "Bounds on κ", proves it).
+
+    A continuous piece has ``t = 1 + s = t₀ + Σ_i w_i X_i`` on ``[t₀, t₁]``, ``t₀ ≥ 1``, ``X_i ~ Beta(p_i, q_i)``
+    independent (one or two).  With ``c = (t₀ + t₁)/2`` and ``u = 1 − t/c = Σ_i ρ_i Y_i`` (``Y_i = 1 − 2X_i``,
+    ``ρ_i = w_i/(2c)``), ``|u| ≤ ρ = Σ_i ρ_i = (t₁ − t₀)/(t₁ + t₀) < 1``.  Since ``t = c(1 − u)``, for every t
+
+        1/t = (1/c) Σ_{k<K} u^k + u^K/t      (the geometric sum: (1 − u^K)/(1 − u) = Σ_{k<K} u^k),
+
+    and ``0 ≤ u^K/t ≤ ρ^K/t₀`` because K is even (``u^K = |u|^K``), ``|u| ≤ ρ`` and ``t ≥ t₀ > 0``.  Taking
+    means, ``E[1/t] ∈ (1/c) Σ_{k<K} E[u^k] + [0, ρ^K/t₀]``, with ``E[u^k] = ρ₁^k E[Y₁^k]`` for one Beta and
+    ``Σ_j C(k, j) ρ₁^j E[Y₁^j] ρ₂^{k−j} E[Y₂^{k−j}]`` for two.  Both ends are needed as they are: ``ρ^K/t₀``
+    is the supremum of ``u^K/t`` (at t = t₀), so a law with its mass near t₀ has a remainder above
+    ``ρ^{K+1}/t₀`` or ``ρ^K/c``; and for odd K, or with K + 1 terms, ``u^K/t`` is negative where ``t > c``."""
     lo = hi = Fraction(0)
     for w, piece in law.pieces():
         if piece[0] == "atoms":
@@ -462,8 +492,9 @@ def _check_gap(cert: dict, law: _Law, reasons: list[str]) -> None:
         if (dec_lo, dec_hi) != (lo, hi):
             reasons.append("the decimal bounds are not the rational ones")
     positive = claim.get("positive")
-    if positive is True and not lo > 0:
-        reasons.append("G > 0 is claimed but the lower bound is not > 0")
+    if positive is True and not lo > 0:  # strictly: lo = 0 ≤ G proves nothing about G > 0
+        reasons.append(f"G > 0 is claimed but the lower bound lo = {lo} is not > 0: claim positive only with lo > 0, "
+                       "or claim G = 0 (positive false) for an exact 0")
     if positive is False and not (K is None and g_lo == 0):
         reasons.append("G = 0 is claimed but the gap is not exactly 0")
     if positive not in (True, False):
