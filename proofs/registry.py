@@ -1,13 +1,23 @@
 """The theorem registry: each claim (docs/model.md, "The claims") as an object with its checks.
 
 A ``Claim`` has an id, a statement, its hypotheses and a ``run(config) -> ClaimResult``.  A run
-collects ``Check`` results (each with its method, its numbers and where its tolerance comes from)
-and turns them into a verdict:
+collects ``Check`` results (each with its method, its numbers, where its tolerance comes from and
+its role) and turns them into a verdict by one rule, ``decide`` (``verdict_of`` is its verdict):
 
-- ``hypothesis-not-met`` if a hypothesis of the theorem fails for the task law given;
-- ``fails`` if any check failed;
-- ``inconclusive`` if a check could not decide (e.g. Monte Carlo error larger than the effect);
-- ``holds`` otherwise.
+- ``hypothesis-not-met`` if a hypothesis of the theorem fails for the task law given (the checks
+  are then reported but decide nothing);
+- otherwise each check is ``decisive`` (the claim's statement depends on it) or ``corroborating``
+  (a second route to the same numbers, a control, a side fact), and
+  - a decisive check that fails → ``fails``;
+  - a decisive check that is undecided → ``inconclusive``;
+  - no decisive check at all → ``inconclusive``;
+  - every decisive check passes and a corroborating one fails → ``inconclusive``;
+  - every decisive check passes and no corroborating one fails → ``holds``: a corroborating check
+    that is undecided is reported with its reason and changes nothing.
+
+A ``Check`` is decisive unless its claim declares it corroborating: the cautious default, since a
+check of undeclared role then weighs fully (its failure fails the claim, its indecision leaves
+the claim inconclusive).
 """
 from __future__ import annotations
 
@@ -19,11 +29,18 @@ from typing import Any, Callable, Literal
 
 Verdict = Literal["holds", "fails", "hypothesis-not-met", "inconclusive"]
 VERDICTS: tuple[str, ...] = ("holds", "fails", "hypothesis-not-met", "inconclusive")
+Role = Literal["decisive", "corroborating"]
+ROLES: tuple[str, ...] = ("decisive", "corroborating")
+DECISIVE, CORROBORATING = ROLES
 
 
 @dataclass
 class Check:
-    """One piece of evidence: ``passed`` is True, False, or None (could not decide)."""
+    """One piece of evidence: ``passed`` is True, False, or None (could not decide).
+
+    ``role``: ``"decisive"`` (the default) when the claim's statement depends on the check,
+    ``"corroborating"`` when it is a second route to numbers a decisive check already uses, a
+    control or a side fact.  How the roles combine into a verdict: ``decide``."""
 
     name: str
     method: str  # "symbolic" | "quadrature" | "root-finding" | "ode" | "monte-carlo" | "empirical" | ...
@@ -31,6 +48,17 @@ class Check:
     numbers: dict[str, Any] = field(default_factory=dict)
     tolerance: str = ""  # where the tolerance comes from
     detail: str = ""
+    role: Role = DECISIVE
+
+    def __post_init__(self):
+        if self.role not in ROLES:
+            raise ValueError(f"a check's role is one of {ROLES}, got {self.role!r} (check {self.name!r})")
+
+
+def corroborating(check: Check) -> Check:
+    """``check`` with its role set to corroborating (returned, for use inside a list of checks)."""
+    check.role = CORROBORATING
+    return check
 
 
 @dataclass
@@ -95,22 +123,32 @@ class ClaimResult:
     summary: dict[str, Any] = field(default_factory=dict)  # the key numbers for the table
     figures: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    verdict_reason: str = ""
+    """Why the verdict is what it is (``decide``): the checks that made it, and the corroborating
+    checks left undecided, which change nothing."""
 
     def to_json(self, relative_to: str | Path | None = None) -> dict:
-        """The result as JSON.  With ``relative_to`` (the output folder), figure paths are written
-        relative to it, so that the folder can be moved or copied with its figures."""
-        return {
+        """The result as JSON of plain Python types only (dict, list, str, int, float, bool, None),
+        as mmicl writes its files (``numerics.strict_json``): numpy scalars and arrays become
+        numbers, booleans and lists; a NaN or infinity becomes null with its reason under
+        ``"<key>_null_reason"``; ``json.dumps(..., allow_nan=False)`` accepts it.  With
+        ``relative_to`` (the output folder), figure paths are written relative to it, so that the
+        folder can be moved or copied with its figures."""
+        from mmicl.numerics.strict_json import to_strict
+
+        return to_strict({
             "id": self.id,
             "verdict": self.verdict,
+            "verdict_reason": self.verdict_reason,
             "evidence": {
                 "statement": self.statement,
                 "summary": self.summary,
                 "hypotheses": [asdict(h) for h in self.hypotheses],
                 "checks": [asdict(c) for c in self.checks],
                 "figures": [_relative(f, relative_to) for f in self.figures],
-                "seconds": round(self.seconds, 3),
+                "seconds": round(float(self.seconds), 3),
             },
-        }
+        })
 
 
 def _relative(path: str, root: str | Path | None) -> str:
@@ -124,14 +162,50 @@ def _relative(path: str, root: str | Path | None) -> str:
         return path
 
 
+def decide(hypotheses: list[Hypothesis], checks: list[Check]) -> tuple[Verdict, str]:
+    """The verdict of a claim from its hypotheses and checks, and the reason for it: the one place
+    where a verdict is decided (the module docstring states the rule)."""
+    unmet = [h.text for h in hypotheses if not h.met]
+    if unmet:
+        return "hypothesis-not-met", "hypothesis not met: " + "; ".join(unmet)
+    for c in checks:
+        if c.role not in ROLES:
+            raise ValueError(f"a check's role is one of {ROLES}, got {c.role!r} (check {c.name!r})")
+
+    def outcome(c: Check) -> bool | None:  # a numpy boolean counts as the plain one
+        return None if c.passed is None else bool(c.passed)
+
+    decisive = [c for c in checks if c.role == DECISIVE]
+    side = [c for c in checks if c.role == CORROBORATING]
+    names = lambda cs: "; ".join(c.name for c in cs)  # noqa: E731
+    side_undecided = [c for c in side if outcome(c) is None]
+    note = (f" (corroborating, undecided, changing nothing: {names(side_undecided)})" if side_undecided else "")
+    failed = [c for c in decisive if outcome(c) is False]
+    if failed:
+        return "fails", f"decisive check failed: {names(failed)}"
+    if not decisive:
+        return "inconclusive", "no decisive check" + note
+    undecided = [c for c in decisive if outcome(c) is None]
+    if undecided:
+        return "inconclusive", f"decisive check undecided: {names(undecided)}" + note
+    side_failed = [c for c in side if outcome(c) is False]
+    if side_failed:
+        return "inconclusive", (f"every decisive check passed, but a corroborating check failed: "
+                                f"{names(side_failed)}" + note)
+    return "holds", f"every decisive check passed ({len(decisive)})" + note
+
+
 def verdict_of(hypotheses: list[Hypothesis], checks: list[Check]) -> Verdict:
-    if any(not h.met for h in hypotheses):
-        return "hypothesis-not-met"
-    if any(c.passed is False for c in checks):
-        return "fails"
-    if not checks or any(c.passed is None for c in checks):
-        return "inconclusive"
-    return "holds"
+    """The verdict of ``decide``."""
+    return decide(hypotheses, checks)[0]
+
+
+def check_verdict(check: Check) -> Verdict:
+    """The verdict ``check`` would give on its own as a claim's one decisive check (for evidence
+    that is reported beside a claim, not part of its checks): by ``decide``, never recomputed."""
+    from dataclasses import replace
+
+    return verdict_of([], [replace(check, role=DECISIVE)])
 
 
 @dataclass
@@ -152,9 +226,11 @@ class Claim:
             c.passed = None if c.passed is None else bool(c.passed)
         for h in hyps:
             h.met = bool(h.met)
+        verdict, reason = decide(hyps, checks)
         return ClaimResult(
             id=self.id,
-            verdict=verdict_of(hyps, checks),
+            verdict=verdict,
+            verdict_reason=reason,
             statement=self.statement,
             hypotheses=hyps,
             checks=checks,
@@ -203,7 +279,13 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
     ``claims``: ids or glob patterns (``"thm6.2"``, ``"testbed.*"``); none means the default claims
     (all of them with ``everything=True``).  ``law``: a ``TaskLaw`` or LAW text to check the claims
     on instead of each claim's own laws.  Figures go to ``out/figures``.  Unlike the ``mmicl verify``
-    command this writes no ``verdicts.json`` or report and leaves torch's thread count alone."""
+    command this writes no ``verdicts.json`` or report and leaves torch's thread count alone.
+
+    Refused before any claim runs, each with a one-line ``InputError``/``LawError``: ``device="cuda"``
+    where torch sees no CUDA GPU, a law that the command line refuses (``numerics.validate``:
+    ``d1 + d2 ≤ MAX_DIM``, squared norms ≤ ``MAX_LAW_SCALE``, ``E[ζ²]`` in ``[MIN_ZETA2, MAX_ZETA2]``)."""
+    from mmicl.numerics.validate import check_verify_inputs
+    law = check_verify_inputs(law, device)  # LAW text or None; a bad device or law is refused here
     patterns = [claims] if isinstance(claims, str) else list(claims)
     chosen = select(patterns, everything)
     if law is not None and not isinstance(law, str):

@@ -1,6 +1,11 @@
 """Claims thm6.2 and thm6.3: the one- and two-parameter LCA trained by gradient flow.
 
-Each check is one small function that says its method and where its tolerance comes from.  The
+Each check is one small function that says its method and where its tolerance comes from, and
+its role (``registry.decide``).  Decisive, as the statements say: thm6.2's flow limit, strict
+convexity (unique α_T), α_T → α* and the excess → 0; thm6.3's flow from (0, 0), the valley
+(β_T + α_T → 0, α_T → α*) and the excess → 0.  Corroborating: the closed form against matrices, the
+interval of α_T, mpmath, the readings of the limit formula, the nesting of the two models, the
+basin map and the Monte Carlo training (``mc_evidence``).  The
 default laws are bounded and non-degenerate; ``mmicl verify --law LAW`` checks a law of the user's
 instead (a law with unbounded s, or with s ≡ 0, gives ``hypothesis-not-met``; a law where s takes a
 single value over prompts with m ≠ 0 is handled by checks that know that case: there the loss is
@@ -20,7 +25,7 @@ from mmicl.numerics.task_law import TaskLaw
 from mmicl.numerics.lca_matrix import matrix_excess
 from mmicl.proofs import figures
 from mmicl.proofs.claims import hypotheses as hyp
-from mmicl.proofs.registry import Check, Claim, Hypothesis, RunConfig, register
+from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
 
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=twopoint(1,3,0.3)"]
 FULL_LAWS = QUICK_LAWS + ["s=beta(0.5,2,0.2,3)", "sv=uniform(0,2); sr=point(1); d1=3; d2=2",
@@ -81,6 +86,7 @@ def _symbolic_vs_matrix(rng: np.random.Generator, model: str, trials: int = 20) 
         f"{model}-parameter excess risk: SymPy closed form = d×d matrix recurrence", "symbolic", worst < 1,
         {"trials": trials, "worst_error_over_allowed": worst}, MATRIX_TOLERANCE,
         "random d ∈ [2, 6], s ∈ [0.1, 4], T ∈ [1, 11], parameters in the stable region",
+        role=CORROBORATING,  # a second route to the loss every other check evaluates
     )
 
 
@@ -119,7 +125,8 @@ def _interval_check(text: str, alphas: np.ndarray, lo: float, hi: float) -> Chec
     inside = bool(np.all((alphas >= 1 / (1 + hi) - 1e-15) & (alphas <= 1 / (1 + lo) + 1e-15)))
     return Check(
         f"[{text}] α_T lies in [1/(1+s_hi), 1/(1+s_lo)]", "root-finding", inside,
-        {"alpha_T": alphas.tolist(), "interval": [1 / (1 + hi), 1 / (1 + lo)]}, "exact bound (1e-15 rounding)")
+        {"alpha_T": alphas.tolist(), "interval": [1 / (1 + hi), 1 / (1 + lo)]}, "exact bound (1e-15 rounding)",
+        role=CORROBORATING)  # a side fact about α_T
 
 
 def _convexity_check(text: str, law: TaskLaw, lo: float) -> Check:
@@ -233,7 +240,8 @@ def _reading_check(text: str, name: str, alpha_deep: float, a_star: float, other
         f"[{text}] {name}", "root-finding", passed,
         {"alpha_T_deepest": alpha_deep, "this_reading": a_star, "other_reading": other},
         "closer to this reading than to the other at the deepest T; inconclusive where the readings differ "
-        "by less than 4× the remaining distance |α_T − α*|", why)
+        "by less than 4× the remaining distance |α_T − α*|", why,
+        role=CORROBORATING)  # which reading of the formula: the limit check decides the statement
 
 
 def _mpmath_affordable(law: TaskLaw) -> bool:
@@ -251,7 +259,8 @@ def _mpmath_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict], dept
     return Check(
         f"[{text}] α_{mp_T} in float64 = α_{mp_T} in 30-digit mpmath", "mpmath quadrature",
         diff < 1e-12, {"float64": a64, "mpmath": str(a_mp), "difference": diff},
-        "1e-12: float64 log-scaled quadrature (~1e-14 relative) and Brent xtol 1e-16")
+        "1e-12: float64 log-scaled quadrature (~1e-14 relative) and Brent xtol 1e-16",
+        role=CORROBORATING)  # the same α_T by another arithmetic
 
 
 def evaluate_thm62(config: RunConfig):
@@ -396,7 +405,8 @@ def _nesting_check(text: str, Ts: list[int], rows: list[dict]) -> Check:
     return Check(
         f"[{text}] the two-parameter minimum is no worse than the one-parameter one (β = −α is allowed)",
         "optimisation", bool(all(x <= 1 + 1e-9 for x in ratio)), {"excess_ratio_two_over_one": ratio, "T": Ts},
-        "1e-9 relative: the profile minimisation's tolerance")
+        "1e-9 relative: the profile minimisation's tolerance",
+        role=CORROBORATING)  # a side fact: the models are nested
 
 
 def _excess_two_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]) -> Check:
@@ -478,7 +488,8 @@ def evaluate_thm63(config: RunConfig):
                         "at large |β|, where the curvature ~ Σ_k(1+β(1+s))^k squared is astronomical and α "
                         "is below float64's resolution); 'diverged' = left |α|,|β| ≤ 10; 'stiff-failure' = "
                         "the stiff integrator gave up (reported, not counted as converging)",
-                        "the condition on the start was not available to us: this maps it"))
+                        "the condition on the start was not available to us: this maps it",
+                        role=CORROBORATING))  # maps the unstated condition on the start; cannot refute it
                     summary[f"basin_T{T}"] = f"{counts['rest']}/{n_grid * n_grid}"
                     figs.append(_plane_figure(config, law, T, basin, mini, a_star))
             if _with_monte_carlo(config, text) and not config.smoke:

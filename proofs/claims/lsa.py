@@ -32,6 +32,11 @@ number with a bound it satisfies by construction.  One small function per check:
     the one-parameter LCA at depth 1 (its own minimiser, ``numerics.lca``) is no better than the best
     LSA, and equal to it for s-laws (it is the LSA with Γ = αI).
 
+Roles (``registry.decide``): the symbolic collapse, the conclusion and training are decisive
+(the statement defines the best LSA through the collapse, says its gap is > 0, and says training
+reaches it and does not beat it); the closed form, the Monte Carlo risk and stationarity checks
+(second routes to the exact optimum's numbers), the control laws and the LCA relation corroborate.
+
 k is 3 for one comparison; a run makes several (15 by default), so each uses the Bonferroni k that
 keeps the run's false-alarm probability at that of one 3-se test, 0.0027 (``k_family``: 3.75 for 15).
 A Monte Carlo check says ``None`` (inconclusive) when its standard error is too large to tell the
@@ -58,7 +63,7 @@ from mmicl.numerics.estimate import Estimate
 from mmicl.numerics.law_language import parse_law
 from mmicl.numerics.task_law import TaskLaw
 
-from ..registry import Check, Claim, Hypothesis, RunConfig, register
+from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
 
 THEOREM_LAWS = (
     "s=uniform(0.5,4)",
@@ -218,6 +223,7 @@ def _closed_form_check(law: TaskLaw, n: int | None, gap: float | None = None, ga
         detail=("closed form: one γ per block of m, E e = E[ζ²](γᵀAγ − 2bᵀγ + κ) with A, b, κ from E S_b, "
                 "E S_b², E[s/(1+s)] by mpmath tanh-sinh (expect_mp); best_lsa: d×d normal equations from "
                 "coordinate moments (direction moments × norm moments) on the graded Gauss rule"),
+        role=CORROBORATING,  # a second route to the best LSA that the conclusion and training use
     ), tol
 
 
@@ -274,6 +280,7 @@ def _mc_risk_check(law: TaskLaw, n: int | None, gamma, exact_risk: float, exact_
         detail=("prompts from sample_prompts (tokens) or the exact limit moments at n = ∞; ŷ = last entry of the "
                 "query column of Z + P·Z M Zᵀ·Q·Z/n with P, Q realising Γ* (p_y = 1, Q₁₁ = Γ*ᵀ); risk = "
                 "E(ŷ − y_q)², gap = E(ŷ − ζmᵀx_q/(1+s))²"),
+        role=CORROBORATING,  # the exact risk and gap again, by sampling the real layer
     ), gap_est
 
 
@@ -332,6 +339,7 @@ def _stationarity_check(law: TaskLaw, n: int | None, gamma, samples: int, seed: 
         detail=("θ = (Γ: d² entries, p_x: d, q₂₁: d) with p_y = 1, at (Γ*, 0, 0); per-prompt gradients "
                 "2(ŷ − y_q)∂ŷ/∂θ by autograd through the real layer; the label-even weights p_x, q₂₁ are "
                 "included: the symmetry argument says they cannot lower the risk to first order"),
+        role=CORROBORATING,  # the exact optimum is optimal, hence stationary: a side test of the numerics
     )
 
 
@@ -498,6 +506,7 @@ def _lca_check(law: TaskLaw) -> Check:
                    "κ = E[s/(1+s)] scale (α and γ errors enter only to second order at a minimum)"),
         detail=("the T=1 LCA is the LSA with Γ = αI: equal for s-laws (Γ* = γI), a subset of the diagonal Γ's "
                 "for per-modality laws; α from numerics.lca's root finder, γ from the normal equations"),
+        role=CORROBORATING,  # a relation to the LCA, not part of the statement
     )
 
 

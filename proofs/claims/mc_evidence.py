@@ -13,7 +13,7 @@ from mmicl.numerics.task_law import TaskLaw
 from mmicl.numerics.montecarlo import excess_rounding_floor, sampled_excess_one
 from mmicl.proofs.experiments import trained_reduced
 from mmicl.numerics.strict_json import context_length_fields
-from mmicl.proofs.registry import Check, RunConfig
+from mmicl.proofs.registry import Check, RunConfig, corroborating
 
 Z = 3.0  # agreement threshold in standard errors (two-sided p ≈ 0.003 per check)
 
@@ -25,6 +25,11 @@ def _sizes(config: RunConfig) -> dict:
 
 
 def thm62_mc_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
+    """Corroborating (the statement is about the flow on the population loss): see ``_thm62_checks``."""
+    return [corroborating(c) for c in _thm62_checks(config, law)]
+
+
+def _thm62_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
     """Trained one-parameter LCA: α_∞ (SAA at n = ∞) equals α_T within 3 se; the trained α lies
     within its stated error of α_T at each n.  Where s takes one value over prompts with m ≠ 0
     (and T ≥ 2) the large-context loss is flat to order 2T at α_T: see ``_degenerate_checks``."""
@@ -92,6 +97,11 @@ def _degenerate_checks(config: RunConfig, law: TaskLaw, T: int, a_T: float, r, n
 
 
 def thm63_mc_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
+    """Corroborating (the statement is about the flow on the population loss): see ``_thm63_checks``."""
+    return [corroborating(c) for c in _thm63_checks(config, law)]
+
+
+def _thm63_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
     """Trained two-parameter LCA from (α₀, β₀) = (α*/2, −α*/4): the SAA minimiser at n = ∞ equals
     ``minimise_two`` within 3 se in each coordinate, and β/α of the trained model is near −1."""
     from mmicl.numerics.lca import alpha_star, minimise_two, excess_risk

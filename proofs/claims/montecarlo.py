@@ -11,6 +11,10 @@ depth.  The one-parameter LCA trained at each T in the large-context limit: its 
 (measured without label noise, with standard errors) falls with T, agrees with the theory's
 ``excess_risk(law, T, α)`` at the trained α, and its log-log rate along T is compared with the
 theory's rate at α_T.
+
+Roles (``registry.decide``): appF's "does not fall with T" and "= the sample-mean risk" are decisive,
+"= E[ζ²], the risk of predicting 0" corroborates; depth's "falls from T to T′" checks are decisive,
+the match with the theory's excess and rate corroborates.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from mmicl.numerics.atomic import write_json
 from mmicl.numerics.law_language import parse_law
 from mmicl.proofs.experiments import depth_study, log_log_slope, noskip_study, sample_mean_baselines
 from mmicl.proofs.claims import hypotheses as hyp
-from mmicl.proofs.registry import Check, Claim, Hypothesis, RunConfig, register
+from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
 
 DEFAULT_LAW = "s=uniform(0.5,4); zeta=normal; d1=1; d2=1"
 Z = 3.0
@@ -50,7 +54,8 @@ def _noskip_vs_zero_check(r: dict, ez2: float) -> Check:
     z0 = abs(r["risk"] - ez2) / r["risk_se"]
     return Check(f"no-skip risk = E[ζ²] = risk of predicting 0 (T={r['T']})", "monte-carlo", z0 <= Z,
                  {"T": r["T"], "risk": r["risk"], "risk_se": r["risk_se"], "E_zeta2": ez2, "z": z0},
-                 tolerance=f"{Z} standard errors")
+                 tolerance=f"{Z} standard errors",
+                 role=CORROBORATING)  # the mechanism (ŷ ≡ 0), not the statement's comparison
 
 
 def evaluate_appF(config: RunConfig):
@@ -102,7 +107,8 @@ def _theory_match_check(r: dict) -> Check:
     return Check(f"measured excess = theory's excess at the trained α (T={r['T']})", "monte-carlo",
                  (z <= Z) if _resolved(r) else None, {**r, "z": z},
                  tolerance=f"{Z} standard errors of the direct estimate of E[(ŷ − ŷ_Bayes)²]; inconclusive "
-                           "where the theory's excess is within 100× of the rounding floor (row 'resolution')")
+                           "where the theory's excess is within 100× of the rounding floor (row 'resolution')",
+                 role=CORROBORATING)  # the measurement against the theory, beside the statement
 
 
 def _rate_check(rows: list[dict]) -> Check:
@@ -124,7 +130,8 @@ def _rate_check(rows: list[dict]) -> Check:
                   "slope_theory": slope_th, "slope_se": slope_se,
                   "slope_shift_from_training_error": slope_trained - slope_th, "Ts": T_arr},
                  tolerance=f"{Z} se of the measured slope (delta method from each depth's se)",
-                 detail="slope_theory is the rate at α_T, the ideal the training approaches")
+                 detail="slope_theory is the rate at α_T, the ideal the training approaches",
+                 role=CORROBORATING)  # the statement reports the comparison; it does not claim a match
 
 
 def evaluate_depth(config: RunConfig):

@@ -5,8 +5,12 @@ of any of them is a new version of the claim (``VERSIONS``), and every result fi
 version ran.  Each claim trains its grid as one ensemble per model shape, as runs of the sweep
 runner kept in the results store ``OUT/testbed/runs`` (a killed claim resumes; ``mmicl verify
 --scheduler`` sends the runs to a Dask cluster).  The checks use t / Welch 95% intervals over seeds
-(and, for claim 8's association, a permutation test): ``holds`` when every check is decided on the
-claimed side, ``fails`` when one is decided on the other side, ``inconclusive`` otherwise.  Sizes:
+(and, for claim 8's association, a permutation test); each check passes when decided on the claimed
+side, fails when decided on the other, and is undecided otherwise, and the verdict follows the
+registry's rule (``registry.decide``).  Decisive: each comparison the statement names (claim 1's
+K, burstiness, ε and Zipf effects; claim 2's shapes; claim 3's threshold and pattern strengths;
+claim 8's association, ICL before ablation and its collapse).  Corroborating: claim 1's four regime
+checks (the arms show the known ICL and IWL regimes) and claim 8's control ablation (specificity).  Sizes:
 ``QUICK`` fits 2 CPU cores in minutes; ``FULL`` is meant for a GPU.  The numbers, the curves (JSON)
 and the figures go under ``OUT/testbed/``.  Not run by a plain ``mmicl verify`` (default=False).
 """
@@ -29,7 +33,7 @@ from mmicl.numerics.testbed.plateau import plateau_exit, plateau_level
 from mmicl.numerics.testbed.stats import Interval, decide, spearman, stratified_association, t_interval, welch_interval
 from mmicl.numerics.testbed.train import History
 
-from ..registry import Check, Claim, Hypothesis, RunConfig, register
+from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, corroborating, register
 from ..sweep.runner import run_here, run_sweep
 from ..sweep.runs import KINDS
 from ..sweep.spec import RunSpec
@@ -244,13 +248,14 @@ def claim1(config: RunConfig):
     uniform, copy = _chance(d)
     zhi = f"highK_zipf{sz.zipf_hi:g}"
     icl, iwl = (lambda a: r.final("acc_icl", a)), (lambda a: r.final("acc_iwl", a))
-    checks = [
-        above("high-K bursty: ICL above the copy baseline B/N", icl("highK_bursty"), copy,
-              f"ICL accuracy at K={sz.K_hi}, p_B=1"),
-        below("high-K bursty: IWL at chance (below 2/L)", iwl("highK_bursty"), 2 * uniform,
-              f"IWL accuracy at K={sz.K_hi}, p_B=1"),
-        above("low-K iid: IWL above 1/2", iwl("lowK_iid"), 0.5, f"IWL accuracy at K={sz.K_lo}, p_B=0"),
-        below("low-K iid: ICL at chance (below 2/L)", icl("lowK_iid"), 2 * uniform, f"ICL accuracy at K={sz.K_lo}, p_B=0"),
+    checks = [  # the four regimes corroborate (the setting shows ICL and IWL); the comparisons decide
+        corroborating(above("high-K bursty: ICL above the copy baseline B/N", icl("highK_bursty"), copy,
+                            f"ICL accuracy at K={sz.K_hi}, p_B=1")),
+        corroborating(below("high-K bursty: IWL at chance (below 2/L)", iwl("highK_bursty"), 2 * uniform,
+                            f"IWL accuracy at K={sz.K_hi}, p_B=1")),
+        corroborating(above("low-K iid: IWL above 1/2", iwl("lowK_iid"), 0.5, f"IWL accuracy at K={sz.K_lo}, p_B=0")),
+        corroborating(below("low-K iid: ICL at chance (below 2/L)", icl("lowK_iid"), 2 * uniform,
+                            f"ICL accuracy at K={sz.K_lo}, p_B=0")),
         compare("more classes K → more ICL", icl("highK_bursty"), icl("lowK_bursty"),
                 f"ICL(K={sz.K_hi}) − ICL(K={sz.K_lo}), bursty"),
         compare("burstiness → more ICL", icl("highK_bursty"), icl("highK_iid"),
@@ -486,12 +491,14 @@ def claim8(config: RunConfig):
                      "layer_matched": matched},
             tolerance=f"paired t 95% interval over {int(has.sum())} seeds with a control; passes if above 0",
             detail=f"ICL with control heads zeroed minus with induction heads zeroed: {spec}; controls layer-matched "
-                   f"in {matched} of {int(has.sum())} seeds; {int((~has).sum())} seeds have no non-induction head"))
+                   f"in {matched} of {int(has.sum())} seeds; {int((~has).sum())} seeds have no non-induction head",
+            role=CORROBORATING))  # specificity: a control, not in the statement
     else:
         checks.append(Check("the collapse is specific: zeroing as many non-induction heads costs less",
                             "empirical (seeds; paired)", None, numbers={"members_with_control": int(has.sum())},
                             tolerance="needs ≥ 2 seeds with a non-induction head",
-                            detail=f"only {int(has.sum())} seeds have a non-induction head to ablate"))
+                            detail=f"only {int(has.sum())} seeds have a non-induction head to ablate",
+                            role=CORROBORATING))
     out = _out(config)
     figs = [plot_curves(r, out / "claim8_curves.png", ("acc_icl", "induction_max", "prev_token_max"),
                         "claim 8: induction strength and ICL along training")]

@@ -7,7 +7,10 @@ final norm and readout: ``Sizes.trainable``); early fusion trains everything fro
 judged on the **M2-necessary** set (the query's M1 item is from a fresh class, so induction on M1
 cannot answer); what the confounded ICL set (query's M1 class in the context) would have said is
 reported next to it.  Intervals over seeds (Student t / Welch, 95 %); a check passes when its
-interval lies on the claimed side, fails when it lies on the other, else it is undecided.
+interval lies on the claimed side, fails when it lies on the other, else it is undecided.  Every
+check of these claims is decisive (each is a comparison its statement names; ``registry.decide``);
+the confounded readings, the fixed-parameter-count comparison of claim 5 and the brand-new-class
+reading of claim 7 are reported beside the verdict, each with the verdict it would give alone.
 """
 from __future__ import annotations
 
@@ -28,7 +31,7 @@ from mmicl.numerics.testbed.multimodal_experiments import (MultimodalArm, run_fu
 from mmicl.numerics.testbed.multimodal_metrics import ablation_drop, baselines, uniform_baselines
 from mmicl.numerics.testbed.stats import decide, t_interval, welch_interval
 
-from ..registry import Check, Claim, Hypothesis, RunConfig, register
+from ..registry import Check, Claim, Hypothesis, RunConfig, check_verdict, register
 from .testbed import above, compare, threaded
 
 VERSIONS = {"claim4": 1, "claim5": 1, "claim6": 1, "claim7": 2, "claim9": 1}
@@ -140,7 +143,8 @@ def _mm(sz: MultimodalSizes, **changes) -> MultimodalConfig:
 
 
 def _verdict(check: Check) -> str:
-    return {True: "holds", False: "fails", None: "inconclusive"}[check.passed]
+    """The verdict of a check reported beside a claim (not one of its checks), by the registry's rule."""
+    return check_verdict(check)
 
 
 def _record(config: RunConfig, name: str, sz: MultimodalSizes, runs: dict[str, ArmResults], **extra) -> None:

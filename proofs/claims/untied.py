@@ -9,6 +9,10 @@ the optimum never above the tied model's excess at α_T; exactly 0 from T = m on
 atoms; the per-layer rate against potential theory's ``((√κ − 1)/(√κ + 1))²``; gradient flow from
 random starts; Monte Carlo training of the torch model.
 
+Roles (``registry.decide``): the statement names each of these, so they are decisive (the closed
+form against matrices included: the statement gives the excess's form), except the mpmath check and
+the Monte Carlo excess against the population excess, second routes to numbers the others use.
+
 Not run by a plain ``mmicl verify``: it is not a claim of the paper, and at the quick size it takes
 about 20 s on 2 cores (its Monte Carlo training and the flows), more than the default claims together
 should; run it with ``mmicl verify --claim ext.untied``.
@@ -24,7 +28,7 @@ from mmicl.numerics.scalar_laws import Beta, Discrete, Mixture, Point, ScalarLaw
 from mmicl.numerics.task_law import TaskLaw
 from mmicl.proofs.claims import hypotheses as hyp
 from mmicl.proofs.claims.lca import MATRIX_TOLERANCE, random_prompt
-from mmicl.proofs.registry import Check, Claim, Hypothesis, RunConfig, register
+from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
 
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=beta(0.5,2,0.2,8)", "s=twopoint(1,3,0.3)",
               "s=discrete(0.5:0.2,1:0.3,2:0.3,4:0.2)"]
@@ -192,7 +196,8 @@ def _mpmath_check(text: str, law: TaskLaw, T: int) -> Check:
     if f64.exact_zero or mpv.exact_zero:
         ok = f64.exact_zero and mpv.exact_zero
         return Check(f"[{text}] the optimum at T = {T}: float64 = 40-digit mpmath (both exactly 0)", "mpmath",
-                     ok, {"float64_zero": f64.exact_zero, "mpmath_zero": mpv.exact_zero}, "exact")
+                     ok, {"float64_zero": f64.exact_zero, "mpmath_zero": mpv.exact_zero}, "exact",
+                     role=CORROBORATING)  # the same optimum by another arithmetic
     d_log = abs(f64.log10_excess - mpv.log10_excess)
     d_alpha = float(np.max(np.abs(np.asarray(f64.alphas) / np.asarray(mpv.alphas) - 1)))
     return Check(
@@ -203,7 +208,8 @@ def _mpmath_check(text: str, law: TaskLaw, T: int) -> Check:
         f"excess: {REL_ACCURACY:g} relative (the float64 route's stated accuracy); α_t: 1e-10 relative (float64 "
         "eigenvalues of a Jacobi matrix of norm ≤ λ_hi, ~1e-14, with room for the Cholesky step)",
         "independent discretisation (mpmath's Gauss–Jacobi, finer margin), arithmetic (40 digits) and algorithm "
-        "(Stieltjes on μ and on λ dμ, not Lanczos and the Christoffel step)")
+        "(Stieltjes on μ and on λ dμ, not Lanczos and the Christoffel step)",
+        role=CORROBORATING)  # the same optimum by another arithmetic
 
 
 def _log_excess_on(law: TaskLaw, rule):
@@ -338,7 +344,8 @@ def _monte_carlo_checks(config: RunConfig, text: str, law: TaskLaw, T: int, sz: 
     return [
         Check(f"[{text}] Monte Carlo excess of the trained untied model = population excess of its schedule "
               f"(T = {T})", "monte-carlo", abs(z) <= Z, nums,
-              f"{Z} standard errors (the query integrated out exactly; float64)"),
+              f"{Z} standard errors (the query integrated out exactly; float64)",
+              role=CORROBORATING),  # the sampled excess against the closed form
         Check(f"[{text}] Monte Carlo training of the untied model beats the best tied model (T = {T})",
               "monte-carlo", pop < tied, nums,
               "strict: the learnt schedule's population excess (accurate to 1e-9) below the tied excess at α_T",
