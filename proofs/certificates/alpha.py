@@ -26,6 +26,12 @@ the grid bracket is widened by doubling and bisected back.  The bracket is then 
 where that holds the float64 start strictly inside and keeps ``hi − lo < width`` (the root can lie
 closer to a grid point than the float's few ulps).  Every sign that the certificate states is then
 evaluated once more in exact rational arithmetic (flint ``fmpq``); only those are evidence.
+
+**No end on the root.**  The statement is the open ``lo < α_T < hi``, so both signs must be strict (the
+checker refuses a 0).  A root on a grid point (``s=point(c)`` has ``α_T = 1/(1 + c)``) has exact sign 0
+there; ``_grid_bracket`` then takes its two neighbours, where D is strictly negative and positive (D has
+one zero), and ``_cover`` only moves ends outwards, which keeps the signs strict (D increases).  The
+exact check ``D(lo) < 0 < D(hi)`` before the certificate is written stops anything else.
 """
 from __future__ import annotations
 
