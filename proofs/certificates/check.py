@@ -362,10 +362,14 @@ def _check_alpha(cert: dict, law: _Law, reasons: list[str]) -> None:
         reasons.append("s ≥ 0 fails or is not claimed: the even-power argument needs s(1+s) ≥ 0")
     if not (positive_mass and facts.get("P(s>0)>0") is True):
         reasons.append("P(s > 0) > 0 fails or is not claimed: without it the loss is constant in α")
-    if _q(facts["E[zeta^2]"]) != law.zeta2 or not law.zeta2 > 0:
-        reasons.append(f"E[ζ²] is {law.zeta2}, not the recorded {facts['E[zeta^2]']}, or not > 0")
-    if _q(facts["E[s(1+s)]"]) != m or not m > 0:
-        reasons.append(f"E[s(1+s)] is {m}, not the recorded {facts['E[s(1+s)]']}, or not > 0")
+    if _q(facts["E[zeta^2]"]) != law.zeta2:
+        reasons.append(f"E[ζ²] is {law.zeta2}, not the recorded {facts['E[zeta^2]']}")
+    if not law.zeta2 > 0:
+        reasons.append(f"E[ζ²] = {law.zeta2} is not > 0: the loss does not depend on α, so α_T is not unique")
+    if _q(facts["E[s(1+s)]"]) != m:
+        reasons.append(f"E[s(1+s)] is {m}, not the recorded {facts['E[s(1+s)]']}")
+    if not m > 0:
+        reasons.append(f"E[s(1+s)] = {m} is not > 0: D'(0) = 0 and the uniqueness argument fails (s = 0 on every prompt)")
     # the signs: strictly D(lo) < 0 < D(hi).  A zero at an end is the root itself, on the boundary of the
     # open interval (lo, hi) that the statement names, so it is refused like a wrong sign.
     recorded = cert["derivative"]
@@ -486,9 +490,11 @@ def _check_gap(cert: dict, law: _Law, reasons: list[str]) -> None:
     else:
         if claim.get("exact") is not False:
             reasons.append("a law with a continuous part has no exact gap here")
-        if not lo <= g_lo <= g_hi <= hi:
-            reasons.append(f"the recomputed bounds [{float(g_lo):.17g}, {float(g_hi):.17g}] are not inside the claimed "
-                           f"[{claim['lo']}, {claim['hi']}]")
+        if not lo <= g_lo <= g_hi <= hi:  # closed: the statement is lo ≤ G ≤ hi
+            side = (f"lo exceeds the recomputed lower bound by {float(lo - g_lo):.3g}" if lo > g_lo else
+                    f"hi is below the recomputed upper bound by {float(g_hi - hi):.3g}")
+            reasons.append(f"the recomputed bounds [{float(g_lo):.17g}, {float(g_hi):.17g}] ({K} terms) are not inside the "
+                           f"claimed [{claim['lo']}, {claim['hi']}]: {side}; claim the recomputed bounds or wider")
         if (dec_lo, dec_hi) != (lo, hi):
             reasons.append("the decimal bounds are not the rational ones")
     positive = claim.get("positive")
@@ -496,7 +502,8 @@ def _check_gap(cert: dict, law: _Law, reasons: list[str]) -> None:
         reasons.append(f"G > 0 is claimed but the lower bound lo = {lo} is not > 0: claim positive only with lo > 0, "
                        "or claim G = 0 (positive false) for an exact 0")
     if positive is False and not (K is None and g_lo == 0):
-        reasons.append("G = 0 is claimed but the gap is not exactly 0")
+        reasons.append(f"G = 0 is claimed but the gap is not exactly 0 (its lower bound is {float(g_lo):.6g}): claim "
+                       "G = 0 only for an atomic law whose exact gap is 0")
     if positive not in (True, False):
         reasons.append("claim.positive must be true or false")
 
