@@ -136,7 +136,7 @@ class ClaimResult:
         folder can be moved or copied with its figures."""
         from mmicl.numerics.strict_json import to_strict
 
-        return to_strict({
+        return _plain_types(to_strict({
             "id": self.id,
             "verdict": self.verdict,
             "verdict_reason": self.verdict_reason,
@@ -148,7 +148,25 @@ class ClaimResult:
                 "figures": [_relative(f, relative_to) for f in self.figures],
                 "seconds": round(float(self.seconds), 3),
             },
-        })
+        }))
+
+
+def _plain_types(obj: Any) -> Any:
+    """``obj`` (already JSON-shaped) with every number, string and boolean of exactly its plain type:
+    ``to_strict`` keeps subclasses such as numpy's float64 and int64 as they are."""
+    if isinstance(obj, dict):
+        return {str(k): _plain_types(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_plain_types(v) for v in obj]
+    if isinstance(obj, bool) or obj is None:
+        return None if obj is None else bool(obj)
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return float(obj)
+    if isinstance(obj, str):
+        return str(obj)
+    return obj
 
 
 def _relative(path: str, root: str | Path | None) -> str:

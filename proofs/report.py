@@ -1,5 +1,9 @@
 """The reports of a ``verify`` run: Markdown (``render_report``) and one self-contained HTML page
-(``render_html``), each with one section per claim with its evidence and figures."""
+(``render_html``), each with one section per claim with its evidence and figures.
+
+Both print a claim's verdict with its reason (``ClaimResult.verdict_reason``) and each check's
+role (decisive or corroborating).  Booleans are written ``true`` / ``false`` in both, as in the
+JSON files; numpy values are shown as the plain ones."""
 from __future__ import annotations
 
 import html
@@ -25,16 +29,19 @@ def render_report(results: list[ClaimResult], config: RunConfig) -> str:
         nums = ", ".join(f"{k} = {_fmt(v)}" for k, v in r.summary.items())
         lines.append(f"| {r.id} | **{r.verdict}** | {nums} | {r.seconds:.1f} |")
     for r in results:
-        lines += ["", f"## {r.id}: {r.verdict}", "", r.statement, "", "### Hypotheses", ""]
+        lines += ["", f"## {r.id}: {r.verdict}", ""]
+        if r.verdict_reason:
+            lines += [f"Why: {r.verdict_reason}", ""]
+        lines += [r.statement, "", "### Hypotheses", ""]
         lines += [f"- [{'x' if h.met else ' '}] {h.text}" + (f" ({h.detail})" if h.detail else "") for h in r.hypotheses]
         lines += ["", "### Checks", ""]
         for c in r.checks:
-            mark = {True: "pass", False: "FAIL", None: "undecided"}[c.passed]
-            lines.append(f"- **{c.name}** [{c.method}]: {mark}. {c.detail}")
+            mark = CHECK_MARK[_outcome(c.passed)][0]
+            lines.append(f"- **{c.name}** [{c.method}; {c.role}]: {mark}. {c.detail}")
             if c.tolerance:
                 lines.append(f"  - tolerance: {c.tolerance}")
             if c.numbers:
-                lines.append(f"  - numbers: `{json.dumps(c.numbers, default=_fmt, ensure_ascii=False)}`")
+                lines.append(f"  - numbers: `{_json_text(c.numbers)}`")
         for fig in r.figures:
             rel = os.path.relpath(fig, Path(config.out))
             lines += ["", f"![{Path(fig).stem}]({rel})"]
@@ -42,9 +49,47 @@ def render_report(results: list[ClaimResult], config: RunConfig) -> str:
 
 
 def _fmt(v):
+    """A summary value in Markdown: floats to 6 digits, booleans ``true``/``false``, numpy as plain."""
+    v = _plain(v)
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, float):
         return f"{v:.6g}"
+    if isinstance(v, (dict, list)):
+        return _json_text(v)
     return str(v)
+
+
+def _outcome(passed) -> bool | None:
+    """A check's ``passed`` as True, False or None (a numpy boolean counts as the plain one)."""
+    return None if passed is None else bool(passed)
+
+
+def _json_text(obj) -> str:
+    """``obj`` as strict JSON text, as mmicl writes its files (``numerics.strict_json``: plain types,
+    ``true``/``false``, a NaN or infinity null with its reason beside it); an object JSON cannot
+    hold is shown as its text rather than stopping the report."""
+    from mmicl.numerics.strict_json import to_strict
+
+    try:
+        return json.dumps(to_strict(obj), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError):
+        return json.dumps(_loose(obj), ensure_ascii=False, allow_nan=False)
+
+
+def _loose(v):
+    """Like ``to_strict`` but never refusing: odd objects become their text."""
+    from mmicl.numerics.strict_json import to_strict
+
+    v = _plain(v)
+    if isinstance(v, dict):
+        return {str(k): _loose(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [_loose(x) for x in (sorted(v, key=str) if isinstance(v, (set, frozenset)) else v)]
+    try:
+        return to_strict(v)
+    except (TypeError, ValueError):
+        return str(v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,8 +216,10 @@ def render_html(results: list[ClaimResult], config: RunConfig) -> str:
 def _claim_html(r: ClaimResult, anchor: str, config: RunConfig) -> list[str]:
     out = [f'<section class="claim" id="{anchor}">',
            f'<h2>{_e(r.id)} {_badge(r.verdict)}<a class="top" href="#top">↑ verdicts</a></h2>',
-           f'<p class="statement">{_e(r.statement)}</p>',
-           "<h3>Hypotheses</h3>"]
+           f'<p class="statement">{_e(r.statement)}</p>']
+    if r.verdict_reason:
+        out.append(f'<p class="reason"><b>Why:</b> {_e(r.verdict_reason)}</p>')
+    out.append("<h3>Hypotheses</h3>")
     if r.hypotheses:
         out.append('<ul class="hyps">')
         for h in r.hypotheses:
@@ -183,20 +230,21 @@ def _claim_html(r: ClaimResult, anchor: str, config: RunConfig) -> list[str]:
         out.append("</ul>")
     else:
         out.append(f"<p>{_muted('none stated')}</p>")
-    tally = {m: sum(CHECK_MARK[c.passed][0] == m for c in r.checks) for m in ("pass", "FAIL", "undecided")}
+    tally = {m: sum(CHECK_MARK[_outcome(c.passed)][0] == m for c in r.checks) for m in ("pass", "FAIL", "undecided")}
     out.append(f"<h3>Checks <span class=\"muted\">({len(r.checks)}: "
                + ", ".join(f"{n} {m}" for m, n in tally.items() if n) + ")</span></h3>" if r.checks
                else "<h3>Checks</h3>")
     if r.checks:
-        out.append('<table class="main checks"><thead><tr><th>#</th><th>check</th><th>method</th><th>result</th>'
-                   "<th>detail</th><th>tolerance (and where it comes from)</th></tr></thead><tbody>")
+        out.append('<table class="main checks"><thead><tr><th>#</th><th>check</th><th>method</th><th>role</th>'
+                   "<th>result</th><th>detail</th><th>tolerance (and where it comes from)</th></tr></thead><tbody>")
         for i, c in enumerate(r.checks, 1):
-            word, cls = CHECK_MARK[c.passed]
+            word, cls = CHECK_MARK[_outcome(c.passed)]
             out.append(f'<tr><td class="num">{i}</td><td>{_e(c.name)}</td><td>{_e(c.method)}</td>'
+                       f'<td>{_e(c.role)}</td>'
                        f'<td><span class="badge c-{cls}">{word}</span></td><td>{_e(c.detail)}</td>'
                        f"<td>{_e(c.tolerance) or _muted('—')}</td></tr>")
             if c.numbers:
-                out.append(f'<tr class="numbers"><td></td><td colspan="5"><span class="muted">numbers</span>'
+                out.append(f'<tr class="numbers"><td></td><td colspan="6"><span class="muted">numbers</span>'
                            f"{_value(c.numbers)}</td></tr>")
         out.append("</tbody></table>")
     else:
@@ -279,7 +327,7 @@ def _scalar(v) -> str | None:
     if v is None:
         return '<span class="special">None</span>'
     if isinstance(v, bool):
-        return f'<span class="n">{v}</span>'
+        return f'<span class="n">{"true" if v else "false"}</span>'
     if isinstance(v, int):
         return f'<span class="n">{v}</span>'
     if isinstance(v, float):

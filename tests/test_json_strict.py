@@ -150,3 +150,73 @@ def test_verdicts_json_is_strict(awkward_claim, tmp_path):
     nums = doc["claims"][0]["evidence"]["checks"][0]["numbers"]
     assert nums["inf"] is None and nums["arr"] == [1.0, None]
     assert _nulls_without_reason(doc) == []
+
+
+# --- the API's ClaimResult.to_json(): plain Python types only -------------------------------
+
+PLAIN = (str, int, float, bool, type(None))
+
+
+def _leaves(obj, path="$"):
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            assert type(k) is str, f"{path}: key {k!r}"
+            yield from _leaves(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _leaves(v, f"{path}[{i}]")
+    else:
+        yield path, obj
+
+
+def assert_plain_json(doc) -> None:
+    """Every container a dict or list, every leaf exactly a plain type (not a numpy subclass), no
+    NaN or infinity; and the strict text round-trips to the same document."""
+    bad = [(p, type(v).__name__) for p, v in _leaves(doc) if type(v) not in PLAIN]
+    assert bad == []
+    assert not [p for p, v in _leaves(doc) if isinstance(v, float) and not math.isfinite(v)]
+    assert json.loads(json.dumps(doc, allow_nan=False)) == doc
+
+
+@pytest.fixture
+def numpy_claim():
+    """Evidence as the claims produce it: numpy booleans, floats, ints and arrays, NaN and inf."""
+    numbers = {"decidable": np.bool_(False), "z": np.float64(1.5), "k": np.int64(3), "g": np.arange(3.0),
+               "flags": [np.bool_(True), True], "nan": np.float64("nan"), "nested": {"inf": -math.inf}}
+    claim = register(Claim("test.numpy", "numpy evidence", "x", lambda cfg: (
+        [Hypothesis("h", np.bool_(True))],
+        [Check("a", "arithmetic", np.bool_(True), numbers), Check("b", "arithmetic", None, {}, role="corroborating")],
+        {"ok": np.bool_(True), "mean": np.float32(0.25), "n": np.int32(4), "v": np.array([1, 2])}, []),
+        default=False))
+    yield claim
+    del REGISTRY[claim.id]
+
+
+def test_to_json_of_numpy_evidence_is_plain(numpy_claim, awkward_claim, tmp_path):
+    from mmicl.proofs.registry import RunConfig
+
+    for claim in (numpy_claim, awkward_claim):
+        doc = claim.run(RunConfig(out=tmp_path)).to_json()
+        assert_plain_json(doc)
+        assert _nulls_without_reason(doc) == []  # each NaN/inf replaced by null has its reason
+    doc = numpy_claim.run(RunConfig(out=tmp_path)).to_json()
+    ev = doc["evidence"]
+    assert ev["checks"][0]["numbers"]["decidable"] is False and ev["summary"]["ok"] is True
+    assert ev["checks"][0]["numbers"]["flags"] == [True, True] and ev["summary"]["v"] == [1, 2]
+    assert ev["checks"][0]["numbers"]["nan"] is None and "nan" in ev["checks"][0]["numbers"]["nan_null_reason"]
+    assert ev["hypotheses"][0]["met"] is True and doc["verdict"] == "holds"
+    assert [c["role"] for c in ev["checks"]] == ["decisive", "corroborating"]
+
+
+@pytest.mark.parametrize("claim, config", [
+    ("thm4.1", {"law": "s=point(2)"}),  # hypothesis-not-met, with its exact closed-form check
+    ("ext.untied", {"smoke": True, "law": "s=twopoint(1,3,0.3)"}),  # numpy floats in its numbers
+    ("thm6.2", {"smoke": True, "law": "s=uniform(0.5,4)"}),
+])
+def test_to_json_of_real_claims_is_plain(claim, config, tmp_path):
+    import mmicl.proofs.claims  # noqa: F401  (registers the claims)
+    from mmicl.proofs.registry import RunConfig
+
+    res = REGISTRY[claim].run(RunConfig(quick=True, out=tmp_path, **config))
+    assert_plain_json(res.to_json())
+    assert_plain_json(res.to_json(relative_to=tmp_path))

@@ -234,6 +234,91 @@ def test_markdown_report_still_renders(results):
         assert f"## {r.id}: {r.verdict}" in md
 
 
+def _numpy_result():
+    import numpy as np
+
+    numbers = {"decidable": np.bool_(False), "flag": True, "z": np.float64(1.25), "k": np.int64(3),
+               "v": np.array([True, False]), "nan": float("nan")}
+    checks = [Check("gap > 0", "quadrature", True, numbers),
+              Check("stationary point", "monte-carlo", None, {"decidable": np.bool_(False)}, role="corroborating")]
+    return ClaimResult("thm4.1", "holds", "gap > 0", [Hypothesis("s bounded", True)], checks,
+                       {"ok": np.bool_(True), "plain": False, "gap": np.float64(0.0092)}, [], 1.0,
+                       verdict_reason="every decisive check passed (1) (corroborating, undecided, changing "
+                                      "nothing: stationary point)")
+
+
+def test_markdown_writes_booleans_as_true_and_false_not_numpy_text(tmp_path):
+    md = render_report([_numpy_result()], RunConfig(out=tmp_path))
+    assert "True" not in md and "False" not in md  # neither numpy's nor Python's spelling
+    assert '"decidable": false' in md and '"flag": true' in md and '"v": [true, false]' in md
+    assert "ok = true" in md and "plain = false" in md  # the summary row
+    assert '"k": 3' in md and '"z": 1.25' in md
+    assert '"nan": null' in md and "nan_null_reason" in md  # as the JSON files write it, no bare NaN
+    assert "NaN" not in md
+
+
+def test_reports_give_each_checks_role_and_the_verdict_reason(tmp_path):
+    r = _numpy_result()
+    md = render_report([r], RunConfig(out=tmp_path))
+    assert "[quadrature; decisive]: pass" in md and "[monte-carlo; corroborating]: undecided" in md
+    assert f"Why: {r.verdict_reason}" in md
+    page = render_html([r], RunConfig(out=tmp_path))
+    p = _parse(page)
+    assert p.errors == [] and p.stack == []
+    text = " ".join(p.text)
+    assert "decisive" in text and "corroborating" in text and "changing nothing: stationary point" in text
+    assert "false" in text and "True" not in text and "False" not in text  # booleans spelled as in report.md
+
+
+def test_markdown_report_never_stops_on_an_odd_value(tmp_path):
+    class Odd:
+        def __repr__(self):
+            return "<Odd>"
+
+    r = ClaimResult("x", "inconclusive", "s", [], [Check("odd", "m", None, {"odd": Odd(), "c": 1 + 2j})], {}, [], 0.0)
+    md = render_report([r], RunConfig(out=tmp_path))
+    assert "<Odd>" in md
+
+
+# ---------------------------------------------------------------------------------------------
+# rich markup in terminal output: text with [...] is printed as it is
+# ---------------------------------------------------------------------------------------------
+
+MARKUP = "[bold]not bold[/bold] on [0,1] and [s=uniform(0.5,4)]"
+
+
+def test_flow2_prints_bracketed_text_literally(monkeypatch):
+    from click.testing import CliRunner
+
+    from mmicl.numerics import flows, lca
+    from mmicl.proofs.cli import main
+
+    class End:
+        alpha, beta, gamma, converged, t_end, reason = 0.25, -0.25, 0.0, False, 1.0, MARKUP
+
+    def no_minimiser(law, T):
+        raise ValueError(MARKUP)
+
+    monkeypatch.setattr(flows, "gradient_flow_two", lambda *a, **k: End())
+    monkeypatch.setattr(lca, "minimise_two", no_minimiser)
+    r = CliRunner().invoke(main, ["flow2", "--law", "s=uniform(0.5,4)", "--T", "2"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    flat = " ".join(r.output.split())
+    assert flat.count(MARKUP) == 2, r.output  # the flow's reason and the minimiser's
+
+
+def test_alpha_table_title_prints_bracketed_text_literally(monkeypatch):
+    from click.testing import CliRunner
+
+    from mmicl.numerics.task_law import TaskLaw
+    from mmicl.proofs.cli import main
+
+    monkeypatch.setattr(TaskLaw, "spec", lambda self: MARKUP)  # the law's text, as the title shows it
+    r = CliRunner().invoke(main, ["alpha", "--law", "s=uniform(0.5,4)", "--T", "1"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert MARKUP.replace(" ", "") in "".join(r.output.split()), r.output
+
+
 # ---------------------------------------------------------------------------------------------
 # matplotlib's global state
 # ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from mmicl.numerics import flows, lca
@@ -43,7 +44,8 @@ def alpha(law, Ts, more_ts, alpha0, as_json):
     if as_json:
         emit_json({"alpha_star": a_star, "law": law.spec(), "rows": rows})
         return
-    table = Table(title=f"one-parameter LCA on {law.spec()}: α* = {a_star:.15g}")
+    # text from the user or computed (a law, a reason) is escaped: rich would read "[...]" as markup
+    table = Table(title=escape(f"one-parameter LCA on {law.spec()}: α* = {a_star:.15g}"))
     for col in ("T", "α_T", "excess risk", "flow − α_T", "flow"):
         table.add_column(col, justify="right")
     for r in rows:
@@ -77,10 +79,10 @@ def flow2(law, T, alpha0, beta0, as_json):
     if as_json:
         emit_json(out)
         return
-    Console().print(f"flow from ({alpha0}, {beta0}) at T = {T}: α = {r.alpha:.15g}, β = {r.beta:.15g}, "
-                    f"t_end = {r.t_end:.4g}; {r.reason}")
+    Console().print(escape(f"flow from ({alpha0}, {beta0}) at T = {T}: α = {r.alpha:.15g}, β = {r.beta:.15g}, "
+                           f"t_end = {r.t_end:.4g}; {r.reason}"))
     if why:
-        Console().print(f"no global minimiser: {why}")
+        Console().print(escape(f"no global minimiser: {why}"))
     if mini:
-        Console().print(f"global minimiser (α_T, β_T) = ({mini[0]:.15g}, {mini[1]:.15g}); "
-                        f"α* = {a_star:.15g}")
+        Console().print(escape(f"global minimiser (α_T, β_T) = ({mini[0]:.15g}, {mini[1]:.15g}); "
+                               f"α* = {a_star:.15g}"))
