@@ -483,7 +483,7 @@ def _alpha_true(poly: DerivativePolynomial, lo: Fraction, hi: Fraction, width: F
     return lo < hi and hi - lo < width and poly.sign(lo) < 0 < poly.sign(hi)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(deadline=None)  # examples: the profile (25 by default, HYPOTHESIS_PROFILE=thorough for 300)
 @given(atomic_laws(), st.integers(1, 4), st.data())
 def test_honest_alpha_certificates_are_accepted_and_changed_ones_exactly_when_true(law_root, T, data):
     text, root = law_root
@@ -509,7 +509,7 @@ def test_honest_alpha_certificates_are_accepted_and_changed_ones_exactly_when_tr
         assert not ok and any("= 0 at" in r for r in reasons)
 
 
-@settings(max_examples=20, deadline=None)
+@settings(deadline=None)  # examples: the profile (25 by default, HYPOTHESIS_PROFILE=thorough for 300)
 @given(atomic_laws(), st.data())
 def test_honest_exact_gaps_are_accepted_and_changed_ones_rejected(law_root, data):
     """The gap of an atomic law is one rational G, certified exactly; any other value is false: G's
