@@ -32,7 +32,7 @@ from .law_language import takes_law
 from .lca import alpha_star, alpha_T, excess_risk_scaled
 from .scalar_laws import Beta, Discrete, LawError, Mixture, Point, ScalarLaw, SumLaw
 from .task_law import TaskLaw
-from .validate import check_depth
+from .validate import MAX_DEPTH_ONE, MAX_DEPTH_TWO, check_depth
 
 __all__ = ["End", "ends", "AlphaExpansion", "alpha_expansion", "ExcessExpansion", "excess_expansion",
            "Agreement", "check_alpha", "check_excess", "richardson", "worst_case", "minimax_alpha"]
@@ -170,15 +170,19 @@ class AlphaExpansion:
     e2: float | None
     f1: float
 
+    def _relative(self, T: int) -> float:
+        """``α_T/α* − 1`` of the expansion, in the variable n = 2T − 1 in which it was derived."""
+        n = 2 * T - 1
+        return (self.e1 + self.f1 * math.log(n)) / n + ((self.e2 or 0.0) / n**2 if self.f1 == 0 else 0.0)
+
     def alpha_T(self, T: int) -> float:
         """The expansion's α_T, in the variable n = 2T − 1 in which it was derived."""
-        n = 2 * T - 1
-        eps = (self.e1 + self.f1 * math.log(n)) / n + ((self.e2 or 0.0) / n**2 if self.f1 == 0 else 0.0)
-        return self.alpha_star * (1 + eps)
+        return self.alpha_star * (1 + self._relative(T))
 
     def gap(self, T: int) -> float:
-        """Predicted α* − α_T."""
-        return self.alpha_star - self.alpha_T(T)
+        """Predicted α* − α_T (as −α*·(α_T/α* − 1): no cancellation where the gap is far below α*'s
+        rounding)."""
+        return -self.alpha_star * self._relative(T)
 
     def to_json(self) -> dict:
         out = asdict(self)
@@ -200,10 +204,13 @@ def alpha_expansion(law: TaskLaw) -> AlphaExpansion:
 
 @lru_cache(maxsize=64)
 def _alpha_expansion(law: TaskLaw) -> AlphaExpansion:
+    # the expansion's coefficients are float64 numbers of the law: refused (one line) where float64
+    # cannot resolve the spread of 1 + s at all (TaskLaw.float64_unresolved at T = 1), not called a
+    # point mass
+    law.require_float64_resolved("the T → ∞ expansion of α_T")
     lo, hi = ends(law)
     a_star = alpha_star(law)
-    l_lo, l_hi = 1 + lo.value, 1 + hi.value
-    rho = (l_hi - l_lo) / (l_hi + l_lo)
+    rho = (hi.value - lo.value) / (2 + lo.value + hi.value)  # (λ_hi − λ_lo)/(λ_hi + λ_lo), from s: no rounding of 1 + s
     if rho == 0:
         raise LawError(f"the law {law.spec()} is a point mass: α_T = α* at every depth, there is no expansion")
     if lo.b == hi.b:
@@ -295,7 +302,7 @@ def check_alpha(law: TaskLaw, Ts=(10**2, 10**3, 10**4, 10**5, 10**6)) -> dict:
     largest T (and, for the error estimate, over the three before); with a log term the slope
     ``a = Δ(T·gap)/Δ log T`` over the last decade (and the decade before).  The float64 floor of
     ``T·gap`` is ``T_max·α*·2⁻⁵²`` per value, times 10 for the root finder and the extrapolation."""
-    Ts = sorted(check_depth(T) for T in Ts)
+    Ts = sorted(check_depth(T, MAX_DEPTH_ONE, "check_alpha") for T in Ts)
     if len(Ts) < 3:
         raise ValueError("check_alpha needs at least 3 depths")
     ex = alpha_expansion(law)
@@ -328,7 +335,7 @@ def check_excess(law: TaskLaw, Ts=(10, 10**2, 10**3, 10**4, 10**5, 10**6), alpha
     per T; the difference should shrink like (log T)/T.  ``consistent``: the remainder at the
     largest T is within twice its change over the last step of T (it is on its way to 0).
     ``alphas``: α_T already computed, by T (e.g. ``check_alpha``'s rows), not found again."""
-    Ts = [check_depth(T) for T in Ts]
+    Ts = [check_depth(T, MAX_DEPTH_ONE, "check_excess") for T in Ts]
     ex = excess_expansion(law)
     alphas = alphas or {}
     rows = []
@@ -390,7 +397,7 @@ def two_parameter_limits(law: TaskLaw, Ts=(5, 10, 20, 30, 50, 70, 100)) -> dict:
     ``c + d/T`` over the two largest T, set beside the one-parameter coefficient."""
     from .lca import minimise_two_residual
 
-    Ts = sorted(check_depth(T) for T in Ts)
+    Ts = sorted(check_depth(T, MAX_DEPTH_TWO, "two_parameter_limits") for T in Ts)
     if len(Ts) < 4 or Ts[0] < 2:
         raise ValueError("two_parameter_limits needs at least 4 depths, each ≥ 2")
     ex = alpha_expansion(law)

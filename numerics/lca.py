@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 import mpmath as mp
 import numpy as np
@@ -27,9 +28,12 @@ from mmicl.theory.model import bayes_predictor, s as s_sym, zeta as zeta_sym
 
 from .law_language import as_law, takes_law
 from .validate import check_depth, check_finite as _finite
+from .validate import MAX_DEPTH_MP, MAX_DEPTH_ONE, MAX_DEPTH_TWO, check_real
 from .quadrature import Rule
 from .scalar_laws import LawError
 from .task_law import TaskLaw
+
+_U = 2.0**-53  # float64's unit roundoff
 
 __all__ = [
     "ScaledValue",
@@ -90,12 +94,17 @@ class ScaledValue:
         return out
 
 
-def _require_signal(law: TaskLaw) -> tuple[float, float]:
-    """``(s_lo, s_hi)`` over the prompts with m ≠ 0: an atom at s = 0 weighs nothing in the loss."""
+def _require_signal(law: TaskLaw, T: int = 1) -> tuple[float, float]:
+    """``(s_lo, s_hi)`` over the prompts with m ≠ 0: an atom at s = 0 weighs nothing in the loss.
+
+    Refuses (``LawError``) a law that float64 cannot resolve at depth ``T``
+    (``TaskLaw.float64_unresolved``: the spread ρ of 1 + s below 1024·T·eps); T = 1, the
+    weakest test (ρ ≥ 2.3e-13), where the caller has no depth to give."""
     law.require_bounded("the LCA theorems")
     sig = law.signal_bounds()
     if sig is None:
         raise LawError("s ≡ 0: the tokens carry no information about y (m = 0); give s a law with s > 0")
+    law.require_float64_resolved("the LCA theorems", T)
     return sig
 
 
@@ -121,26 +130,52 @@ def _one_parameter_fn(module: str = "numpy"):
 
 
 COORDINATES = {
-    # name: (parameter symbols, W^S, W^V)
-    "alpha-beta": ((th.alpha, th.beta), th.alpha, th.beta),
-    "gamma-beta": ((th.gamma, th.beta), th.gamma - th.beta, th.beta),
+    # name: (parameter symbols, W^S, W^V, the combination of the parameters computed once)
+    "alpha-beta": ((th.alpha, th.beta), th.alpha, th.beta, (th.gamma, th.alpha + th.beta)),
+    "gamma-beta": ((th.gamma, th.beta), th.gamma - th.beta, th.beta, (th.alpha, th.gamma - th.beta)),
 }
 
 
-def _two_parameter_jet(coordinates: str = "alpha-beta"):
-    """``(initial, step, loss)``: the jet of the residual ``ρ = λP − 1`` at ``F⁰ = 0``, one layer
-    on it, and the excess with its derivatives (``theory.lca.layer_jet``), in the parameters
-    (α, β) or (γ, β) with γ = α + β."""
-    params, w_skip, w_value = COORDINATES[coordinates]
+@dataclass(frozen=True)
+class _JetFunctions:
+    """The compiled pieces of one ``theory.lca.layer_jet`` (see there)."""
 
+    initial: Callable
+    step: Callable
+    error_step: Callable
+    error_step_value: Callable
+    loss: Callable
+    loss_error: Callable
+    loss_error_value: Callable
+
+
+@lru_cache(maxsize=None)
+def _two_parameter_jet(coordinates: str, variable: str) -> _JetFunctions:
+    """The jet of the residual ``ρ = λP − 1`` (``variable="residual"``) or of the query factor P
+    (``"factor"``) at ``F⁰ = 0``, one layer on it with its rounding bound, and the excess with its
+    derivatives and their rounding bounds (``theory.lca.layer_jet``), in the parameters (α, β) or
+    (γ, β) with γ = α + β.  The step takes ``(*state, *params, v, s)`` where ``v`` is the third
+    of α, β, γ, computed once from the other two."""
+    params, w_skip, w_value, rounded = COORDINATES[coordinates]
+
+    @lru_cache(maxsize=1)
     def jet():
-        return th.layer_jet(params, w_skip, w_value)
+        return th.layer_jet(params, w_skip, w_value, variable, rounded)
 
-    tag = coordinates.replace("-", "_")
-    return (
-        compiled(f"two_parameter_initial_{tag}", lambda: (jet().initial, [s_sym])),
-        compiled(f"two_parameter_step_{tag}", lambda: (jet().step, [*jet().state, *params, s_sym])),
-        compiled(f"two_parameter_loss_{tag}", lambda: (jet().loss, [*jet().state, s_sym])),
+    tag = f"{coordinates.replace('-', '_')}_{variable}"
+    inputs = [*params, rounded[0], s_sym]
+    return _JetFunctions(
+        initial=compiled(f"two_parameter_initial_{tag}", lambda: (jet().initial, [s_sym])),
+        step=compiled(f"two_parameter_step_{tag}", lambda: (jet().step, [*jet().state, *inputs])),
+        error_step=compiled(f"two_parameter_error_step_{tag}",
+                            lambda: (jet().error_step, [*jet().errors, *jet().state, *inputs])),
+        error_step_value=compiled(f"two_parameter_error_step_value_{tag}",
+                                  lambda: (jet().error_step[:1], [jet().errors[0], jet().state[0], *inputs])),
+        loss=compiled(f"two_parameter_loss_{tag}", lambda: (jet().loss, [*jet().state, s_sym])),
+        loss_error=compiled(f"two_parameter_loss_error_{tag}",
+                            lambda: (jet().loss_error, [*jet().errors, *jet().state, s_sym])),
+        loss_error_value=compiled(f"two_parameter_loss_error_value_{tag}",
+                                  lambda: (jet().loss_error[:1], [jet().errors[0], jet().state[0], s_sym])),
     )
 
 
@@ -178,7 +213,7 @@ def stable_interval(law: TaskLaw) -> tuple[float, float]:
 
 def _one_parameter_sums(law: TaskLaw, T: int, alpha: float, order: int) -> ScaledValue:
     """``E[ζ² ∂^order_α (excess/ζ²)]`` in log scale."""
-    lo, hi = _require_signal(law)
+    lo, hi = _require_signal(law, T)
     f = _one_parameter_fn()
     rule = _rule(law, T)
     base, *amps = f(alpha, rule.nodes, T)
@@ -201,8 +236,9 @@ def excess_risk_scaled(law: TaskLaw, T: int, alpha: float | None = None) -> Scal
     """The one-parameter excess risk over Bayes, ``E[ζ² s/(1+s) (1 − α(1+s))^{2T}]``, in log scale
     (a ``ScaledValue``: ``.value`` is the float64 number or None where float64 cannot hold it,
     ``.log10`` always holds).  ``alpha=None``: at the minimiser ``α_T``."""
-    T = check_depth(T)
-    _require_signal(law)
+    T = check_depth(T, MAX_DEPTH_ONE, "excess_risk")
+    alpha = None if alpha is None else check_real("alpha", alpha)
+    _require_signal(law, T)
     alpha = alpha_T(law, T) if alpha is None else alpha
     return _one_parameter_sums(law, T, _finite("alpha", alpha), 0)
 
@@ -210,13 +246,13 @@ def excess_risk_scaled(law: TaskLaw, T: int, alpha: float | None = None) -> Scal
 @takes_law
 def loss_gradient_one(law: TaskLaw, T: int, alpha: float) -> ScaledValue:
     """``dL/dα`` of the one-parameter population loss, in log scale."""
-    return _one_parameter_sums(law, check_depth(T), _finite("alpha", alpha), 1)
+    return _one_parameter_sums(law, check_depth(T, MAX_DEPTH_ONE, "the gradient"), check_real("alpha", alpha), 1)
 
 
 @takes_law
 def loss_curvature_one(law: TaskLaw, T: int, alpha: float) -> ScaledValue:
     """``d²L/dα²`` of the one-parameter population loss, in log scale."""
-    return _one_parameter_sums(law, check_depth(T), _finite("alpha", alpha), 2)
+    return _one_parameter_sums(law, check_depth(T, MAX_DEPTH_ONE, "the curvature"), check_real("alpha", alpha), 2)
 
 
 @takes_law
@@ -228,8 +264,8 @@ def alpha_T(law: TaskLaw, T: int) -> float:
     Brent's method on that bracket finds it;
     the tolerance is relative (``xtol = 1e-16``, ``rtol = 4·eps``), never an absolute one on the
     gradient (it would stop at the initial guess)."""
-    T = check_depth(T)
-    lo, hi = _require_signal(law)
+    T = check_depth(T, MAX_DEPTH_ONE, "alpha_T")
+    lo, hi = _require_signal(law, T)
     a_lo, a_hi = 1.0 / (1.0 + hi), 1.0 / (1.0 + lo)
     if a_lo == a_hi:
         return a_lo
@@ -246,6 +282,7 @@ def alpha_T(law: TaskLaw, T: int) -> float:
 def excess_risk(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -> float:
     """Excess risk over Bayes of the one-parameter model (``beta=None``) or the two-parameter
     model.  Raises if float64 cannot hold it (use ``excess_risk_scaled``)."""
+    check_depth(T, MAX_DEPTH_ONE if beta is None else MAX_DEPTH_TWO, "excess_risk")
     if beta is None:
         v = excess_risk_scaled(law, T, alpha)
         if v.value is None:
@@ -267,11 +304,15 @@ def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
 
     An independent check of ``alpha_T``: different quadrature (tanh-sinh on graded pieces),
     different arithmetic, different root finder."""
-    T = check_depth(T)
-    _require_signal(law)
+    T = check_depth(T, MAX_DEPTH_MP, "alpha_T_mp")
+    _require_signal(law, T)
     f = _one_parameter_fn("mpmath")
-    with mp.workdps(dps):
-        lo, hi = (mp.mpf(x) for x in _require_signal(law))
+    # α(1 + s) − 1 cancels the digits of 1 + s that the spread ρ does not reach: work with that many
+    # more, so that ``dps`` digits remain where the root finder's tolerance is applied
+    rho = law.spread()
+    extra = max(0, math.ceil(-math.log10(rho))) if rho else 0
+    with mp.workdps(dps + extra):
+        lo, hi = (mp.mpf(x) for x in _require_signal(law, T))
 
         def D(a):
             """dL/dα divided by max|r|^{2T−1} over the support (positive): values of order 1/T,
@@ -293,7 +334,9 @@ def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
         # a bracket around the float64 answer where D changes sign (D is increasing: the loss is
         # convex), widened until it does; then a bracketing solver (the secant method can divide
         # by D(x1) − D(x0) = 0 where D is flat at working precision)
-        width = mp.mpf(10) ** -9 * a0
+        # (1e-9·α, or ρ/T·α where that is smaller: D turns from −1 to +1 over |α − α_T| ~ ρ/T, and the
+        # bracketing solver is slow on a bracket much wider than that)
+        width = mp.mpf(min(1e-9, rho / T if rho else 1e-9)) * a0
         while True:
             left, right = a0 - width, a0 + width
             d_left, d_right = D(left), D(right)
@@ -316,28 +359,69 @@ def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
 class TwoParameterLoss:
     """The two-parameter population loss of one (law, T), ready for repeated evaluation.
 
-    ``terms(α, β)`` is ``E[ζ² ·]`` of (excess, ∂α, ∂β, ∂αα, ∂αβ, ∂ββ): T layers of the derived jet
-    recurrence of the Bayes residual ``λP − 1`` from ``F⁰ = 0``: exact at every β (no pole at 0)
-    and accurate to relative rounding even where the excess is far below 1e-16.  ``α`` and ``β`` may be arrays
-    (broadcast together); the result then has shape ``(6, *shape)``.  Outside the stable region
-    the query factor grows like ``|1 + β(1+s)|^T`` and may overflow: the result is then inf or
-    nan, which the callers report as divergence.
+    ``terms(α, β)`` is ``E[ζ² ·]`` of (excess, ∂α, ∂β, ∂αα, ∂αβ, ∂ββ), computed by T layers of the
+    derived jet recurrence from ``F⁰ = 0`` (exact at every β: no pole at 0), and
+    ``terms_and_bounds(α, β)`` adds a bound on the rounding error of each of the six numbers.
 
+    **Accuracy.**  Each node of the quadrature rule runs the recurrence twice: on the Bayes residual
+    ``ρ = λP − 1``, accurate where the layer contracts (``|1 + βλ| ≤ 1``, the valley of good
+    predictors, where the excess can be far below 1e-16), and on the query factor P, accurate where
+    it expands (the residual's fixed point ρ = −1 of the zero predictor is unstable there; P keeps
+    its relative accuracy, and is exactly 0 at α = 0).  Each run carries a first-order running
+    bound on its rounding error (``theory.rounding``), and each node keeps the run whose bound on
+    the excess is smaller.  The returned bound is ``2·(Σ_k w_k·e_k + γ_N Σ_k w_k |g_k|)`` (e_k the
+    node's bound, g_k its value, N nodes, ``γ_N = Nu/(1 − Nu)``); the factor 2 covers the dropped
+    second-order terms.  It bounds the difference from the same sum evaluated exactly at the same
+    nodes (not the quadrature's own error, which ``law.rule`` controls).  The excess is a sum of
+    non-negative terms, so its relative error is at most ``bound/excess``: a few times
+    ``T·1e-16`` at α = 0 and along the valley; the derivatives are signed sums and their bound is
+    absolute.
+
+    **Overflow.**  Where the true excess exceeds float64 (outside the stable region the query
+    factor grows like ``|1 + β(1+s)|^T``), it is ``inf``, never a wrong finite number; a derivative
+    is then ``±inf``, or ``nan`` where nodes of both signs overflow, and its bound is ``inf``.
+
+    ``α`` and ``β`` may be arrays (broadcast together); the result then has shape ``(6, *shape)``.
     ``coordinates="gamma-beta"`` takes ``(γ, β)`` with ``γ = α + β`` instead (derivatives in
     those): near the valley β ≈ −α, γ is tiny and a float64 γ keeps digits that α + β cannot."""
 
     def __init__(self, law: TaskLaw | str, T: int, coordinates: str = "alpha-beta"):
+        check_depth(T, MAX_DEPTH_TWO, "TwoParameterLoss")
         law = as_law(law)
         self.T = check_depth(T)
         _require_signal(law)
         if coordinates not in COORDINATES:
             raise ValueError(f"coordinates must be one of {list(COORDINATES)}, got {coordinates!r}")
         self.law = law
+        self.coordinates = coordinates
         rule = _rule(law, self.T)
         self.nodes, self.weights = rule.nodes, rule.weights
-        self._initial, self._step, self._loss = _two_parameter_jet(coordinates)
+        self._jets = {v: _two_parameter_jet(coordinates, v) for v in th.JET_VARIABLES}
 
-    def terms(self, alpha, beta) -> np.ndarray:
+    def _run(self, variable: str, p1, p2, s, zero, full: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Values and rounding bounds per node, shape (6, nodes, …), of one jet variable; with
+        ``full=False`` only the excess's bound is carried (row 0; the other rows are nan)."""
+        f = self._jets[variable]
+        extra = p1 + p2 if self.coordinates == "alpha-beta" else p1 - p2  # γ = α + β, or α = γ − β
+        x = tuple(v + zero for v in f.initial(s))
+        e = tuple(zero for _ in x)
+        for _ in range(self.T):
+            if full:
+                e = f.error_step(*e, *x, p1, p2, extra, s)
+            else:  # the value's step involves the value alone: so does its error
+                e = (f.error_step_value(e[0], x[0], p1, p2, extra, s)[0],) + e[1:]
+            x = f.step(*x, p1, p2, extra, s)
+        values = np.stack(np.broadcast_arrays(*f.loss(*x, s), zero)[:-1])
+        if full:
+            bounds = np.stack(np.broadcast_arrays(*f.loss_error(*e, *x, s), zero)[:-1])
+        else:
+            bounds = np.full_like(values, np.nan)
+            bounds[0] = f.loss_error_value(e[0], x[0], s)[0] + zero
+        return values, bounds
+
+    def terms_and_bounds(self, alpha, beta, *, full: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """``(terms, bounds)``: the six numbers of ``terms`` and a bound on the rounding error of
+        each (see the class docstring), both of shape ``(6, *shape)``."""
         if np.ndim(alpha) == 0 and np.ndim(beta) == 0:
             alpha, beta = _finite("alpha", alpha), _finite("beta", beta)
             s = self.nodes
@@ -347,17 +431,31 @@ class TwoParameterLoss:
                 raise ValueError("alpha and beta must be finite")
             s = self.nodes.reshape((self.nodes.size,) + (1,) * alpha.ndim)
         zero = np.zeros(np.broadcast_shapes(s.shape, np.shape(alpha)))
-        state = tuple(v + zero for v in self._initial(s))
         with np.errstate(over="ignore", invalid="ignore"):
-            for _ in range(self.T):
-                state = self._step(*state, alpha, beta, s)
-            vals = np.stack(np.broadcast_arrays(*self._loss(*state, s), zero)[:-1])  # (6, nodes, …)
-            return np.tensordot(vals, self.weights, axes=([1], [0]))
+            v_res, b_res = self._run("residual", alpha, beta, s, zero, full)
+            v_fac, b_fac = self._run("factor", alpha, beta, s, zero, full)
+            # per node, the run with the smaller bound on the excess (a non-finite bound loses)
+            use_factor = ~(b_res[0] <= b_fac[0])
+            values = np.where(use_factor, v_fac, v_res)
+            node_bounds = np.where(use_factor, b_fac, b_res)
+            terms = np.tensordot(values, self.weights, axes=([1], [0]))
+            n = self.nodes.size + 1
+            gamma_n = n * _U / (1 - n * _U)
+            bounds = 2 * (np.tensordot(node_bounds, self.weights, axes=([1], [0]))
+                          + gamma_n * np.tensordot(np.abs(values), self.weights, axes=([1], [0])))
+        bounds = np.where(np.isfinite(terms), bounds, np.inf)
+        return terms, bounds
+
+    def terms(self, alpha, beta) -> np.ndarray:
+        """``E[ζ² ·]`` of (excess, ∂₁, ∂₂, ∂₁₁, ∂₁₂, ∂₂₂) in this object's coordinates (the same
+        numbers as ``terms_and_bounds``, which also carries the bounds of the derivatives)."""
+        return self.terms_and_bounds(alpha, beta, full=False)[0]
 
 
 @takes_law
 def two_parameter_terms(law: TaskLaw, T: int, alpha, beta) -> np.ndarray:
     """``TwoParameterLoss(law, T).terms(alpha, beta)`` (build the object once for many calls)."""
+    check_depth(T, MAX_DEPTH_TWO, "two_parameter_terms")
     return TwoParameterLoss(law, T).terms(alpha, beta)
 
 
@@ -365,6 +463,7 @@ def two_parameter_terms(law: TaskLaw, T: int, alpha, beta) -> np.ndarray:
 def minimise_two(law: TaskLaw, T: int) -> tuple[float, float]:
     """The global minimiser ``(α_T, β_T)`` of the two-parameter population loss (α = γ − β from
     ``minimise_two_residual``)."""
+    check_depth(T, MAX_DEPTH_TWO, "minimise_two")
     gamma, beta = minimise_two_residual(law, T)
     return float(gamma - beta), float(beta)
 
@@ -379,6 +478,7 @@ def minimise_two_residual(law: TaskLaw, T: int) -> tuple[float, float]:
     bounded method, then polish (γ, β) with Newton steps on the full gradient.  Working in γ keeps
     γ_T accurate where it is far below the rounding of α (it is ~1e-16 by T = 50 on U(0.5, 4)).
     Independent of the gradient-flow integrator, which it is compared with."""
+    check_depth(T, MAX_DEPTH_TWO, "minimise_two_residual")
     T = check_depth(T)
     lo, hi = _require_signal(law)
     if T == 1:

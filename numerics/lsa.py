@@ -45,6 +45,7 @@ from .law_language import takes_law
 from .scalar_laws import LawError
 from .strict_json import context_length_fields
 from .task_law import TaskLaw
+from .validate import check_lsa_size
 
 __all__ = [
     "direction_moments",
@@ -147,6 +148,7 @@ class NormBlocks:
 @takes_law
 def norm_blocks(law: TaskLaw) -> NormBlocks:
     """The block structure and a quadrature rule for the norms of ``law``."""
+    check_lsa_size(law, "the LSA's moments")
     if law.s is not None:
         law.s.require_bounded("the best LSA by quadrature")
         r = law.s.rule()
@@ -256,8 +258,20 @@ def _normal_equations(blocks: NormBlocks, n: int | None) -> tuple[np.ndarray, np
 
 @takes_law
 def best_lsa(law: TaskLaw, n: int | None = None) -> BestLSA:
-    """Solve ``A γ = b`` and evaluate the gap and the Bayes risk with the same rule."""
+    """Solve ``A γ = b`` and evaluate the gap and the Bayes risk with the same rule.
+
+    Refused before any work (``numerics.validate.check_lsa_size``): ``d1 + d2 > MAX_DIM``, or more
+    than ``MAX_LSA_FLOATS`` (quadrature nodes × d²): the normal equations hold a d×d moment matrix
+    per quadrature node.
+
+    As n → ∞ the gap is ``E[ζ²(δᵀ…δ)]`` with ``δ = γ − 1/(1+s)``, which float64 forms with rounding
+    ~eps against a size ~ρ (the spread of 1 + s): a law that float64 cannot resolve at depth 1
+    (``TaskLaw.float64_unresolved``: ρ < 1024·eps) is refused there with a ``LawError`` (it would
+    read as a gap of 0).  At finite n the 1/n terms keep δ away from 0: no refusal."""
+    check_lsa_size(law, "best_lsa")
     n = check_context_length(n)
+    if n is None:
+        law.require_float64_resolved("the best LSA as n → ∞")
     blocks = norm_blocks(law)
     A, b = _normal_equations(blocks, n)
     dead = tuple(int(i) for i in np.flatnonzero(b == 0))

@@ -21,8 +21,14 @@ import numpy as np
 
 from .quadrature import Rule
 from .scalar_laws import LawError, ScalarLaw, SumLaw, _call, _finite, _num
+from .validate import check_zeta
 
-__all__ = ["ZetaLaw", "TaskLaw"]
+__all__ = ["ZetaLaw", "TaskLaw", "FLOAT64_EPS", "RESOLUTION_TOLERANCE"]
+
+FLOAT64_EPS = 2.0**-52
+"""float64's machine epsilon: the spacing of the floats in [1, 2)."""
+RESOLUTION_TOLERANCE = 2.0**-10
+"""The largest relative rounding of the depth-T factor that ``TaskLaw.float64_unresolved`` accepts."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ class ZetaLaw:
                 raise LawError("ζ samples: give at least one value")
             for z in self.samples:
                 _finite("ζ sample", z)
+        check_zeta(self.kind, self.value, self.samples, error=LawError)  # E[ζ²] in range, judged without squaring
         if self.second_moment() == 0:
             raise LawError("ζ ≡ 0: the labels carry no signal; give ζ a non-zero law")
 
@@ -147,6 +154,74 @@ class TaskLaw:
     def signal_bounds(self) -> tuple[float, float] | None:
         """``(s_lo, s_hi)`` over prompts with ``m ≠ 0`` (see ``ScalarLaw.signal_support``)."""
         return self.s_law().signal_support()
+
+    def spread(self) -> float | None:
+        """``ρ = (s_hi − s_lo)/(2 + s_lo + s_hi)`` over the signal support: the spread of λ = 1 + s
+        relative to its scale, ``(λ_hi − λ_lo)/(λ_hi + λ_lo)``, computed from s (so that it is not
+        rounded to 0 where 1 + s is); None where s ≡ 0 or s is unbounded."""
+        sig = self.signal_bounds()
+        if sig is None or not math.isfinite(sig[1]):
+            return None
+        lo, hi = sig
+        return (hi - lo) / (2.0 + lo + hi)
+
+    def float64_unresolved(self, T: int = 1, sampled: bool = False) -> str | None:
+        """Why float64 cannot resolve this law at depth ``T``, or None where it can (and where
+        the question does not arise: s ≡ 0, s unbounded, or s one value over prompts with m ≠ 0,
+        which the theorems and their checks treat as their own cases).  The one test of
+        resolvability: every numeric function of the LCA theory and every claim asks it.
+
+        Derivation.  The LCA losses read the law only through the residual
+        ``r(s) = α(1 + s) − 1`` at α near the minimiser, i.e. α ∈ [1/λ_hi, 1/λ_lo] (λ = 1 + s):
+        there ``max |r|`` over the support is of order ``ρ = (λ_hi − λ_lo)/(λ_hi + λ_lo)``
+        (exactly ρ at α* = 2/(λ_lo + λ_hi)).  float64 holds ``1 + s`` to ``eps/2`` absolutely
+        (eps = 2^-52; its spacing in [1, 2)) and forms ``α(1 + s) − 1`` with absolute error about
+        ``eps`` (the rounding of 1 + s and of the product; the subtraction is exact).  Hence
+
+        - the depth-T factor ``r^{2T}`` of the excess and of its derivatives carries a relative
+          rounding of about ``2T·eps/ρ`` at the ends, where the mass of the sum is;
+        - α_T is known to about eps (a rounding δ in r is a shift δ/λ in α), while what depth T
+          says about it, ``α* − α_T ~ ρ/T``, is of order ρ/T;
+
+        both say that depth T needs ``q = T·eps/ρ`` small.  The law is *resolved at depth T* when
+        ``q ≤ RESOLUTION_TOLERANCE = 2^-10``: r^{2T} to ≤ 2^-9 relative, α* − α_T to ≥ 10 bits.
+        So ``ρ ≥ 1024·T·eps = 2.3e-13·T``: any spread of s below ~5e-13 (relative to 1 + s) is
+        unresolved at every depth (``uniform(0,1e-30)``: 1 + s rounds to 1 on the whole support),
+        and the quick sweep of thm6.2 (T ≤ 10^4) needs ρ ≥ 2.3e-9 (``uniform(0,1e-8)``, ρ = 5e-9,
+        passes; ``uniform(1e-9,2e-9)``, ρ = 5e-10, is resolved only up to T ≈ 2000).
+
+        ``sampled=True``: the Monte Carlo route (sampled prompts, ``numerics.montecarlo``), which
+        forms ŷ − ŷ_Bayes as a T-term geometric sum minus the Bayes prediction: its absolute
+        rounding is about ``T·eps·|ŷ_Bayes|`` (``excess_rounding_floor``) and its true size at the
+        ends ``|r|^T·|ŷ_Bayes| ≈ ρ^T·|ŷ_Bayes|``, so ``q = T·eps/ρ^T`` (computed in log scale),
+        with the same tolerance; a sampled loss below that floor has no unique minimiser in float64
+        (its Hessian is rounding noise).  At T = 5 this needs ρ ≥ 0.004; at T = 10, ρ ≥ 0.07."""
+        rho = self.spread()
+        if rho is None or rho == 0 and self.signal_bounds()[0] == self.signal_bounds()[1]:
+            return None
+        T = max(int(T), 1)
+        if rho == 0:
+            log_q = math.inf
+        else:
+            log_q = math.log(T * FLOAT64_EPS) - (T if sampled else 1) * math.log(rho)
+        if log_q <= math.log(RESOLUTION_TOLERANCE):
+            return None
+        lo, hi = self.signal_bounds()
+        q = f"T·eps/ρ{'^T' if sampled else ''}"
+        shown = f"10^{log_q / math.log(10):.3g}" if log_q > math.log(1e300) else f"{math.exp(log_q):.3g}"
+        need = (f"ρ ≥ {RESOLUTION_TOLERANCE ** -1 * T * FLOAT64_EPS:.3g}" if not sampled else
+                f"ρ ≥ {(RESOLUTION_TOLERANCE ** -1 * T * FLOAT64_EPS) ** (1 / T):.3g}")
+        route = "the sampled (Monte Carlo) loss" if sampled else "the depth-T factor (1 − α(1+s))^(2T)"
+        depth = "at any depth (already at T = 1)" if T == 1 else f"at depth T = {T}"
+        return (f"float64 cannot resolve s over [{lo:.3g}, {hi:.3g}] {depth}: the spread of 1 + s is "
+                f"ρ = (s_hi − s_lo)/(2 + s_lo + s_hi) = {rho:.3g}, and {route} carries a relative rounding "
+                f"{q} = {shown} > 2^-10 (it needs {need})")
+
+    def require_float64_resolved(self, what: str, T: int = 1, sampled: bool = False) -> None:
+        """A ``LawError`` (one line, starting with ``what``) where ``float64_unresolved`` says why."""
+        why = self.float64_unresolved(T, sampled)
+        if why is not None:
+            raise LawError(f"{what}: {why}")
 
     def require_bounded(self, what: str = "this theorem") -> tuple[float, float]:
         law = self.s_law()

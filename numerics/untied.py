@@ -59,7 +59,7 @@ from .lca import ScaledValue, _require_signal, excess_risk_scaled
 from .quadrature import Rule, gauss_jacobi, lanczos
 from .scalar_laws import Beta, Discrete, LawError, Mixture, Point, ScalarLaw, SumLaw
 from .task_law import TaskLaw
-from .validate import InputError, check_depth
+from .validate import MAX_DEPTH_UNTIED, InputError, check_depth
 
 __all__ = [
     "DIGITS",
@@ -80,9 +80,9 @@ DIGITS = 20
 error on the quadratic forms is ``ρ^{−2·margin} ≤ 1e-40`` times the polynomial (in T) ratio of a
 polynomial's maximum to its μ-norm, far below float64's rounding."""
 
-MAX_DEPTH = 2000
-"""The Lanczos process costs O(T²·n) with n ≈ T + margin nodes: about 1.5 s at T = 1000 and 25 s at
-T = 2000 on one core."""
+MAX_DEPTH = MAX_DEPTH_UNTIED
+"""``numerics.validate.MAX_DEPTH_UNTIED`` (2000): the Lanczos process costs O(T²·n) with n ≈ T +
+margin nodes: about 1.5 s at T = 1000 and 25 s at T = 2000 on one core."""
 
 # ---------------------------------------------------------------------------------------------
 # compiled per-prompt formulas (theory.untied)
@@ -116,9 +116,12 @@ def _rates_fn():
 # ---------------------------------------------------------------------------------------------
 
 
-def _signal(law: TaskLaw) -> tuple[float, float]:
-    """``(s_lo, s_hi)`` over the prompts with m ≠ 0 (atoms at s = 0 weigh nothing: A(0) = 0)."""
-    return _require_signal(law)
+def _signal(law: TaskLaw, T: int = 1) -> tuple[float, float]:
+    """``(s_lo, s_hi)`` over the prompts with m ≠ 0 (atoms at s = 0 weigh nothing: A(0) = 0); a
+    law that float64 cannot resolve at depth ``T`` is refused (``TaskLaw.float64_unresolved``: each
+    factor 1 − α_t(1 + s) is formed with rounding ~eps against a size ~ρ, so ∏_t of 2T of them
+    carries ~2T·eps/ρ, the tied model's bound)."""
+    return _require_signal(law, T)
 
 
 def _schedule(alphas) -> np.ndarray:
@@ -136,10 +139,7 @@ def _schedule(alphas) -> np.ndarray:
 
 
 def _depth(T) -> int:
-    T = check_depth(T)
-    if T > MAX_DEPTH:
-        raise InputError(f"the untied optimum is computed up to T = {MAX_DEPTH} (its cost grows like T³), got {T}")
-    return T
+    return check_depth(T, MAX_DEPTH, "the untied optimum (its cost grows like T³)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -249,7 +249,7 @@ def _chebyshev_mismatch(x, w, nodes, weights, K: int) -> float:
 
 @lru_cache(maxsize=64)
 def _excess_rule(law: TaskLaw, T: int) -> Rule:
-    _signal(law)
+    _signal(law, T)
     scalar = law.s_law()
     n = T + 1 + _margin(law)
     x, w = _gauss_rule(scalar, n)
@@ -405,6 +405,7 @@ def untied_excess(law: TaskLaw, alphas: Sequence[float], rule: Rule | None = Non
     rule for ``E[ζ² h(s)]`` such as ``law.rule(depth=T)``), in log scale (a ``ScaledValue``:
     ``.value`` is ``None`` where float64 cannot hold it, ``.log10`` always holds)."""
     a = _schedule(alphas)
+    _depth(a.size)  # its rule has ~T + margin nodes: the same limit as the optimum's
     rule = _excess_rule(law, a.size) if rule is None else rule
     s = rule.nodes
     m, _ = _multiplier()(a[None, :], s[:, None])

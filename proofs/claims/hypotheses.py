@@ -45,3 +45,18 @@ def at_least_values(law: TaskLaw, k: int, why: str) -> Hypothesis:
     n = signal_values(law, cap=k)
     return Hypothesis(f"s takes at least {k} values where m ≠ 0 ({why})", n >= k,
                       f"{n if n < k else f'≥ {k}'} distinct value(s) of s over prompts with m ≠ 0")
+
+
+def float64_resolution_check(label: str, law: TaskLaw, T: int = 1, sampled: bool = False):
+    """``None`` where float64 resolves ``law`` at depth ``T`` (``TaskLaw.float64_unresolved``),
+    else an undecided ``Check`` with the reason: the law's hypotheses are met, so the claim is
+    ``inconclusive`` there (never ``fails`` from rounding), and the checks it stands for are not run."""
+    from mmicl.proofs.registry import Check
+
+    why = law.float64_unresolved(T, sampled)
+    if why is None:
+        return None
+    return Check(f"{label} float64 resolves the law at depth T = {T}" + (" (sampled loss)" if sampled else ""),
+                 "float64 resolution", None, {"rho": law.spread(), "T": T, "sampled": sampled},
+                 "TaskLaw.float64_unresolved: T·eps/ρ (T·eps/ρ^T for the sampled loss) ≤ 2^-10",
+                 why + "; the checks that need it are not run")

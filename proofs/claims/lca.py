@@ -278,6 +278,10 @@ def evaluate_thm62(config: RunConfig):
             hyps += h
             if not all(x.met for x in h):
                 continue
+            unresolved = hyp.float64_resolution_check(f"[{text}]", law, Ts[-1])
+            if unresolved is not None:  # its hypotheses are met: inconclusive, not a rounding failure
+                checks.append(unresolved)
+                continue
             lo, hi = law.signal_bounds()
             degenerate = lo == hi
             sw = _sweep_one(law, Ts, progress)
@@ -452,6 +456,10 @@ def evaluate_thm63(config: RunConfig):
                                             "exactly: zero excess at finite T, no unique minimiser")]
             hyps += h
             if not all(x.met for x in h):
+                continue
+            unresolved = hyp.float64_resolution_check(f"[{text}]", law, Ts[-1])
+            if unresolved is not None:  # its hypotheses are met: inconclusive, not a rounding failure
+                checks.append(unresolved)
                 continue
             a_star = lca.alpha_star(law)
             rows = []

@@ -13,6 +13,7 @@ from mmicl.numerics.task_law import TaskLaw
 from mmicl.numerics.montecarlo import excess_rounding_floor, sampled_excess_one
 from mmicl.proofs.experiments import trained_reduced
 from mmicl.numerics.strict_json import context_length_fields
+from mmicl.proofs.claims import hypotheses as hyp
 from mmicl.proofs.registry import Check, RunConfig, corroborating
 
 Z = 3.0  # agreement threshold in standard errors (two-sided p ≈ 0.003 per check)
@@ -36,6 +37,9 @@ def _thm62_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
     from mmicl.numerics.lca import alpha_T
 
     sz, checks = _sizes(config), []
+    unresolved = hyp.float64_resolution_check("[Monte Carlo]", law, max(sz["Ts"]), sampled=True)
+    if unresolved is not None:
+        return [unresolved]
     lo, hi = law.signal_bounds()
     for T in sz["Ts"]:
         a_T = alpha_T(law, T)
@@ -107,6 +111,9 @@ def _thm63_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
     from mmicl.numerics.lca import alpha_star, minimise_two, excess_risk
 
     sz, checks = _sizes(config), []
+    unresolved = hyp.float64_resolution_check("[Monte Carlo]", law, max(sz["Ts"]), sampled=True)
+    if unresolved is not None:
+        return [unresolved]
     a_star = alpha_star(law)
     for T in [t for t in sz["Ts"] if t > 1]:
         a2, b2 = minimise_two(law, T)

@@ -39,7 +39,14 @@ def alpha(law, Ts, more_ts, alpha0, as_json):
         a = lca.alpha_T(law, T)
         ex = lca.excess_risk_scaled(law, T, a)
         fl = flows.gradient_flow_one(law, T, alpha0)
-        rows.append({"T": T, "alpha": a, **ex.to_json("excess"),
+        exj = ex.to_json("excess")
+        if ex.mantissa == 0:  # say why it is 0, not just that it is (never a silent 0: README)
+            lo, hi = law.signal_bounds()
+            exj["log10_excess_null_reason"] = (
+                f"excess is exactly 0: s = {lo:g} on every prompt with m ≠ 0 and α_T = 1/(1+s) is the Bayes "
+                "predictor" if lo == hi else
+                "the float64 sum of the excess is 0 (below float64's resolution): its log10 is not known")
+        rows.append({"T": T, "alpha": a, **exj,
                      "flow_alpha": fl.alpha, "flow_converged": fl.converged, "flow_clock": fl.clock})
     if as_json:
         emit_json({"alpha_star": a_star, "law": law.spec(), "rows": rows})
