@@ -20,7 +20,7 @@ import re
 
 from .scalar_laws import Beta, Discrete, Exponential, LawError, Mixture, Point, ScalarLaw, TwoPoint, Uniform
 from .task_law import TaskLaw, ZetaLaw
-from .validate import MAX_LAW_SCALE, MAX_ZETA2, InputError
+from .validate import MAX_LAW_SCALE, MAX_ZETA2, InputError, abbreviate, shorten_message
 
 __all__ = ["GRAMMAR", "LawSyntaxError", "parse_law", "parse_scalar_law", "parse_zeta", "as_law", "takes_law", "check_law_scale"]
 
@@ -31,7 +31,7 @@ class LawSyntaxError(LawError):
     """A LAW string that does not parse; the message shows the grammar."""
 
     def __init__(self, text: str, why: str):
-        super().__init__(f"cannot read the law {text!r}: {why}\nThe LAW grammar:\n{GRAMMAR}")
+        super().__init__(shorten_message(f"cannot read the law {abbreviate(repr(text))}: {why}\nThe LAW grammar:\n{GRAMMAR}"))
 
 
 _CALL = re.compile(r"^\s*([a-z]+)\s*\((.*)\)\s*$", re.S)
@@ -67,6 +67,23 @@ def _numbers(args: list[str], k: int, name: str) -> list[float]:
         raise ValueError(f"{name}: arguments must be numbers, got {args}") from None
 
 
+def _short_errors(f):
+    """``f`` with the lines of its ``LawError``s shortened (``validate.shorten_message``): a bad
+    10 000-atom law is quoted by its first characters and its length, not in full."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        try:
+            return f(*args, **kwargs)
+        except LawError as e:
+            short = shorten_message(str(e))
+            if short != str(e):
+                e.args = (short,)
+            raise
+
+    return wrapper
+
+
+@_short_errors
 def parse_scalar_law(text: str) -> ScalarLaw:
     """Parse a ``DIST``; raise ``LawSyntaxError`` (with the grammar) or ``LawError``."""
     try:
@@ -110,6 +127,7 @@ def _pairs(args: list[str], sep: str, form: str) -> list[tuple[str, str]]:
     return [tuple(a.split(sep, 1)) for a in args]
 
 
+@_short_errors
 def parse_zeta(text: str) -> ZetaLaw:
     t = text.strip()
     if t in ("normal", "rademacher"):
@@ -124,6 +142,7 @@ def parse_zeta(text: str) -> ZetaLaw:
     raise LawSyntaxError(text, "ζ is normal, rademacher or const(c)")
 
 
+@_short_errors
 def parse_law(text: str, *, zeta: str | None = None, d1: int | None = None, d2: int | None = None) -> TaskLaw:
     """Parse a LAW string into a ``TaskLaw``; keyword arguments override items of the string."""
     items: dict[str, str] = {}

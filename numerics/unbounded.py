@@ -25,11 +25,11 @@ import mpmath as mp
 from .law_language import takes_law
 from .scalar_laws import Exponential, LawError
 from .task_law import TaskLaw
-from .validate import check_depth
+from .validate import MAX_DEPTH_UNBOUNDED, check_depth
 
 __all__ = ["stationarity_unbounded", "stationarity_quadrature", "alpha_T_unbounded", "MAX_DEPTH_UNBOUNDED"]
 
-MAX_DEPTH_UNBOUNDED = 2000
+MAX_DEPTH_UNBOUNDED = MAX_DEPTH_UNBOUNDED  # numerics.validate: how it was sized
 """Deepest T served: each evaluation sums 2T terms at up to ~T·log10(T) digits (T = 1000: 7 s)."""
 
 
@@ -87,9 +87,7 @@ def stationarity_quadrature(law: TaskLaw, T: int, alpha) -> mp.mpf:
 @takes_law
 def alpha_T_unbounded(law: TaskLaw, T: int) -> float:
     """The minimiser of the depth-T one-parameter loss for s ~ exponential(rate)."""
-    T = check_depth(T)
-    if T > MAX_DEPTH_UNBOUNDED:
-        raise ValueError(f"T = {T}: the unbounded-law α_T is served up to T = {MAX_DEPTH_UNBOUNDED}")
+    T = check_depth(T, MAX_DEPTH_UNBOUNDED, "alpha_T_unbounded")
     k = _rate(law)
     # G(0+) = −E[s] < 0 and G(1) = E[s^{n+1}] > 0, and G increases: one root in (0, 1)
     lo, hi = 1e-3 / T, 1.0

@@ -70,7 +70,7 @@ BAD: list[tuple[list[str], str, str]] = [
     (["alpha", "--law", L, "--T", "3", "--zeta", "const(0)"], "--zeta", "ζ ≡ 0"),
     (["alpha", "--law", L, "--T", "3", "--zeta", "const(1e200)"], "--zeta", "overflows float64"),
     (["alpha", "--law", "s=uniform(0.5,4); zeta=const(1e200)", "--T", "3"], "--law", "overflows float64"),
-    (["alpha", "--law", L, "--T", "3", "--zeta", "const(1e16)"], "--law", "E[ζ²] = 1e+32"),
+    (["alpha", "--law", L, "--T", "3", "--zeta", "const(1e16)"], "--zeta", "E[ζ²] = c² = 10^32"),
     (["alpha", "--law", "s=uniform(0,1e308)", "--T", "3"], "--law", "s reaches 1e+308"),
     (["alpha", "--law", "s=uniform(1e300,1e308)", "--T", "3"], "--law", "squared norms must stay"),
     (["alpha", "--law", "s=point(1e308)", "--T", "3"], "--law", "squared norms must stay"),

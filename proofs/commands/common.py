@@ -18,13 +18,15 @@ from pathlib import Path
 
 import click
 
-from mmicl.numerics.validate import MAX_LAW_SCALE, MAX_SEED, MAX_ZETA2, InputError  # light: no numpy
+from mmicl.numerics.validate import (MAX_DEPTH_FLOW_TWO, MAX_DEPTH_ONE, MAX_DIM, MAX_LAW_SCALE, MAX_SEED,  # light: no numpy
+                                     MAX_ZETA2, MIN_ZETA2, InputError)
 
-MAX_DEPTH = 10**6
-"""``alpha``: α_T and the one-parameter flow take seconds up to here (T = 10⁷ takes ~15 s, at 10³⁰
-the flow no longer comes to rest)."""
-MAX_FLOW2_DEPTH = 100
-"""``flow2``: the two-parameter flow needs ~90 s at T = 100 (2 loaded cores) and over 5 minutes at 1000."""
+# The per-function limits live in numerics/validate.py (the API refuses the same values, with the
+# same numbers; each is sized there by what its function costs); the options below use them.
+MAX_DEPTH = MAX_DEPTH_ONE
+"""``alpha``: α_T and the one-parameter flow (``validate.MAX_DEPTH_ONE``)."""
+MAX_FLOW2_DEPTH = MAX_DEPTH_FLOW_TWO
+"""``flow2``: the two-parameter flow (``validate.MAX_DEPTH_FLOW_TWO``)."""
 MAX_TRAIN_DEPTH = 1000
 """``train``: a T-layer model runs T layers per step."""
 START_BOX = 10.0
@@ -32,8 +34,6 @@ START_BOX = 10.0
 one-parameter flow from |α0| = 10¹⁰ did not finish in 10 minutes (α* is in (0, 1])."""
 MAX_CONTEXT = 10**12
 """Context lengths: beyond this use the large-context limit (``lsa`` without --n, ``train --n 0``)."""
-MAX_DIM = 1024
-"""d1 + d2: the LSA and the full LCA hold (d+1)×(d+1) matrices per prompt."""
 MAX_BATCH_FLOATS = 2**28
 """One batch of prompt moments holds batch × (d+1)² floats (1 GiB of float32 at this bound)."""
 MAX_STEPS = 10**7
@@ -241,8 +241,8 @@ def load_law(text: str, hint: str = "--law", **overrides):
         except LawError as e:
             raise click.BadParameter(str(e), param_hint="--zeta") from None
         except OverflowError:  # ZetaLaw squares c in Python floats (const(1e200))
-            raise click.BadParameter(f"{overrides['zeta']}: ζ² overflows float64; E[ζ²] must stay ≤ "
-                                     f"{MAX_ZETA2:g}", param_hint="--zeta") from None
+            raise click.BadParameter(f"{overrides['zeta']}: ζ² overflows float64; E[ζ²] must lie in "
+                                     f"[{MIN_ZETA2:g}, {MAX_ZETA2:g}]", param_hint="--zeta") from None
     try:
         law = parse_law(text, **overrides)
         check_law_scale(law, error=LawError)
@@ -250,7 +250,8 @@ def load_law(text: str, hint: str = "--law", **overrides):
         raise click.BadParameter(str(e), param_hint=hint) from None
     except OverflowError:  # a number of the law whose square (or sum) leaves float64, e.g. zeta=const(1e200)
         raise click.BadParameter(f"a number in {text!r} overflows float64 when squared; squared norms must "
-                                 f"stay ≤ {MAX_LAW_SCALE:g} and E[ζ²] ≤ {MAX_ZETA2:g}", param_hint=hint) from None
+                                 f"stay ≤ {MAX_LAW_SCALE:g} and E[ζ²] in [{MIN_ZETA2:g}, {MAX_ZETA2:g}]",
+                                 param_hint=hint) from None
     if law.d > MAX_DIM:
         raise click.BadParameter(f"d1 + d2 = {law.d}; it must be ≤ {MAX_DIM} (the models hold (d+1)×(d+1) "
                                  "matrices per prompt)", param_hint=hint)

@@ -9,9 +9,15 @@ import click
 
 from .common import Command, IntIn, WritablePath, emit_json, law_options
 
-MAX_T = 10**6
+from mmicl.numerics.validate import MAX_DEPTH_ONE
+
+MAX_T = MAX_DEPTH_ONE
+"""``--T-max`` (model one): α_T's own limit, ``numerics.validate.MAX_DEPTH_ONE``."""
 MAX_T_TWO = 100
+"""The largest depth of the two-parameter sweep (5 … 100): within ``validate.MAX_DEPTH_TWO`` (the
+minimiser) and ``validate.MAX_DEPTH_FLOW_TWO`` (the basin's flows run at T = 5, 10, 20)."""
 MAX_T_UNTIED = 400
+"""The largest depth of the untied sweep (1 … 400): within ``validate.MAX_DEPTH_UNTIED``."""
 
 
 def _check(name: str, passed: bool | None, detail: str, **numbers) -> dict:
