@@ -88,13 +88,14 @@ float32 models underflow to 0 and a risk of exactly 0 would read as a perfect mo
 
 MAX_DEPTH_ONE = 10**6
 """``alpha_T``, ``excess_risk``, ``flow_one`` (and the one-parameter loss, gradient, curvature):
-α_T takes 0.8 s and the one-parameter flow 0.3 s at T = 10⁶; at T = 10⁷ α_T on a beta law
-takes ~15 s, and at 10³⁰ the flow no longer comes to rest.  Also ``mmicl alpha --T``."""
+measured on ``s=uniform(0.5,4)``: α_T 0.8 s and the one-parameter flow 0.3 s at T = 10⁶ (the
+command line's earlier note: T = 10⁷ takes ~15 s, at 10³⁰ the flow no longer comes to rest).  Also
+``mmicl alpha --T`` and ``mmicl limits --T-max``; thm6.2 goes to T = 10⁵."""
 
 MAX_DEPTH_MP = 10**4
-"""``alpha_T_mp`` (30-digit mpmath quadrature of the derivative, then a root finder): its
-quadrature needs ~T nodes per evaluation; ~2 s at T = 1000 and ~25 s at T = 10⁴ (the claims
-use T ≤ 1000)."""
+"""``alpha_T_mp`` (30-digit mpmath quadrature of the derivative, then a root finder): measured
+1.8 s at T = 100, 1.3 s at T = 1000 and 2.0 s at T = 10⁴ on 2 shared cores; larger T were not
+measured, so the limit stays at the largest measured depth (the claims use T ≤ 1000)."""
 
 MAX_DEPTH_TWO = 1000
 """``TwoParameterLoss``, ``two_parameter_terms``, ``minimise_two`` (and ``minimise_two_residual``):
@@ -122,11 +123,14 @@ measured 2.0 s at T = 400, 1.6 s at T = 1000 and 36 s at T = 2000 on 2 loaded co
 free core).  The untied claims go to T = 640."""
 
 MAX_DIM = 1024
-"""``d1 + d2`` of a law given to ``best_lsa``, to ``verify`` and to the command line (``--d1``,
-``--d2``, LAW text): the LSA normal equations hold one d×d moment matrix per quadrature node
-(``best_lsa`` on ``s=uniform(0.5,4)`` at d = 1024: 20 nodes × 8 MiB), the Monte Carlo of the claims
-(``verify``) holds (d+1)×(d+1) matrices per prompt, and the full LCA of the claims d×d per layer.  At
-d1 = 10⁶ the same calls asked for 7.28 TiB."""
+"""``d1 + d2`` of a law given to ``best_lsa``/``lsa_excess``, to ``verify`` and to the command line
+(``--d1``, ``--d2``, LAW text): the command line's limit since issue 9, now also the API's.  At
+d1 = 10⁶ the same calls asked for 7.28 TiB.  It is *not* by itself a bound on cost: ``best_lsa``
+is also held to ``MAX_LSA_FLOATS`` (nodes × d²), and ``verify``'s Monte Carlo holds batch × (d+1)²
+floats per batch — measured: ``verify("thm4.1", law="s=uniform(0.5,4); d1=32; d2=32")`` (quick) failed
+to allocate 655 MB under an 8 GB address-space cap, and at d = 256 asked for a 10 GB tensor, so a
+claim run with a law near MAX_DIM does not fit this machine (a separate, smaller limit for
+``verify`` is still to be sized)."""
 
 MAX_LSA_FLOATS = 2**28
 """(quadrature nodes of the law) × d² for ``best_lsa``, ``lsa_excess`` and ``norm_blocks``: the
