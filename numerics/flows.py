@@ -26,10 +26,12 @@ from scipy.integrate import LSODA, OdeSolution
 
 from .law_language import takes_law
 from .task_law import TaskLaw
+from .validate import MAX_DEPTH_FLOW_TWO, MAX_DEPTH_ONE, check_count, check_real
 from .lca import (TwoParameterLoss, _require_signal, alpha_star, check_depth, loss_curvature_one,
                   loss_gradient_one)
 
-__all__ = ["FlowResult", "at_rest_one", "basin_two", "gradient_flow_one", "gradient_flow_two"]
+__all__ = ["CONVERGED_TWO", "FlowResult", "OUTCOMES_TWO", "RestTwo", "at_rest_one", "basin_two", "gradient_flow_one",
+           "gradient_flow_two", "rest_two"]
 
 
 @dataclass
@@ -49,6 +51,8 @@ class FlowResult:
     t: np.ndarray = field(repr=False)
     path: np.ndarray = field(repr=False)
     gamma: float | None = None  # α + β, kept as its own coordinate by the two-parameter flow
+    outcome: str | None = None
+    """The two-parameter flow's named outcome (``OUTCOMES_TWO``); None for the other flows."""
     real_time_log10: Callable[[], np.ndarray] | None = field(default=None, repr=False, compare=False)
     """Computes ``log10_time`` on first use (a quadrature along the orbit: not paid by callers
     that only want the end point)."""
@@ -82,7 +86,7 @@ class FlowResult:
 
     def to_json(self) -> dict:
         return {"alpha": self.alpha, "beta": self.beta, "gamma": self.gamma, "converged": self.converged,
-                "t_end": self.t_end, "clock": self.clock, "reason": self.reason}
+                "outcome": self.outcome, "t_end": self.t_end, "clock": self.clock, "reason": self.reason}
 
 
 def _trajectory(sol, t_eval):
@@ -125,6 +129,8 @@ def _integrate_until(rhs, jac, y0, t_max: float, stop, *, rtol: float, atol: flo
             warnings.simplefilter("always")
             message = solver.step()
         warned = [str(w.message) for w in caught]
+        if solver.status != "failed" and not np.all(np.isfinite(solver.y)):
+            solver.status, message = "failed", "a step produced a non-finite state"
         if solver.status == "failed" and restarts < max_restarts:
             # LSODA gave up (repeated convergence failures on the stiff valley): start it afresh
             # from the last accepted point, which resets its step-size and method history
@@ -179,7 +185,10 @@ def gradient_flow_one(
     ``t_eval`` (real clock only): times at which to record α.  Converged means the flow reached a
     point where L' changes sign within ±5e-13 (``REST_HALF_WIDTH``): the minimiser is then within
     that distance, whatever the curvature there."""
-    T = check_depth(T)
+    T = check_depth(T, MAX_DEPTH_ONE, "flow_one")
+    alpha0 = check_real("alpha0", alpha0)
+    tau_max, rtol, atol = (check_real(k, v, lo=0.0) for k, v in (("tau_max", tau_max), ("rtol", rtol), ("atol", atol)))
+    sigma_max = None if sigma_max is None else check_real("sigma_max", sigma_max, lo=0.0)
     _require_signal(law)
     alpha0 = float(alpha0)
     if not math.isfinite(alpha0):
@@ -319,15 +328,31 @@ def gradient_flow_two(
     the trajectory is identical, and γ keeps its digits when the flow settles in the valley
     β ≈ −α (γ_T ~ 1e-16 by T = 50, below the rounding of α).
 
-    Stops as diverged if |α| or |β| exceeds ``bound`` or the loss overflows; stops as converged
-    when the Hessian is positive definite and the Newton step to the minimum is below 1e-12 (far
-    above the solver's ``atol``, far below any difference the checks look at); otherwise runs to
-    ``τ_max`` (t ≈ 5·10^34) and reports that it was still moving."""
+    Outcomes (``FlowResult.outcome``; ``converged`` is True for the first two only):
+
+    - ``"minimum"``: the Hessian is positive definite beyond its rounding bound and the Newton step
+      to the minimum, widened by the gradient's rounding bound, is below 1e-12 (``rest_two``; far
+      above the solver's ``atol``, far below any difference the checks look at);
+    - ``"degenerate"``: every gradient component is within its own rounding bound but the Hessian is
+      not definite beyond its rounding bound (a flat minimiser, or a set of them);
+    - ``"plateau"``: the flow ended outside the stable region with α = γ − β within 10⁴ ulps of β
+      (``PLATEAU_ULPS``), on the plateau α ≈ 0 of the zero predictor, where float64 cannot resolve α;
+    - ``"diverged"``: |α| or |β| exceeded ``bound`` or the excess exceeded float64 (the loss is
+      evaluated accurately everywhere, so this is the true loss, not an overflow of its rounding);
+    - ``"stiff-failure"``: the integrator gave up (after restarts);
+    - ``"moving"``: none of these by ``τ_max`` (t ≈ 5·10^34).
+
+    Each reason says whether the end is inside the stable region ``|1 + β(1+s)| ≤ 1``."""
+    T = check_depth(T, MAX_DEPTH_FLOW_TWO, "flow_two")
+    alpha0, beta0 = check_real("alpha0", alpha0), check_real("beta0", beta0)
+    tau_max, bound, rtol, atol = (check_real(k, v, lo=0.0) for k, v in (("tau_max", tau_max), ("bound", bound), ("rtol", rtol), ("atol", atol)))
     T = check_depth(T)
     loss = TwoParameterLoss(law, T, "gamma-beta")
     if not (math.isfinite(float(alpha0)) and math.isfinite(float(beta0))):
         raise ValueError(f"the start (alpha0, beta0) must be finite, got {(alpha0, beta0)}")
     y0 = [float(alpha0) + float(beta0), float(beta0)]
+    _, hi = _require_signal(law)
+    stable = (-2.0 / (1.0 + hi), 0.0)  # |1 + β(1+s)| ≤ 1 on the whole support
 
     last: dict = {}
 
@@ -335,6 +360,8 @@ def gradient_flow_two(
         """The loss terms at y; the right-hand side, the Jacobian and the stop test ask at the same
         point, so keep the last."""
         key = (float(y[0]), float(y[1]))
+        if not (math.isfinite(key[0]) and math.isfinite(key[1])):  # a trial point of a failing step
+            return np.full(6, np.nan)
         if key not in last:
             last.clear()
             with np.errstate(over="ignore", invalid="ignore"):
@@ -356,26 +383,111 @@ def gradient_flow_two(
     def stop(y) -> str | None:
         if escaped(y):
             return "escaped"
-        return "rest" if _newton_step_two(terms(y)) < 0.5e-12 else None
+        # the cheap test on the values first; the bounded one decides
+        if _newton_step_two(terms(y)) < REST_NEWTON_STEP and rest_two(loss, y[0], y[1]).minimum:
+            return "rest"
+        return None
 
     run = _integrate_until(rhs, jac, y0, tau_max, stop, rtol=rtol, atol=atol, dense=t_eval is not None)
     t, path = _trajectory(run, t_eval)
     path = np.column_stack([path[:, 0] - path[:, 1], path[:, 1]])  # back to (α, β)
     end, t_end = run.y[:, -1], float(np.expm1(run.t[-1]))
-    if run.stopped == "escaped" or escaped(end):
-        status, reason = False, f"diverged: left |α|, |β| ≤ {bound:g} (or the loss overflowed)"
-    elif _newton_step_two(terms(end)) < 1e-12:
-        status, reason = True, "came to rest at a minimum (Newton step < 1e-12)"
-    elif run.failed:
-        status, reason = False, f"stiff failure at t = {t_end:.3g}: {run.failed}"
-    else:
-        status, reason = False, f"still moving at t = {t_end:.3g}"
-    return FlowResult(float(end[0] - end[1]), float(end[1]), status, t_end, "real", reason, t, path,
-                      gamma=float(end[0]))
+    outcome, reason = _classify_two(loss, end, escaped(end), run, t_end, bound, stable)
+    return FlowResult(float(end[0] - end[1]), float(end[1]), outcome in CONVERGED_TWO, t_end, "real", reason,
+                      t, path, gamma=float(end[0]), outcome=outcome)
+
+
+REST_NEWTON_STEP = 0.5e-12
+"""The two-parameter flow is at rest at a minimum when the Hessian is positive definite beyond its
+rounding bound and the Newton step, widened by the gradient's rounding bound, is below this."""
+
+PLATEAU_ULPS = 1e4
+"""A flow that ends outside the stable region with |α| within this many ulps of β is on the
+plateau α ≈ 0 of the zero predictor: α = γ − β has fewer than four significant digits there."""
+
+CONVERGED_TWO = ("minimum", "degenerate")
+"""Outcomes of the two-parameter flow that are stationary points (``FlowResult.converged``)."""
+
+OUTCOMES_TWO = ("minimum", "degenerate", "plateau", "diverged", "stiff-failure", "moving")
+
+
+@dataclass(frozen=True)
+class RestTwo:
+    """The two-parameter rest test at one point, from ``TwoParameterLoss.terms_and_bounds``.
+
+    ``definite``: the Hessian is positive definite beyond its rounding bound (``H₁₁ > e₁₁`` and
+    ``det H`` above the bound on its own rounding, which includes the entries' bounds; where the
+    entries are ±1e29 and det H cancels to noise, this is False, not a guess);
+    ``newton``: ``max_i Σ_j |H⁻¹|_ij (|g_j| + e_j)``, a bound on the Newton step to the minimum of
+    the local quadratic model whatever the gradient's rounding (inf unless ``definite``);
+    ``resolved``: every gradient component is within its own rounding bound (``|g_i| ≤ e_i``):
+    float64 cannot tell the gradient from 0 there.  No allowance is made for the spacing of float64
+    at the point: where the curvature is ~1e29 (far outside the stable region) one ulp of β moves
+    the gradient by 1e13, and such a point is unresolved, not stationary."""
+
+    finite: bool
+    definite: bool
+    newton: float
+    resolved: bool
+
+    @property
+    def minimum(self) -> bool:
+        return self.finite and self.definite and self.newton < REST_NEWTON_STEP
+
+
+def rest_two(loss: TwoParameterLoss, x: float, y: float) -> RestTwo:
+    """The rest test of ``loss`` (in its own coordinates) at ``(x, y)``: see ``RestTwo``."""
+    values, bounds = loss.terms_and_bounds(float(x), float(y))
+    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(bounds))):
+        return RestTwo(False, False, math.inf, False)
+    _, g1, g2, h11, h12, h22 = (float(v) for v in values)
+    _, e1, e2, e11, e12, e22 = (float(v) for v in bounds)
+    u = 2.0**-53
+    det = h11 * h22 - h12 * h12
+    # |det(Ĥ) − det(H)| with |Ĥ_ij − H_ij| ≤ e_ij, plus the rounding of the three operations
+    det_error = (abs(h11) * e22 + abs(h22) * e11 + e11 * e22 + 2 * abs(h12) * e12 + e12 * e12
+                 + 3 * u * (abs(h11 * h22) + h12 * h12)) * (1 + 1e-10)
+    definite = h11 > e11 and det > det_error
+    resolved = abs(g1) <= e1 and abs(g2) <= e2
+    if not definite:
+        return RestTwo(True, False, math.inf, bool(resolved))
+    inv = np.abs(np.array([[h22, -h12], [-h12, h11]])) / (det - det_error)  # ≥ |H⁻¹| entrywise
+    step = inv @ np.array([abs(g1) + e1, abs(g2) + e2])
+    return RestTwo(True, True, float(np.max(step)), bool(resolved))
+
+
+def _classify_two(loss, end, escaped: bool, run, t_end: float, bound: float, stable) -> tuple[str, str]:
+    """``(outcome, reason)`` of a two-parameter flow that ended at ``end = (γ, β)``."""
+    gamma, beta = float(end[0]), float(end[1])
+    alpha = gamma - beta
+    outside = not (stable[0] <= beta <= stable[1])
+    where = (f"outside the stable region β ∈ [{stable[0]:.4g}, 0] (|1 + β(1+s)| > 1 on part of the support)"
+             if outside else "inside the stable region")
+    if escaped:
+        return "diverged", (f"diverged: left |α|, |β| ≤ {bound:g} or the excess exceeds float64, {where}")
+    rest = rest_two(loss, gamma, beta)
+    if rest.minimum:
+        return "minimum", (f"came to rest at a minimum: the Hessian is positive definite beyond its rounding "
+                           f"bound and the Newton step is < {REST_NEWTON_STEP:g}")
+    # α = γ − β is known to float64 only up to the spacing of β: within 10⁴ of those (fewer than
+    # four significant digits), the flow cannot resolve α (the plateau of the zero predictor, α ≈ 0)
+    if abs(alpha) <= PLATEAU_ULPS * np.spacing(abs(beta)) and outside:
+        gave_up = f"; the integrator gave up there: {run.failed}" if run.failed else ""
+        return "plateau", (f"on the plateau α ≈ 0 of the zero predictor: α = {alpha:.3g} is within "
+                           f"{PLATEAU_ULPS:g} ulps of β = {beta:.6g}, fewer digits than float64 needs to "
+                           f"resolve it in γ = α + β, {where}{gave_up}")
+    if rest.resolved:
+        return "degenerate", ("stationary to float64's resolution (the gradient is within its rounding bound), "
+                              "but the Hessian is not positive definite beyond its rounding: a degenerate minimiser "
+                              "(flat, or a set)")
+    if run.failed:
+        return "stiff-failure", f"stiff failure at t = {t_end:.3g}: {run.failed}"
+    return "moving", f"still moving at t = {t_end:.3g}, {where}"
 
 
 def _newton_step_two(terms) -> float:
-    """max |H⁻¹∇L| where the Hessian H is positive definite, else inf."""
+    """max |H⁻¹∇L| where the computed Hessian H is positive definite, else inf (a cheap first test:
+    ``rest_two`` decides)."""
     _, ga, gb, haa, hab, hbb = terms
     det = haa * hbb - hab**2
     if not (np.isfinite(det) and haa > 0 and det > 0):
@@ -386,26 +498,23 @@ def _newton_step_two(terms) -> float:
 @takes_law
 def basin_two(law: TaskLaw, T: int, n: int, minimiser, on_start=None) -> dict:
     """Run ``gradient_flow_two`` from an n×n grid of starts (α₀ ∈ [−0.5, 1.5], β₀ ∈ [−1.5, 0.5]) and
-    classify where each ends: "rest" (at ``minimiser`` within 1e-8), "unresolved" (the Newton test
-    passed only where α is within 10⁴ ulps of β's rounding, on the plateau α ≈ 0 of the zero
-    predictor, a point float64 cannot resolve), "other" (at rest elsewhere), "diverged",
-    "stiff-failure" or "moving".  ``on_start()`` is called after each start (progress)."""
-    eps = 2.0**-52
+    classify where each ends: "rest" (a minimum within 1e-8 of ``minimiser``), "other" (a minimum
+    elsewhere), or the flow's own outcome otherwise ("degenerate", "plateau", "diverged",
+    "stiff-failure", "moving": see ``gradient_flow_two``).  ``on_start()`` is called after each
+    start (progress)."""
+    T, n = check_depth(T, MAX_DEPTH_FLOW_TWO, "basin_two"), check_count("the grid size n", n, 1, 101)
     alphas = np.linspace(-0.5, 1.5, n)
     betas = np.linspace(-1.5, 0.5, n)
     starts, paths = [], []
     for b0 in betas:
         for a0 in alphas:
             r = gradient_flow_two(law, T, a0, b0)
-            if r.converged and math.hypot(r.alpha - minimiser[0], r.beta - minimiser[1]) < 1e-8:
+            if r.outcome == "minimum" and math.hypot(r.alpha - minimiser[0], r.beta - minimiser[1]) < 1e-8:
                 status = "rest"
-            elif r.converged and abs(r.alpha) < 1e4 * eps * abs(r.beta):
-                status = "unresolved"
-            elif r.converged:
+            elif r.outcome == "minimum":
                 status = "other"
             else:
-                status = ("diverged" if r.reason.startswith("diverged") else
-                          "stiff-failure" if r.reason.startswith("stiff failure") else "moving")
+                status = r.outcome
             starts.append((float(a0), float(b0), status))
             paths.append(r.path)
             if on_start is not None:

@@ -34,6 +34,7 @@ from .scalar_laws import LawError
 from .task_law import TaskLaw
 
 _U = 2.0**-53  # float64's unit roundoff
+_DOUBT = 2.0**-40  # a residual run whose excess is known to this relative bound (~1e-12) is kept as it is
 
 __all__ = [
     "ScaledValue",
@@ -143,7 +144,7 @@ class _JetFunctions:
     initial: Callable
     step: Callable
     error_step: Callable
-    error_step_value: Callable
+    value_error: Callable
     loss: Callable
     loss_error: Callable
     loss_error_value: Callable
@@ -169,8 +170,7 @@ def _two_parameter_jet(coordinates: str, variable: str) -> _JetFunctions:
         step=compiled(f"two_parameter_step_{tag}", lambda: (jet().step, [*jet().state, *inputs])),
         error_step=compiled(f"two_parameter_error_step_{tag}",
                             lambda: (jet().error_step, [*jet().errors, *jet().state, *inputs])),
-        error_step_value=compiled(f"two_parameter_error_step_value_{tag}",
-                                  lambda: (jet().error_step[:1], [jet().errors[0], jet().state[0], *inputs])),
+        value_error=compiled(f"two_parameter_value_error_{tag}", lambda: (jet().value_error, inputs)),
         loss=compiled(f"two_parameter_loss_{tag}", lambda: (jet().loss, [*jet().state, s_sym])),
         loss_error=compiled(f"two_parameter_loss_error_{tag}",
                             lambda: (jet().loss_error, [*jet().errors, *jet().state, s_sym])),
@@ -363,16 +363,17 @@ class TwoParameterLoss:
     derived jet recurrence from ``F⁰ = 0`` (exact at every β: no pole at 0), and
     ``terms_and_bounds(α, β)`` adds a bound on the rounding error of each of the six numbers.
 
-    **Accuracy.**  Each node of the quadrature rule runs the recurrence twice: on the Bayes residual
-    ``ρ = λP − 1``, accurate where the layer contracts (``|1 + βλ| ≤ 1``, the valley of good
-    predictors, where the excess can be far below 1e-16), and on the query factor P, accurate where
-    it expands (the residual's fixed point ρ = −1 of the zero predictor is unstable there; P keeps
-    its relative accuracy, and is exactly 0 at α = 0).  Each run carries a first-order running
-    bound on its rounding error (``theory.rounding``), and each node keeps the run whose bound on
-    the excess is smaller.  The returned bound is ``2·(Σ_k w_k·e_k + γ_N Σ_k w_k |g_k|)`` (e_k the
-    node's bound, g_k its value, N nodes, ``γ_N = Nu/(1 − Nu)``); the factor 2 covers the dropped
-    second-order terms.  It bounds the difference from the same sum evaluated exactly at the same
-    nodes (not the quadrature's own error, which ``law.rule`` controls).  The excess is a sum of
+    **Accuracy.**  The recurrence runs on the Bayes residual ``ρ = λP − 1``, accurate where the
+    layer contracts (``|1 + βλ| ≤ 1``, the valley of good predictors, where the excess can be far
+    below 1e-16), and, where that run is not accurate, on the query factor P, accurate
+    where the layer expands (the residual's fixed point ρ = −1 of the zero predictor is unstable
+    there; P keeps its relative accuracy, and is exactly 0 at α = 0).  Each run carries a running
+    bound on its rounding error (``theory.rounding``); the residual's run is kept where its bound on
+    the excess is below 2⁻⁴⁰ (about 1e-12) relative, and otherwise each node keeps the run whose
+    bound on its excess is smaller.  The returned bound is ``2·(Σ_k w_k·e_k + γ_N Σ_k w_k |g_k|)`` (e_k the node's
+    bound, g_k its value, N nodes, ``γ_N = Nu/(1 − Nu)``); the factor 2 covers the rounding of the
+    bound's own evaluation.  It bounds the difference from the same sum evaluated exactly at the
+    same nodes (not the quadrature's own error, which ``law.rule`` controls).  The excess is a sum of
     non-negative terms, so its relative error is at most ``bound/excess``: a few times
     ``T·1e-16`` at α = 0 and along the valley; the derivatives are signed sums and their bound is
     absolute.
@@ -405,12 +406,18 @@ class TwoParameterLoss:
         extra = p1 + p2 if self.coordinates == "alpha-beta" else p1 - p2  # γ = α + β, or α = γ − β
         x = tuple(v + zero for v in f.initial(s))
         e = tuple(zero for _ in x)
-        for _ in range(self.T):
-            if full:
+        if full:
+            for _ in range(self.T):
                 e = f.error_step(*e, *x, p1, p2, extra, s)
-            else:  # the value's step involves the value alone: so does its error
-                e = (f.error_step_value(e[0], x[0], p1, p2, extra, s)[0],) + e[1:]
-            x = f.step(*x, p1, p2, extra, s)
+                x = f.step(*x, p1, p2, extra, s)
+        else:  # the value's step involves the value alone, with coefficients fixed per node
+            A, B, C, D = (v + zero for v in f.value_error(p1, p2, extra, s))
+            e0 = zero
+            for _ in range(self.T):
+                e0 = A * e0 + B * np.abs(x[0]) + C
+                x = f.step(*x, p1, p2, extra, s)
+                e0 += D * np.abs(x[0])
+            e = (e0,) + e[1:]
         values = np.stack(np.broadcast_arrays(*f.loss(*x, s), zero)[:-1])
         if full:
             bounds = np.stack(np.broadcast_arrays(*f.loss_error(*e, *x, s), zero)[:-1])
@@ -432,12 +439,16 @@ class TwoParameterLoss:
             s = self.nodes.reshape((self.nodes.size,) + (1,) * alpha.ndim)
         zero = np.zeros(np.broadcast_shapes(s.shape, np.shape(alpha)))
         with np.errstate(over="ignore", invalid="ignore"):
-            v_res, b_res = self._run("residual", alpha, beta, s, zero, full)
-            v_fac, b_fac = self._run("factor", alpha, beta, s, zero, full)
-            # per node, the run with the smaller bound on the excess (a non-finite bound loses)
-            use_factor = ~(b_res[0] <= b_fac[0])
-            values = np.where(use_factor, v_fac, v_res)
-            node_bounds = np.where(use_factor, b_fac, b_res)
+            values, node_bounds = self._run("residual", alpha, beta, s, zero, full)
+            # the factor's run too where the residual's run does not know the excess to 2^-40
+            # relative (or is not finite); then, per node, the run with the smaller bound on it
+            known = (np.tensordot(node_bounds[0], self.weights, axes=([0], [0]))
+                     <= _DOUBT * np.tensordot(values[0], self.weights, axes=([0], [0])))
+            if not np.all(known):
+                v_fac, b_fac = self._run("factor", alpha, beta, s, zero, full)
+                use_factor = ~known & ~(node_bounds[0] <= b_fac[0])
+                values = np.where(use_factor, v_fac, values)
+                node_bounds = np.where(use_factor, b_fac, node_bounds)
             terms = np.tensordot(values, self.weights, axes=([1], [0]))
             n = self.nodes.size + 1
             gamma_n = n * _U / (1 - n * _U)

@@ -79,7 +79,7 @@ def two_parameter_plane(path: Path, *, T: int, grid_alpha, grid_beta, loss, traj
     """Loss contours in the (α, β) plane, flow trajectories, and the starts coloured by outcome.
 
     ``loss``: array (len(grid_beta), len(grid_alpha)) of log10 excess; ``trajectories``: list of
-    (k, 2) arrays; ``starts``: list of (α0, β0, status) with status rest/other/unresolved/diverged/moving/stiff-failure."""
+    (k, 2) arrays; ``starts``: list of (α0, β0, status) with status rest/other or an outcome of ``flows.gradient_flow_two``."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
@@ -91,10 +91,11 @@ def two_parameter_plane(path: Path, *, T: int, grid_alpha, grid_beta, loss, traj
         tr = np.asarray(tr, float)
         ax.plot(tr[:, 0], tr[:, 1], "w-", lw=0.8, alpha=0.8)
     handles = [Line2D([], [], color="w", lw=0.8, label="gradient-flow paths")] if len(trajectories) else []
-    colours = {"rest": "lime", "other": "orange", "unresolved": "yellow", "diverged": "red", "moving": "magenta",
-               "stiff-failure": "cyan"}
-    meaning = {"rest": "converges to (α_T, β_T)", "other": "comes to rest elsewhere",
-               "unresolved": "ends where float64 cannot resolve α (α ≈ 0, |β| large)",
+    colours = {"rest": "lime", "other": "orange", "degenerate": "white", "plateau": "yellow", "diverged": "red",
+               "moving": "magenta", "stiff-failure": "cyan"}
+    meaning = {"rest": "converges to (α_T, β_T)", "other": "comes to rest at another minimum",
+               "degenerate": "stationary, Hessian not definite to float64",
+               "plateau": "plateau α ≈ 0 of the zero predictor (below float64's resolution)",
                "diverged": "diverges (|α| or |β| > 10)", "moving": "still moving at the end",
                "stiff-failure": "the stiff integrator gave up"}
     for status, col in colours.items():

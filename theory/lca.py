@@ -21,6 +21,7 @@ from functools import lru_cache
 import sympy as sp
 
 from .model import bayes_predictor, lam, risk_of_coefficient, s, zeta
+from .rounding import UNIT_ROUNDOFF, affine_error_step, running_error
 
 __all__ = [
     "T",
@@ -34,6 +35,7 @@ __all__ = [
     "two_parameter",
     "no_skip",
     "depth_factorisation",
+    "JET_VARIABLES",
     "LayerJet",
     "layer_jet",
     "alpha_star_expr",
@@ -121,31 +123,64 @@ def no_skip() -> ReducedLCA:
 
 @dataclass(frozen=True)
 class LayerJet:
-    """One LCA layer acting on the Bayes residual of the query factor and its parameter
-    derivatives up to order 2.
+    """One LCA layer acting on the query factor (or on its Bayes residual) and on its parameter
+    derivatives up to order 2, with a running bound on the rounding error of each.
 
-    The state is the residual ``ρ = λ P − 1`` (0 exactly for the Bayes predictor) and its
-    derivatives ``(ρ, ∂_i ρ, ∂_i∂_j ρ)``; ``step`` is their value after one layer
-    ``P ↦ (1 + w_V λ) P + w_S`` rewritten in ρ and differentiated by SymPy; ``initial`` their value
-    at ``F⁰ = 0`` (``ρ = −1``); ``loss`` the excess risk per ζ² and its derivatives as functions of
-    the state.  Iterating ``step`` T times gives the exact depth-T derivatives with no closed form
-    (no pole at β = 0).  Working with ρ rather than P keeps the tiny excess of deep models
-    accurate: ``λP − 1`` computed from P loses every digit once it is below 1e-16."""
+    ``variable="residual"``: the state is ``ρ = λ P − 1`` (0 exactly for the Bayes predictor) and its
+    derivatives; ``variable="factor"``: the state is ``P`` itself and its derivatives.  ``step`` is
+    the state after one layer ``P ↦ (1 + w_V λ) P + w_S`` (rewritten in the state and
+    differentiated by SymPy), ``initial`` its value at ``F⁰ = 0`` (``ρ = −1``, ``P = 0``), ``loss``
+    the excess risk per ζ² and its derivatives as functions of the state.  Iterating ``step`` T
+    times gives the exact depth-T derivatives with no closed form (no pole at β = 0).
 
+    The two variables fail in opposite places.  The layer multiplies the state by
+    ``q = 1 + w_V λ``: where ``|q| ≤ 1`` rounding errors shrink, and ρ keeps the tiny residual of a
+    deep model accurate (``λP − 1`` computed from P loses every digit once it is below 1e-16);
+    where ``|q| > 1`` they grow like ``|q|^T``, which ρ's fixed point cannot absorb (at ``α = 0``
+    the true ρ is −1 at every depth, the iterated one drifts away), while P grows with them and
+    keeps its relative accuracy (and is exactly 0 at ``α = 0``).
+
+    ``error_step[i]`` bounds the rounding error of ``step[i]`` given bounds ``errors`` on the
+    state's errors (``theory.rounding.running_error``; the parameters and ``s`` are exact inputs);
+    ``loss_error[i]`` bounds the error of ``loss[i]`` in the same way.  ``value_error`` is
+    ``error_step[0]`` written as ``A·e + B·|x| + C + D·|x'|`` (x the value, x' its step): the
+    coefficients depend on the parameters and s only, so they are computed once per node."""
+
+    variable: str
     params: tuple[sp.Symbol, ...]
     orders: tuple[tuple[sp.Symbol, ...], ...]
     state: tuple[sp.Symbol, ...]
+    errors: tuple[sp.Symbol, ...]
     initial: tuple[sp.Expr, ...]
     step: tuple[sp.Expr, ...]
     loss: tuple[sp.Expr, ...]
+    error_step: tuple[sp.Expr, ...]
+    loss_error: tuple[sp.Expr, ...]
+    value_error: tuple[sp.Expr, sp.Expr, sp.Expr, sp.Expr]
 
 
-def layer_jet(params: tuple[sp.Symbol, ...], w_skip: sp.Expr, w_value: sp.Expr) -> LayerJet:
-    R = sp.Function("R")(*params)  # the residual λP − 1 as a function of the parameters
+JET_VARIABLES = ("residual", "factor")
+
+
+def layer_jet(params: tuple[sp.Symbol, ...], w_skip: sp.Expr, w_value: sp.Expr,
+              variable: str = "residual", rounded: tuple[sp.Symbol, sp.Expr] | None = None) -> LayerJet:
+    """The jet of one layer (see ``LayerJet``) in the parameters ``params``, with
+    ``W^S = w_skip``, ``W^V = w_value`` (expressions in ``params``).
+
+    ``rounded = (v, expr)``: a combination of the parameters that the caller computes once, with
+    one rounding (an input error at most ``u·|v|``), and passes as the extra input ``v``; the
+    steps are written in ``v`` wherever ``expr`` appears in them (``γ = α + β`` in the residual's
+    step, ``α = γ − β`` in the factor's), so that the rounding bound does not charge
+    ``u·(|α| + |β|)`` for a difference that float64 forms exactly."""
+    if variable not in JET_VARIABLES:
+        raise ValueError(f"variable must be one of {JET_VARIABLES}, got {variable!r}")
+    R = sp.Function("R")(*params)  # the state (λP − 1, or P) as a function of the parameters
     orders = [()] + [(p,) for p in params] + [
         (params[i], params[j]) for i in range(len(params)) for j in range(i, len(params))]
-    names = ["r"] + ["r_" + "".join(str(v) for v in o) for o in orders[1:]]
+    head = "r" if variable == "residual" else "p"
+    names = [head] + [head + "_" + "".join(str(v) for v in o) for o in orders[1:]]
     state = sp.symbols(names, real=True)
+    errors = sp.symbols(["e_" + n for n in names], nonnegative=True)
     table = {}
     for o, sym in zip(orders, state):
         table[sp.diff(R, *o) if o else R] = sym
@@ -158,18 +193,36 @@ def layer_jet(params: tuple[sp.Symbol, ...], w_skip: sp.Expr, w_value: sp.Expr) 
         linear = sum(expr.coeff(x) * x for x in state)
         return sp.collect(linear, state) + sp.factor(sp.simplify(expr - linear))
 
-    P = (R + 1) / lam
-    step = lam * ((1 + w_value * lam) * P + w_skip) - 1
+    if variable == "residual":
+        P = (R + 1) / lam
+        step = lam * ((1 + w_value * lam) * P + w_skip) - 1
+        initial = (lam * 0 - 1,) + (sp.Integer(0),) * (len(orders) - 1)
+    else:
+        P = R
+        step = (1 + w_value * lam) * P + w_skip
+        initial = (sp.Integer(0),) * len(orders)
     c = sp.Symbol("c", real=True)
     per_zeta2 = sp.expand((risk_of_coefficient(c) - bayes_predictor().risk).subs(c, zeta * sp.sqrt(s) * P) / zeta**2)
-    initial = (lam * 0 - 1,) + (sp.Integer(0),) * (len(orders) - 1)
+    steps = tuple(to_state(sp.diff(step, *o) if o else step) for o in orders)
+    losses = tuple(sp.factor(sp.simplify(to_state(sp.diff(per_zeta2, *o) if o else per_zeta2))) for o in orders)
+    bound = dict(zip(state, errors))
+    if rounded is not None:
+        v, combination = rounded
+        steps = tuple(e.subs(combination, v) for e in steps)
+        bound[v] = UNIT_ROUNDOFF * sp.Abs(v)
+    error_step = tuple(running_error(e, bound) for e in steps)
     return LayerJet(
+        variable=variable,
         params=tuple(params),
         orders=tuple(orders),
         state=tuple(state),
+        errors=tuple(errors),
         initial=initial,
-        step=tuple(to_state(sp.diff(step, *o) if o else step) for o in orders),
-        loss=tuple(sp.factor(sp.simplify(to_state(sp.diff(per_zeta2, *o) if o else per_zeta2))) for o in orders),
+        step=steps,
+        loss=losses,
+        error_step=error_step,
+        loss_error=tuple(running_error(e, bound) for e in losses),
+        value_error=affine_error_step(error_step[0], errors[0], state[0], steps[0]),
     )
 
 

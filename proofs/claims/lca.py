@@ -484,18 +484,19 @@ def evaluate_thm63(config: RunConfig):
                     mini = lca.minimise_two(law, T)
                     basin = _basin(law, T, n_grid, progress, mini)
                     counts = {k: sum(1 for *_, st in basin["starts"] if st == k)
-                              for k in ("rest", "other", "unresolved", "diverged", "moving", "stiff-failure")}
+                              for k in ("rest", "other", *flows.OUTCOMES_TWO[1:])}
                     checks.append(Check(
                         f"[{text}] basin of starts at T = {T}: which (α₀, β₀) converge to (α_T, β_T)", "ode",
                         counts["rest"] > 0,
                         {"grid": f"{n_grid}×{n_grid}, α₀ ∈ [−0.5, 1.5], β₀ ∈ [−1.5, 0.5]", **counts,
                          "region": _describe_basin(basin)},
-                        "a start counts if its flow comes to rest within 1e-8 of the minimiser; "
-                        "'other' = at rest (Newton step < 1e-12, Hessian positive definite) elsewhere; "
-                        "'unresolved' = the Newton test passed where |α| < 10^4·eps·|β| (the plateau α ≈ 0 "
-                        "at large |β|, where the curvature ~ Σ_k(1+β(1+s))^k squared is astronomical and α "
-                        "is below float64's resolution); 'diverged' = left |α|,|β| ≤ 10; 'stiff-failure' = "
-                        "the stiff integrator gave up (reported, not counted as converging)",
+                        "a start counts if its flow comes to rest at a minimum within 1e-8 of the minimiser "
+                        "(Hessian positive definite beyond its rounding bound, Newton step < 1e-12); 'other' = "
+                        "at rest at a minimum elsewhere; 'degenerate' = stationary to float64's resolution with "
+                        "a Hessian not definite beyond its rounding; 'plateau' = ended outside the stable region "
+                        "with α within 10^4 ulps of β (the plateau α ≈ 0 of the zero predictor, which float64 "
+                        "cannot resolve); 'diverged' = left |α|,|β| ≤ 10 or the excess exceeded float64; "
+                        "'stiff-failure' = the stiff integrator gave up; 'moving' = none of these by the end",
                         "the condition on the start was not available to us: this maps it",
                         role=CORROBORATING))  # maps the unstated condition on the start; cannot refute it
                     summary[f"basin_T{T}"] = f"{counts['rest']}/{n_grid * n_grid}"
