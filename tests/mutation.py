@@ -7,6 +7,11 @@ Run as a script (pytest does not collect it: the name does not start with ``test
     python tests/mutation.py --json OUT.json       # also write the report as JSON
     python tests/mutation.py --list                # the mutations, and where each snippet is now
     python tests/mutation.py --worktree            # a copy of the working tree instead of a commit
+    python tests/mutation.py --set old|new         # the issue-9 mutants, or those added in issue 18
+
+A test entry of a mutation may be a file or a node id (``file.py::test``): each mutant added in
+issue 18 runs its own package's selection only (``STATS``, ``CERTS``, ``STORE``, ``VALIDATE``, …),
+so that one mutant costs seconds, not the whole suite.
 
 How it works
 ------------
@@ -21,8 +26,8 @@ How it works
    file of every loaded ``mmicl*`` module, and a run where one of them lies outside the copy is an
    error.
 2. Each mutation is a snippet (exact text or a regular expression) and its replacement.  The
-   snippet is searched for in every ``.py`` file under ``theory/`` and ``numerics/`` (not
-   ``numerics/testbed/``), so a function that moved to another module is still found.  A snippet
+   snippet is searched for in every ``.py`` file under ``theory/``, ``numerics/`` (with
+   ``numerics/testbed/``) and ``proofs/`` (with its certificates, sweep and claims), so a function that moved to another module is still found.  A snippet
    found nowhere is reported ``not-found``; found more than once, ``ambiguous`` (the mutation must
    then be made more specific); both are left out of the score.  A mutated file that does not
    compile is ``invalid`` (a bug in the mutation, also left out).
@@ -61,8 +66,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SEARCHED = ("theory", "numerics")
-EXCLUDED = ("numerics/testbed",)
+SEARCHED = ("theory", "numerics", "proofs")
+EXCLUDED: tuple[str, ...] = ()
+"""Every package is searched: ``theory/``, ``numerics/`` with ``numerics/testbed/``, ``proofs/``
+with ``proofs/certificates/``, ``proofs/sweep/`` and ``proofs/claims/`` (until issue 18: only
+``theory/`` and ``numerics/`` without the testbed)."""
 
 # test files, named without the folder; fast ones first within each list (pytest -x stops at the
 # first failure, so the cheap killers should run first)
@@ -72,6 +80,18 @@ LCA = ["test_theory.py", "test_lca_numerics.py", "test_lca_properties.py"]
 LSA = ["test_lsa.py", "test_lsa_properties.py"]
 FLOWS = ["test_lca_numerics.py", "test_api.py"]
 SAMPLING = ["test_sampling_moments.py", "test_models.py"]
+# per-package selections for the mutants added in issue 18: an entry may be a node id
+# (``file.py::test``), so that a mutant runs only the tests that exercise its code
+ISSUE18 = "test_mutants_issue18.py"
+STATS = [ISSUE18, "test_testbed_v2.py"]
+ESTIMATE = [ISSUE18, "test_estimate.py"]
+ATOMIC = [ISSUE18, "test_sweep.py"]
+VALIDATE = [ISSUE18, "test_api_guards.py"]
+REST_TWO = ["test_two_parameter_accuracy.py::test_a_saddle_is_not_a_rest_point", "test_two_parameter_accuracy.py"]
+UNBOUNDED = [ISSUE18, "test_api.py"]
+CERTS = ["test_certify_forged.py"]
+STORE = ["test_sweep.py"]
+VERDICTS = ["test_verdict_roles.py"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,9 +116,26 @@ A mapped test file that the source tree lacks (this one, in a tree older than it
 that run and listed in the report."""
 
 
-def M(name, snippet, replacement, tests, why, regex=False, variants=()):
-    return Mutation(name, snippet, replacement, tuple(dict.fromkeys([GUARDS, *tests])), why, regex,
+def M(name, snippet, replacement, tests, why, regex=False, variants=(), guards=(GUARDS,)):
+    return Mutation(name, snippet, replacement, tuple(dict.fromkeys([*guards, *tests])), why, regex,
                     tuple(variants))
+
+
+def N(name, snippet, replacement, tests, why, regex=False, variants=()):
+    """A mutant of issue 18's extended set: its own per-package test selection, without
+    ``GUARDS`` (the maths guards of issue 9, which do not touch these packages)."""
+    m = M(name, snippet, replacement, tests, why, regex, variants, guards=())
+    EXTENDED.add(name)
+    return m
+
+
+EXTENDED: set[str] = set()
+"""Names of the mutants added in issue 18 (``--set new``); the others are the issue-9 set (``--set old``)."""
+
+
+def test_file(entry: str) -> str:
+    """The file of a test entry (a file name or a node id ``file.py::test``)."""
+    return entry.split("::", 1)[0]
 
 
 MUTATIONS: list[Mutation] = [
@@ -199,8 +236,9 @@ MUTATIONS: list[Mutation] = [
       LAWS + ["test_lca_numerics.py", "test_claims_lca.py"], "mix(w1*D1,…) attaches the weights in reverse"),
     M("parse_zeta_const", 'return ZetaLaw("const", c)', 'return ZetaLaw("const", c * c)', LAWS + ["test_lsa.py"],
       "zeta=const(c) read as const(c²)"),
-    M("parse_default_dims", 'items.get(key, "1")', 'items.get(key, "2")', LAWS + ["test_lsa.py"],
-      "d1 and d2 default to 2"),
+    M("parse_default_dims", 'raw = override if override is not None else items.get(key, "1")',
+      'raw = override if override is not None else items.get(key, "2")', LAWS + ["test_lsa.py"],
+      "d1 and d2 default to 2", variants=[('items.get(key, "1")', 'items.get(key, "2")', False)]),
     # ------------------------------------------------------------------ numerics/lca.py
     M("stable_interval_end", "return (0.0, 2.0 / (1.0 + hi))", "return (0.0, 2.0 / (1.0 + lo))",
       ["test_lca_numerics.py", "test_lca_properties.py"], "the stable interval ends at 2/(1 + s_lo)"),
@@ -216,9 +254,12 @@ MUTATIONS: list[Mutation] = [
     M("one_param_sign_parity", "(base < 0) & (n % 2 == 1)", "(base < 0) & (n % 2 == 0)",
       ["test_theory.py", "test_lca_numerics.py"], "negative r raised to an even power taken as negative"),
     M("gamma_beta_coordinates", "th.gamma - th.beta, th.beta)", "th.gamma + th.beta, th.beta)",
-      ["test_lca_numerics.py", "test_lca_properties.py"], "in (γ, β) coordinates W^S = γ + β instead of γ − β"),
+      ["test_lca_numerics.py", "test_lca_properties.py"], "in (γ, β) coordinates W^S = γ + β instead of γ − β",
+      variants=[('"gamma-beta": ((th.gamma, th.beta), th.gamma - th.beta, th.beta,',
+                 '"gamma-beta": ((th.gamma, th.beta), th.gamma + th.beta, th.beta,', False)]),
     M("two_param_depth_loop", r"(for _ in range\(self\.T)(\):\n\s*state = self\._step)", r"\1 - 1\2",
-      ["test_theory.py", "test_lca_numerics.py"], "the two-parameter jet runs T − 1 layers", regex=True),
+      ["test_theory.py", "test_lca_numerics.py"], "the two-parameter jet runs T − 1 layers", regex=True,
+      variants=[(r"(if full:\n\s*for _ in range\(self\.T)(\):)", r"\1 - 1\2", True)]),
     M("minimise_two_grid", "grid = np.linspace(-4.0 / (1.0 + lo)", "grid = np.linspace(-0.4 / (1.0 + lo)",
       ["test_lca_numerics.py", "test_lca_properties.py", "test_claims_lca.py"],
       "the β grid of the profile search stops short of the valley β ≈ −α"),
@@ -268,6 +309,87 @@ MUTATIONS: list[Mutation] = [
       "Bartlett: A_kk² ~ χ²(dof − k + 1)"),
     M("sampling_limit_h", "xy = zeta[:, None] * m\n", "xy = 2 * zeta[:, None] * m\n", SAMPLING,
       "in the large-context limit h = 2ζm"),
+    # ================================================================== issue 18: the extended set
+    # ------------------------------------------------------------------ numerics/testbed/stats.py
+    N("stats_t_dof", "q = _st.t.ppf(0.5 + level / 2, n - 1)", "q = _st.t.ppf(0.5 + level / 2, n)", STATS,
+      "the t interval uses n degrees of freedom instead of n − 1 (7–26 % too narrow at 5 and 3 seeds)"),
+    N("stats_t_ddof", "se = v.std(ddof=1) / math.sqrt(n)", "se = v.std(ddof=0) / math.sqrt(n)", STATS,
+      "the t interval's standard error from the biased sd"),
+    N("stats_t_z_quantile", "q = _st.t.ppf(0.5 + level / 2, n - 1)", "q = _st.norm.ppf(0.5 + level / 2)", STATS,
+      "the t interval with the normal quantile"),
+    N("stats_welch_dof", "va ** 2 / (a.size - 1)", "va ** 2 / a.size", STATS,
+      "Welch–Satterthwaite with n_a for n_a − 1"),
+    N("stats_decide_strict", "if interval.lo > margin:", "if interval.lo >= margin:", STATS,
+      "an interval whose lower end equals the margin decides 'above'"),
+    # ------------------------------------------------------------------ numerics/testbed/plateau.py
+    N("plateau_sqrt_eval_size", "return p + 2 * math.sqrt(p * (1 - p) / eval_size)",
+      "return p + 2 * math.sqrt(p * (1 - p)) / eval_size", STATS,
+      "the copy-plateau level loses a √eval_size (0.5625 becomes 0.504)"),
+    N("plateau_one_se", "return p + 2 * math.sqrt(p * (1 - p) / eval_size)",
+      "return p + math.sqrt(p * (1 - p) / eval_size)", STATS, "the plateau level one standard error above B/N"),
+    # ------------------------------------------------------------------ numerics/estimate.py
+    N("estimate_ddof", "sd = float(np.std(v, ddof=1)) if k > 1 else math.inf",
+      "sd = float(np.std(v, ddof=0)) if k > 1 else math.inf", ESTIMATE, "a Monte Carlo estimate's sd is the biased one"),
+    N("estimate_se_root", "return cls(float(np.mean(v)), sd / math.sqrt(k), k)", "return cls(float(np.mean(v)), sd / k, k)",
+      ESTIMATE, "se = sd/k instead of sd/√k"),
+    N("estimate_interval_z", "half = Z95 * self.se", "half = 2 * self.se", ESTIMATE, "interval95 uses 2 for z_0.975"),
+    # ------------------------------------------------------------------ numerics/atomic.py
+    N("atomic_private_mode", "os.chmod(tmp, 0o644)", "os.chmod(tmp, 0o600)", ATOMIC,
+      "written results keep mkstemp's 0600 (the writer promises files readable by everyone)"),
+    # ------------------------------------------------------------------ numerics/validate.py
+    N("validate_bool_depth", "if _is_bool(T):\n        raise error(f\"the depth T", "if False:\n        raise error(f\"the depth T",
+      VALIDATE, "the API takes True as the depth 1"),
+    N("validate_depth_limit", "if limit is not None and T > limit:", "if limit is not None and T > limit + 1:",
+      VALIDATE, "a depth one beyond the function's limit is served"),
+    N("validate_real_nonfinite", "if not math.isfinite(v):\n        raise error(f\"{name} must be finite",
+      "if False:\n        raise error(f\"{name} must be finite", VALIDATE, "a real parameter may be NaN or ±inf"),
+    N("validate_count_bool", "if _is_bool(n) or not isinstance(n, numbers.Real)", "if not isinstance(n, numbers.Real)",
+      VALIDATE, "a count (grid points, samples) may be a bool"),
+    N("validate_zeta_range", "if log_z2 > hi + 1e-12:", "if log_z2 > hi + 300:", VALIDATE,
+      "E[ζ²] far above MAX_ZETA2 is taken"),
+    # ------------------------------------------------------------------ numerics/flows.py (two-parameter rest test)
+    N("rest_two_saddle", "definite = h11 > e11 and det > det_error", "definite = h11 > e11 and abs(det) > det_error",
+      REST_TWO, "the two-parameter rest test takes a saddle (det H < 0) for a minimum"),
+    N("rest_two_no_det", "definite = h11 > e11 and det > det_error", "definite = h11 > e11", REST_TWO,
+      "the rest test's definiteness looks at H_11 only"),
+    # ------------------------------------------------------------------ numerics/unbounded.py
+    N("exp_stationarity_rate", "term = (a - 1) ** n / k", "term = (a - 1) ** n * k", UNBOUNDED,
+      "the exponential law's public G(α) is off by k² for rates k ≠ 1 (its root, α_T, is not)"),
+    N("exp_quadrature_density", "* k * mp.exp(-k * s)", "* mp.exp(-k * s)", UNBOUNDED,
+      "stationarity_quadrature integrates against e^(−ks) without the density's factor k"),
+    # ------------------------------------------------------------------ proofs/certificates/check.py
+    N("cert_zero_sign_accepted",
+      "if d == 0:\n            reasons.append(f\"D({end}) = 0",
+      "if False:\n            reasons.append(f\"D({end}) = 0", CERTS,
+      "a zero of D at an end of the enclosure is not refused by name (the sign test alone must then refuse it)"),
+    N("cert_zero_sign_as_right_sign", "elif sign != want:", "elif sign == -want:", CERTS,
+      "a sign of exactly 0 at an end is taken as the right sign (with the zero test, only its reason changes)"),
+    N("cert_width_not_strict", "if not hi - lo < width:", "if not hi - lo <= width:", CERTS,
+      "an enclosure exactly as wide as the claimed width is accepted"),
+    N("cert_gap_lo_zero", "if positive is True and not lo > 0:", "if positive is True and not lo >= 0:", CERTS,
+      "'gap > 0' accepted with a lower bound of exactly 0"),
+    N("cert_remainder_not_a_bound", "hi + w * (series / c + rho**K / t0)", "hi + w * (series / c + rho**K / c)", CERTS,
+      "the series remainder ρ^K/c is not a bound (its supremum is ρ^K/t₀)"),
+    N("cert_gap_lower_unchecked", "if not lo <= g_lo <= g_hi <= hi:", "if not g_hi <= hi:", CERTS,
+      "a claimed lower bound above the recomputed one is accepted"),
+    N("cert_zeta2_positive", "if not law.zeta2 > 0:", "if not law.zeta2 >= 0:", CERTS,
+      "an α_T certificate with E[ζ²] = 0 (no unique minimiser) is accepted"),
+    # ------------------------------------------------------------------ proofs/sweep (store and keys)
+    N("store_index_not_rebuilt", 'self._index = {r["key"]: self._entry(r) for r in self.records()}', "self._index = {}",
+      STORE, "opening a store does not rebuild its index from the run files"),
+    N("store_entry_status", '"status": record["status"], "file"', '"status": "done", "file"', STORE,
+      "the index records every run as done"),
+    N("store_flat_nested", 'out |= _flat(v, f"{prefix}{k}.")', 'out[f"{prefix}{k}"] = v', STORE,
+      "the table and CSV keep nested results as one column"),
+    N("sweep_key_order", "sort_keys=True,\n                          separators", "sort_keys=False,\n                          separators",
+      STORE, "a run's key depends on the order its settings were written in"),
+    # ------------------------------------------------------------------ proofs/registry.py (verdict roles)
+    N("verdict_corroborating_fail_holds", "if side_failed:\n        return \"inconclusive\"",
+      "if False:\n        return \"inconclusive\"", VERDICTS,
+      "a failed corroborating check leaves 'holds'"),
+    N("verdict_no_decisive_holds", "if not decisive:\n        return \"inconclusive\", \"no decisive check\"",
+      "if False:\n        return \"inconclusive\", \"no decisive check\"", VERDICTS,
+      "a claim with no decisive check 'holds'"),
 ]
 
 
@@ -425,15 +547,16 @@ def run_pytest(tree: Path, tests: list[str], cache: Path, timeout: float) -> dic
 # ---------------------------------------------------------------------------------------------
 
 
-def select(names: list[str] | None) -> list[Mutation]:
+def select(names: list[str] | None, which: str = "all") -> list[Mutation]:
+    pool = [m for m in MUTATIONS if which == "all" or (m.name in EXTENDED) == (which == "new")]
     if not names:
-        return list(MUTATIONS)
+        return pool
     wanted = [n for arg in names for n in arg.split(",") if n]
     known = {m.name: m for m in MUTATIONS}
     unknown = [n for n in wanted if n not in known]
     if unknown:
         sys.exit(f"unknown mutation(s): {', '.join(unknown)}; see --list")
-    return [known[n] for n in wanted]
+    return [known[n] for n in wanted if known[n] in pool]
 
 
 def score(results: list[dict]) -> dict:
@@ -458,6 +581,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", action="append", help="mutation names, comma-separated (repeatable)")
     ap.add_argument("--json", type=Path, help="write the report here")
+    ap.add_argument("--set", dest="which", choices=("all", "old", "new"), default="all",
+                    help="old: the issue-9 mutants; new: those added in issue 18; all (default)")
     ap.add_argument("--rev", default="HEAD", help="the commit to mutate (default HEAD)")
     ap.add_argument("--worktree", action="store_true", help="mutate a copy of the working tree instead of --rev")
     ap.add_argument("--timeout", type=float, help="seconds per mutant (default 3 × baseline + 60)")
@@ -468,7 +593,7 @@ def main(argv=None) -> int:
                     help="a pytest node id to leave out of every run (repeatable; in the report)")
     args = ap.parse_args(argv)
     DESELECT[:] = args.deselect
-    muts = select(args.only)
+    muts = select(args.only, args.which)
 
     if args.list:  # where each snippet is, in --rev and in the working tree as it is now
         with tempfile.TemporaryDirectory(prefix="mmicl-mutation-list-") as tmp:
@@ -497,7 +622,7 @@ def main(argv=None) -> int:
               "baseline": {}, "mutants": []}
 
     base_cache = scratch / "cache-base"
-    present = lambda tests: [t for t in tests if (base / "tests" / t).is_file()]  # noqa: E731
+    present = lambda tests: [t for t in tests if (base / "tests" / test_file(t)).is_file()]  # noqa: E731
     files = present(dict.fromkeys(t for m in muts for t in m.tests))
     report["test_files_missing"] = [t for t in dict.fromkeys(t for m in muts for t in m.tests) if t not in files]
     if not args.no_baseline:

@@ -111,6 +111,16 @@ def test_welch_interval_is_the_textbook_welch_satterthwaite_interval():
     assert iv.lo > 0 and decide(iv) is True and decide(iv, margin=10) is False and decide(iv, margin=1.0) is None
 
 
+def test_decide_is_strict_at_the_margin():
+    """An interval whose end equals the margin does not lie above (or below) it: undecided."""
+    from mmicl.numerics.testbed.stats import Interval
+
+    assert decide(Interval(1.0, 0.0, 2.0, 3, "t"), margin=0.0) is None
+    assert decide(Interval(-1.0, -2.0, 0.0, 3, "t"), margin=0.0) is None
+    assert decide(Interval(1.0, 0.5, 2.0, 3, "t"), margin=0.0) is True
+    assert decide(Interval(-1.0, -2.0, -0.5, 3, "t"), margin=0.0) is False
+
+
 def test_monte_carlo_estimate_is_mean_and_sd_over_root_k():
     """``Estimate.of``: mean, se = sd/√k with the unbiased sd; z = (mean − v)/se; interval95 =
     mean ± z_{0.975}·se (z_{0.975} checked against mpmath's normal quantile)."""
