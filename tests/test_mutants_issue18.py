@@ -300,3 +300,41 @@ def test_alpha_T_unbounded_is_the_root_of_the_exact_G(k):
     a = mmicl.alpha_T_unbounded(f"s=exponential({k!r})", 2)
     kf = Fraction(k)
     assert exact_G(kf, 2, Fraction(a * (1 - 1e-9))) < 0 < exact_G(kf, 2, Fraction(a * (1 + 1e-9)))
+
+
+# ------------------------------------------------------------------ survivors of the extended set
+
+
+@pytest.mark.parametrize("n", [True, False, np.True_])
+def test_a_count_refuses_a_bool(n):
+    """``check_count`` (grid sizes, sample counts) refuses a bool as check_depth does
+    (mutant validate_count_bool)."""
+    from mmicl.numerics.validate import check_count
+
+    with pytest.raises(ValueError, match="whole number"):
+        check_count("the grid size n", n, 0, 101)
+    assert check_count("the grid size n", np.int64(3), 1, 101) == 3
+
+
+def test_a_run_key_does_not_depend_on_the_order_of_its_settings():
+    """Two RunSpecs whose configurations differ only in order have one key (mutant sweep_key_order:
+    the key's JSON without sort_keys)."""
+    from mmicl.proofs.sweep.spec import RunSpec
+
+    a = RunSpec("theory", {"law": "s=uniform(0.5,4)", "T": 3, "alpha0": 0.1})
+    b = RunSpec("theory", {"alpha0": 0.1, "T": 3, "law": "s=uniform(0.5,4)"})
+    assert a.key == b.key and a.key != RunSpec("theory", {"law": "s=uniform(0.5,4)", "T": 4, "alpha0": 0.1}).key
+
+
+def test_the_store_table_flattens_nested_results_with_dotted_keys(tmp_path):
+    """``Store.table`` joins nested keys with dots and leaves out the bulky entries (mutant
+    store_flat_nested)."""
+    from mmicl.proofs.sweep.store import Store
+
+    store = Store(tmp_path)
+    store.write({"key": "k1", "kind": "theory", "status": "done", "config": {"law": "x", "opt": {"lr": 0.1}},
+                 "result": {"a": {"b": 1.5, "c": {"d": 2}}, "history": [1, 2]}, "provenance": {"seconds": 0.5}})
+    row, = store.table()
+    assert row["config.opt.lr"] == 0.1 and row["result.a.b"] == 1.5 and row["result.a.c.d"] == 2
+    assert "result.a" not in row and not any(k.startswith("result.history") for k in row)
+    assert row["seconds"] == 0.5 and Store(tmp_path).status("k1") == "done"
