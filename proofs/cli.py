@@ -103,7 +103,7 @@ def verify(quick, claims, everything, out, seed, device, law, threads, scheduler
     Figure paths in verdicts.json and report.md are relative to OUT, so the folder can be moved.
     Exit status 1 if any claim fails."""
     from rich.console import Console
-    from rich.table import Table
+    from rich.markup import escape
 
     from mmicl.numerics.atomic import write_json, write_text
 
@@ -120,21 +120,20 @@ def verify(quick, claims, everything, out, seed, device, law, threads, scheduler
                        testbed_threads=threads)
     _one_torch_thread()
     results = []
-    table = Table(title=f"mmicl verify ({'quick' if quick else 'full'}, seed {seed})")
-    for col in ("claim", "verdict", "key numbers", "s"):
-        table.add_column(col)
+    table = verdict_table(f"mmicl verify ({'quick' if quick else 'full'}, seed {seed})")
     for claim in chosen:
-        console.print(f"[bold]{claim.id}[/]: {claim.title} …")
+        # text from a claim, a law or a path is escaped: rich would read "[...]" in it as markup
+        console.print(f"[bold]{escape(claim.id)}[/]: {escape(claim.title)} …")
         res = claim.run(config)  # a LawError from --law becomes a usage error (Command)
         results.append(res)
         # write after every claim: a killed run keeps what it had finished
         write_json(out / "verdicts.json", {"seed": seed, "quick": quick,
                                            "claims": [r.to_json(relative_to=out) for r in results]})
-        table.add_row(res.id, _colour(res.verdict), _key_numbers(res.summary), f"{res.seconds:.1f}")
+        add_result(table, res)
     write_text(out / "report.md", render_report(results, config))
     write_text(out / "report.html", render_html(results, config))
     Console().print(table)
-    console.print(f"wrote {out / 'verdicts.json'}, {out / 'report.md'} and {out / 'report.html'}")
+    console.print(escape(f"wrote {out / 'verdicts.json'}, {out / 'report.md'} and {out / 'report.html'}"))
     sys.exit(1 if any(r.verdict == "fails" for r in results) else 0)
 
 
@@ -146,8 +145,29 @@ def _one_torch_thread() -> None:
     torch.set_num_threads(1)
 
 
+def verdict_table(title: str):
+    """The verdict table of ``mmicl verify`` (its title escaped)."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=escape(title))
+    for col in ("claim", "verdict", "key numbers", "s"):
+        table.add_column(col)
+    return table
+
+
+def add_result(table, res) -> None:
+    """One claim's row: every text from the claim (its id, verdict, summary) escaped, so "[bold]" or
+    "[0,1]" in it prints as written instead of being read as rich markup."""
+    from rich.markup import escape
+
+    table.add_row(escape(str(res.id)), _colour(res.verdict), escape(_key_numbers(res.summary)), f"{res.seconds:.1f}")
+
+
 def _colour(verdict: str) -> str:
-    return {"holds": "[green]holds[/]", "fails": "[red]fails[/]"}.get(verdict, f"[yellow]{verdict}[/]")
+    from rich.markup import escape
+
+    return {"holds": "[green]holds[/]", "fails": "[red]fails[/]"}.get(verdict, f"[yellow]{escape(str(verdict))}[/]")
 
 
 def _key_numbers(summary: dict) -> str:
