@@ -24,6 +24,10 @@ from .scalar_laws import (Beta, Discrete, Exponential, LawError, Mixture, Point,
                           SumLaw, TwoPoint, UnboundedSupportError, Uniform)  # (re-exported: __all__)
 from .scalar_laws import _sum_rule  # noqa: F401  (benchmarks clear its cache)
 from .task_law import TaskLaw, ZetaLaw  # noqa: F401  (re-exported: __all__)
+# every public name of the two modules, including the ones added there later (task_law's
+# FLOAT64_EPS and RESOLUTION_TOLERANCE): __all__ below is built from theirs, so it must hold them all
+from .scalar_laws import *  # noqa: E402,F401,F403
+from .task_law import *  # noqa: E402,F401,F403
 
 __all__ = [*_scalar_laws.__all__, *_task_law.__all__, "Rule"]
 
