@@ -363,7 +363,8 @@ MUTATIONS: list[Mutation] = [
       "if False:\n            reasons.append(f\"D({end}) = 0", CERTS,
       "a zero of D at an end of the enclosure is not refused by name (the sign test alone must then refuse it)"),
     N("cert_zero_sign_as_right_sign", "elif sign != want:", "elif sign == -want:", CERTS,
-      "a sign of exactly 0 at an end is taken as the right sign (with the zero test, only its reason changes)"),
+      "a sign of exactly 0 at an end is taken as the right sign.  EQUIVALENT here: the elif runs only when "
+      "d ≠ 0, so sign ∈ {±1} and sign == −want ⇔ sign ≠ want; kept so a rewrite that drops the zero test is caught"),
     N("cert_width_not_strict", "if not hi - lo < width:", "if not hi - lo <= width:", CERTS,
       "an enclosure exactly as wide as the claimed width is accepted"),
     N("cert_gap_lo_zero", "if positive is True and not lo > 0:", "if positive is True and not lo >= 0:", CERTS,
