@@ -31,7 +31,7 @@ from .lca import (TwoParameterLoss, _require_signal, alpha_star, check_depth, lo
                   loss_gradient_one)
 
 __all__ = ["CONVERGED_TWO", "FlowResult", "OUTCOMES_TWO", "RestTwo", "at_rest_one", "basin_two", "gradient_flow_one",
-           "gradient_flow_two", "rest_two"]
+           "flow_two_horizon", "gradient_flow_two", "rest_two"]
 
 
 @dataclass
@@ -301,6 +301,10 @@ def _log10_real_time(law: TaskLaw, T: int, alphas: np.ndarray, nodes: int = 8) -
     return np.asarray(logs) / math.log(10)
 
 
+TAU_MAX_TWO = 80.0
+"""The end of the two-parameter flow's log-time integration, ``τ = log(1 + t)`` (t ≈ 5.5·10^34)."""
+
+
 # In φ = (γ, β) with γ = α + β: θ = (α, β) = A φ, A = [[1, −1], [0, 1]], and the flow
 # dθ/dt = −∇_θ L reads dφ/dt = −(AᵀA)⁻¹ ∇_φ L = −M ∇_φ L with M = A⁻¹A⁻ᵀ:
 _METRIC = np.array([[2.0, 1.0], [1.0, 1.0]])
@@ -314,7 +318,7 @@ def gradient_flow_two(
     beta0: float = 0.0,
     *,
     t_eval: np.ndarray | None = None,
-    tau_max: float = 80.0,
+    tau_max: float = TAU_MAX_TWO,
     bound: float = 10.0,
     rtol: float = 1e-8,
     atol: float = 1e-12,
@@ -442,18 +446,48 @@ def rest_two(loss: TwoParameterLoss, x: float, y: float) -> RestTwo:
         return RestTwo(False, False, math.inf, False)
     _, g1, g2, h11, h12, h22 = (float(v) for v in values)
     _, e1, e2, e11, e12, e22 = (float(v) for v in bounds)
-    u = 2.0**-53
     det = h11 * h22 - h12 * h12
-    # |det(Ĥ) − det(H)| with |Ĥ_ij − H_ij| ≤ e_ij, plus the rounding of the three operations
-    det_error = (abs(h11) * e22 + abs(h22) * e11 + e11 * e22 + 2 * abs(h12) * e12 + e12 * e12
-                 + 3 * u * (abs(h11 * h22) + h12 * h12)) * (1 + 1e-10)
+    det_error = _det_error(h11, h12, h22, e11, e12, e22)
     definite = h11 > e11 and det > det_error
     resolved = abs(g1) <= e1 and abs(g2) <= e2
     if not definite:
         return RestTwo(True, False, math.inf, bool(resolved))
-    inv = np.abs(np.array([[h22, -h12], [-h12, h11]])) / (det - det_error)  # ≥ |H⁻¹| entrywise
-    step = inv @ np.array([abs(g1) + e1, abs(g2) + e2])
+    with np.errstate(over="ignore", invalid="ignore"):
+        inv = np.abs(np.array([[h22, -h12], [-h12, h11]])) / (det - det_error)  # ≥ |H⁻¹| entrywise
+        step = inv @ np.array([abs(g1) + e1, abs(g2) + e2])
     return RestTwo(True, True, float(np.max(step)), bool(resolved))
+
+
+def flow_two_horizon(loss: TwoParameterLoss, gamma: float, beta: float, contraction: float = 1e12) -> float:
+    """``log(1 + t)``, t the real time the two-parameter flow needs near its minimiser ``(γ, β)``
+    (``loss`` in (γ, β) coordinates) to shrink a distance by ``contraction`` along its slowest
+    mode: ``t = log(contraction)/λ_min`` for the linearised flow ``dφ/dt = −M H φ``.  Since
+    ``det M = 1``, ``λ_min ≥ det H / tr(MH)``, and ``det H`` is taken at its rounding bound's low
+    end: the time returned is an upper bound (within a factor 2).  ``inf`` where the Hessian is not
+    positive definite beyond its rounding bound (the minimiser is then not resolved by float64).
+
+    With ``τ_max = 80`` (t ≈ 5·10^34), a flow whose horizon exceeds 80 cannot come to rest before
+    its integration ends: it creeps along the valley, which is stiff, for tens of thousands of
+    steps (s ~ U(0, 1e-8) at T = 3: the soft mode's rate is below 10^-40)."""
+    values, bounds = loss.terms_and_bounds(float(gamma), float(beta))
+    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(bounds))):
+        return math.inf
+    _, _, _, h11, h12, h22 = (float(v) for v in values)
+    _, _, _, e11, e12, e22 = (float(v) for v in bounds)
+    det_low = h11 * h22 - h12 * h12 - _det_error(h11, h12, h22, e11, e12, e22)
+    trace = float(np.trace(_METRIC @ np.array([[h11, h12], [h12, h22]]))) + 3 * (e11 + 2 * e12 + e22)
+    if not (h11 > e11 and det_low > 0 and trace > 0):
+        return math.inf
+    with np.errstate(over="ignore"):
+        return float(np.log1p(math.log(contraction) * trace / det_low))
+
+
+def _det_error(h11, h12, h22, e11, e12, e22) -> float:
+    """A bound on |det Ĥ − det H| for a 2×2 Hessian whose entries are within ``e_ij``, with the
+    rounding of the three operations."""
+    u = 2.0**-53
+    return (abs(h11) * e22 + abs(h22) * e11 + e11 * e22 + 2 * abs(h12) * e12 + e12 * e12
+            + 3 * u * (abs(h11 * h22) + h12 * h12)) * (1 + 1e-10)
 
 
 def _classify_two(loss, end, escaped: bool, run, t_end: float, bound: float, stable) -> tuple[str, str]:
