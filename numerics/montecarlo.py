@@ -1,7 +1,9 @@
 """Monte Carlo primitives: sampled objectives of the reduced LCA and their minimisers.
 
 ``stationary_point`` estimates the minimiser of the population loss at context length n by
-*sample-average approximation* (SAA): Newton's method on the loss averaged over N fixed prompts,
+*sample-average approximation* (SAA): Newton's method on the loss averaged over N fixed prompts (its
+end is stationary for that *sampled* loss, not for the population loss: the distance between the two
+is what the standard error measures),
 with the sandwich standard error ``se = √(H⁻¹ Σ_g H⁻¹ / N)`` (Σ_g the covariance of the per-prompt
 gradients, H the Hessian).  It uses ``E[(ŷ − E[y_q|x_q, task])²]``, whose gradient equals that of
 ``E[(ŷ − y_q)²]`` (y_q's noise given x_q and the task is independent of everything ŷ reads) and has
@@ -29,8 +31,11 @@ __all__ = ["StationaryPoint", "stationary_point", "sampled_excess_one", "excess_
 
 @dataclass
 class StationaryPoint:
-    """SAA minimiser ``theta`` of the loss at context length ``n`` (α, or (α, β)), its standard
-    errors, and whether Newton converged."""
+    """Newton's end point ``theta`` on the sampled (SAA) loss at context length ``n`` (α, or (α, β)),
+    the estimate of the population loss's minimiser, with its sandwich standard errors.
+    ``converged``: Newton's step on the *sampled* loss fell below 1e-12 — converged for the sampled
+    loss (the ``samples`` prompts drawn), not a statement about the population loss, and the sign of
+    the sampled Hessian is not checked."""
 
     theta: list[float]
     se: list[float]
@@ -53,7 +58,8 @@ def stationary_point(model: ReducedLCA, law: TaskLaw, *, n: int | None, samples:
                      seed: int = 2024, device="cpu", max_iter: int = 30, chunks: int = 64) -> StationaryPoint:
     """Newton's method from the model's current parameters on the SAA loss (float64), at most
     ``max_iter`` steps, each step capped at 0.05 in every coordinate (the loss is far from quadratic
-    near the edge of the stable region); converged when the step is below 1e-12."""
+    near the edge of the stable region); converged (for the sampled loss) when the step is below
+    1e-12."""
     if samples < 2 * chunks:
         raise ValueError(f"need samples ≥ 2·chunks = {2 * chunks} for the standard error, got {samples}")
     m = ReducedLCA(model.T, model.mode, float(model.alpha.detach()), float(model.beta.detach())).to(device, torch.float64)

@@ -127,8 +127,10 @@ def train(
     """Train ``model`` (in place) on prompts of the latent-factor model with ``law``.
 
     ``n``: context length (``None``: the large-context limit).  ``schedule="cosine"`` anneals the
-    learning rate to 0 over ``steps`` (the end point then sits close to the minimiser instead of
-    jittering around it at the scale of ``lr``).  With ``checkpoint`` set, the run resumes from that
+    learning rate to 0 over ``steps`` (the end point then sits close to a minimiser of the loss it is
+    trained on — the population loss for ``data="online"``, the sampled training set's loss for
+    ``data="fixed"`` — instead of jittering around it at the scale of ``lr``; nothing here checks that
+    it is stationary).  With ``checkpoint`` set, the run resumes from that
     file when it exists (same model, same optimiser state, same random stream) and rewrites it every
     ``checkpoint_every`` steps and at the end.
     """

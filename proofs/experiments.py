@@ -69,7 +69,9 @@ class TrainedCheck:
                 "alpha_inf": self.at_infinity.theta, "alpha_inf_se": self.at_infinity.se,
                 "optimisation_error": self.optimisation_error, "finite_n_bias": self.finite_n_bias,
                 "stated_error": self.stated_error, "risk": self.risk, "diverged": self.diverged,
-                "steps": self.steps, "seconds": round(self.seconds, 2)}
+                "steps": self.steps, "seconds": round(self.seconds, 2),
+                "saa_converged_for_the_sampled_loss": {"n": bool(self.at_n.converged),
+                                                       "infinity": bool(self.at_infinity.converged)}}
 
 
 @takes_law
@@ -77,7 +79,8 @@ def trained_reduced(law: TaskLaw, T: int, *, mode: str = "one", n: int | None, s
                     lr: float = 0.01, alpha0: float = 0.1, beta0: float | None = None, seed: int = 0,
                     saa_samples: int = 100_000, risk_samples: int = 100_000, device="cpu") -> TrainedCheck:
     """Train the reduced LCA by Adam (cosine-annealed) on online prompts, then locate the SAA
-    minimisers at n and at n = ∞ from the trained point."""
+    estimates of the minimisers at n and at n = ∞ from the trained point (Newton on the sampled
+    loss: stationary for the sampled loss, recorded as ``saa_converged_for_the_sampled_loss``)."""
     model = ReducedLCA(T, mode, alpha0, beta0)
     res = train(model, law, n=n, steps=steps, batch=batch, lr=lr, schedule="cosine", seed=seed, device=device)
     at_n = stationary_point(model, law, n=n, samples=saa_samples, seed=seed + 1, device=device)
@@ -193,8 +196,9 @@ def log_log_slope(x: list[float], y: list[float]) -> float:
 @takes_law
 def finite_n_study(law: TaskLaw, T: int, ns: list[int], *, samples: int = 200_000, seed: int = 0,
                    device="cpu") -> list[dict]:
-    """The minimiser α_n of the finite-n loss (SAA, one-parameter model) against α_T, for each n,
-    with the same tasks and queries at every n (common random numbers)."""
+    """The SAA estimate α_n of the finite-n loss's minimiser (one-parameter model; Newton's end point,
+    stationary for the sampled loss) against α_T, for each n, with the same tasks and queries at every
+    n (common random numbers)."""
     from mmicl.numerics.lca import alpha_T
 
     a_T = alpha_T(law, T)
