@@ -3,7 +3,6 @@
 Each bad input in ``BAD`` must give exit status 2 and one ``Error:`` line that names the option and
 says what is allowed, never a traceback, and never start the work it was meant to configure (the
 heavy entry points are replaced by tripwires, so a check that comes too late fails loudly).
-notes/issue-9-cli.md lists these inputs with what they did before.
 """
 from __future__ import annotations
 

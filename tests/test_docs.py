@@ -1,5 +1,4 @@
-"""The user documentation stands alone: no tracked file (development notes under ``notes/`` aside)
-points to the private working material outside the repository, and every relative link in the README
+"""The user documentation stands alone: no tracked file points to the private working material outside the repository, and every relative link in the README
 and in ``docs/*.md`` reaches a file that exists (and, for a link into a markdown file with a
 ``#fragment``, one of its headings)."""
 from __future__ import annotations
@@ -57,8 +56,6 @@ def _anchors(path: Path) -> set[str]:
 def test_no_tracked_file_points_to_private_material():
     bad = []
     for rel in _tracked():
-        if rel.startswith("notes/"):
-            continue
         path = ROOT / rel
         if not path.is_file():  # deleted in the working tree
             continue

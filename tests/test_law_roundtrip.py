@@ -98,7 +98,7 @@ def test_a_law_read_back_from_its_spec_has_the_same_moments(law):
 
 
 @pytest.mark.xfail(strict=True, reason="TaskLaw.spec() leaves out anisotropy_v/anisotropy_r (the LAW "
-                   "language has no item for them): see notes/issue-9-tests.md")
+                   "language has no item for them)")
 def test_an_anisotropic_law_survives_its_spec():
     """A law whose v-directions are stretched is not the isotropic law with the same norms (its
     best LSA differs), so its text must say so.  Today the text drops the stretch and reads back

@@ -81,12 +81,11 @@ def test_the_two_parameter_excess_is_the_squared_bayes_residual_of_the_query_fac
     assert abs(lca.excess_risk(law, T, a, b) - want) <= tol
 
 
-@pytest.mark.xfail(strict=True, reason="outside the stable region the jet recurrence amplifies its rounding "
-                   "by |1 + βλ|^T: see notes/issue-9-tests.md")
 def test_the_two_parameter_excess_with_no_skip_weight_is_the_signal_risk_at_any_beta():
     """α = 0 gives P_T ≡ 0 at every β, so the excess is E[ζ² s/(1+s)] = 1 − log 2 on U(0, 1).  At
-    β = 1, T = 30 (unstable: 1 + βλ ∈ [2, 3]) the jet recurrence ρ ↦ qρ + βλ from ρ = −1 sits on
-    its repelling fixed point and returns 0.3068656 instead of 0.3068528 (4e-5 relative)."""
+    β = 1, T = 30 (unstable: 1 + βλ ∈ [2, 3]) the residual's recurrence ρ ↦ qρ + βλ from ρ = −1
+    sits on its repelling fixed point (it returned 0.3068656 instead of 0.3068528); the loss runs the
+    query factor there, which is exactly 0."""
     from mmicl.numerics.law_language import parse_law
 
     law = parse_law("s=uniform(0,1)")

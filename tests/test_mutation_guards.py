@@ -1,6 +1,5 @@
-"""Properties that state the maths, written to kill the mutants that survived tests/mutation.py
-(notes/issue-9-mutation.md names the mutant each test answers).  Each is exact or checked
-against an independent computation, and fast."""
+"""Properties that state the maths, written to kill the mutants that survived tests/mutation.py.
+Each is exact or checked against an independent computation, and fast."""
 from __future__ import annotations
 
 import math

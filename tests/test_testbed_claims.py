@@ -1,6 +1,6 @@
 """The testbed claims and commands run end to end at a toy size (structure only: verdicts,
 evidence, figures, files).  Whether the claims hold is measured by ``mmicl verify --quick --claim
-'testbed.*'`` (minutes) and recorded in notes/issue-5.md, not asserted here."""
+'testbed.*'`` (minutes), not asserted here."""
 from __future__ import annotations
 
 import json

@@ -238,7 +238,7 @@ def claim1(config: RunConfig):
         # ε is compared at K_edge, where neither ICL nor IWL is saturated (at K_mid both ε gave ICL ≈ 1
         # in the first quick run: a ceiling, not evidence); Zipf at K_hi, p_B = 0.9, where α = 0 gives
         # ICL, so that a trade toward IWL can show (at K_mid, α = 0 already memorised: see
-        # notes/issue-5.md)
+        # the pilot that chose the arms)
         Arm("edgeK_eps_lo", replace(d, K=sz.K_edge, p_bursty=1.0, eps=d.eps)),
         Arm("edgeK_eps_hi", replace(d, K=sz.K_edge, p_bursty=1.0, eps=sz.eps_hi)),
         Arm("highK_zipf0", replace(d, K=sz.K_hi, p_bursty=0.9, zipf=0.0)),

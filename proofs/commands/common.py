@@ -2,8 +2,8 @@
 before any work starts.
 
 Each bad value gets one line from click (``Error: Invalid value for '--T': …``) that names the
-option, the value and what is allowed, and exit status 2.  The limits below are the whole policy;
-``notes/issue-9-cli.md`` says where each comes from.
+option, the value and what is allowed, and exit status 2.  The limits are the whole policy; each
+comes from ``numerics.validate``, whose docstrings say how it was sized.
 
 Only ``click`` and the standard library are imported at module level: ``mmicl verify`` imports this
 module on start-up, and ``mmicl --help`` must stay fast.
