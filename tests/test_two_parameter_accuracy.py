@@ -73,7 +73,7 @@ POINTS = [(0.0, -3.0), (0.0, 2.0), (0.0, -10.0), (0.0, 10.0), (-1.8e-15, -8.16),
 
 
 @pytest.mark.parametrize("coordinates", ["alpha-beta", "gamma-beta"])
-@pytest.mark.parametrize("T", [5, 20, 60])
+@pytest.mark.parametrize("T", [5, 30])
 def test_every_term_is_within_its_bound_of_the_mpmath_jet(coordinates, T):
     """At α = 0, in the valley and far from both, each of the six numbers is within its bound."""
     loss = lca.TwoParameterLoss(UNIFORM, T, coordinates)
@@ -125,7 +125,7 @@ def atomic_laws(draw):
     return "s=discrete(" + ",".join(f"{v:.6g}:{p}" for v, p in zip(values, probs)) + ")"
 
 
-@given(law=atomic_laws(), T=st.integers(1, 40), alpha=st.floats(-3.0, 3.0), beta=st.floats(-6.0, 6.0),
+@given(law=atomic_laws(), T=st.integers(1, 25), alpha=st.floats(-3.0, 3.0), beta=st.floats(-6.0, 6.0),
        coordinates=st.sampled_from(["alpha-beta", "gamma-beta"]), tiny=st.booleans())
 def test_property_the_bound_holds_for_random_laws_depths_and_points(law, T, alpha, beta, coordinates, tiny):
     """For random atomic laws, depths and points (α tiny or 0 half the time), every term is within
