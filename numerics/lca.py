@@ -191,14 +191,21 @@ def _rule(law: TaskLaw, T: int) -> Rule:
 
 @takes_law
 def bayes_risk(law: TaskLaw) -> float:
-    """``E[ζ²/(1+s)]``-type Bayes risk, from the derived Bayes risk per prompt."""
+    """``E[ζ²/(1+s)]``-type Bayes risk, from the derived Bayes risk per prompt.
+
+    **Accuracy.**  A weighted sum of non-negative terms on ``law.rule(depth=1)``: relative
+    rounding of a few ``N·u`` (N nodes, u = 2⁻⁵³) against the same sum at the same nodes, plus the
+    rule's own quadrature error (``law.rule``)."""
     f = _bayes_risk_fn()
     return _rule(law, 1).expect(lambda s: f(s)[0] * np.ones_like(s))
 
 
 @takes_law
 def alpha_star(law: TaskLaw) -> float:
-    """``α* = 2/(2 + s_lo + s_hi)``, evaluated from the derived minimax expression."""
+    """``α* = 2/(2 + s_lo + s_hi)``, evaluated from the derived minimax expression.
+
+    **Accuracy.**  The SymPy expression is evaluated in 53-bit arithmetic at the float64 ends
+    s_lo, s_hi: a few roundings, so within a few ulps of α* at those ends."""
     lo, hi = _require_signal(law)
     expr, (s_lo, s_hi) = th.alpha_star_expr()
     return float(expr.subs({s_lo: lo, s_hi: hi}))
@@ -235,7 +242,16 @@ def _one_parameter_sums(law: TaskLaw, T: int, alpha: float, order: int) -> Scale
 def excess_risk_scaled(law: TaskLaw, T: int, alpha: float | None = None) -> ScaledValue:
     """The one-parameter excess risk over Bayes, ``E[ζ² s/(1+s) (1 − α(1+s))^{2T}]``, in log scale
     (a ``ScaledValue``: ``.value`` is the float64 number or None where float64 cannot hold it,
-    ``.log10`` always holds).  ``alpha=None``: at the minimiser ``α_T``."""
+    ``.log10`` always holds).  ``alpha=None``: at the minimiser ``α_T``.
+
+    **Accuracy** (against the same sum evaluated exactly at the same nodes of ``law.rule(depth=T)``;
+    the rule's own error is ``law.rule``'s): the sum has non-negative terms, each with relative
+    rounding about ``2T·4u(|α|(1+s) + 1)/|r|`` (``r = α(1+s) − 1`` is formed to ~4u absolutely) plus
+    ``u·2T(|log|r|| + |ℓ_max|)`` (the log-scaled exponent) plus a few u, and the sum adds ``N·u``
+    (N nodes).  So the relative error is a few ``T·u/|r|`` averaged over the terms by their size:
+    about ``T·1e-16/ρ`` near α_T (ρ the spread of 1 + s, ``TaskLaw.spread``), which is why laws
+    with ``ρ < 1024·T·eps`` are refused.  ``.log10`` is accurate to that relative error / ln 10,
+    also where the value itself under- or overflows."""
     T = check_depth(T, MAX_DEPTH_ONE, "excess_risk")
     alpha = None if alpha is None else check_real("alpha", alpha)
     _require_signal(law, T)
@@ -263,7 +279,17 @@ def alpha_T(law: TaskLaw, T: int) -> float:
     is ≤ 0 at ``1/(1+s_hi)`` and ≥ 0 at ``1/(1+s_lo)`` (s_lo, s_hi over prompts with m ≠ 0), so
     Brent's method on that bracket finds it;
     the tolerance is relative (``xtol = 1e-16``, ``rtol = 4·eps``), never an absolute one on the
-    gradient (it would stop at the initial guess)."""
+    gradient (it would stop at the initial guess).
+
+    **Accuracy.**  Brent's method (scipy's ``brentq``) on the bracket ``[1/(1+s_hi), 1/(1+s_lo)]``,
+    where the derivative's sign is known, returns a point within ``1e-16 + 4·eps·α`` of the root of
+    the float64 derivative (the log-scaled sum of ``excess_risk_scaled``, its scale factor divided
+    out); that derivative's rounding moves the root by a few u·α more (8u is a safe bound; the
+    derivation is in ``tests/test_mpmath_crosscheck.float64_tolerance``).  So the exact derivative at
+    the same quadrature nodes changes sign within ``1e-16 + 4·eps·α + 8u`` of the returned α; the
+    quadrature rule adds its own error (for Beta pieces, Jacobi weights to ~5e-12 relative, a shift
+    of at most ``5e-12·r_max/((2T − 1)(1 + s_lo))``).  Where the derivative has one sign on the
+    whole bracket, the end is returned (exact to the rounding of ``1/(1+s)``)."""
     T = check_depth(T, MAX_DEPTH_ONE, "alpha_T")
     lo, hi = _require_signal(law, T)
     a_lo, a_hi = 1.0 / (1.0 + hi), 1.0 / (1.0 + lo)
@@ -281,7 +307,11 @@ def alpha_T(law: TaskLaw, T: int) -> float:
 @takes_law
 def excess_risk(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -> float:
     """Excess risk over Bayes of the one-parameter model (``beta=None``) or the two-parameter
-    model.  Raises if float64 cannot hold it (use ``excess_risk_scaled``)."""
+    model.  Raises if float64 cannot hold it (use ``excess_risk_scaled``).
+
+    **Accuracy.**  That of ``excess_risk_scaled`` (one parameter) or of
+    ``TwoParameterLoss.terms`` (two parameters: within the rounding bound that
+    ``TwoParameterLoss.terms_and_bounds`` returns)."""
     check_depth(T, MAX_DEPTH_ONE if beta is None else MAX_DEPTH_TWO, "excess_risk")
     if beta is None:
         v = excess_risk_scaled(law, T, alpha)
@@ -473,7 +503,13 @@ def two_parameter_terms(law: TaskLaw, T: int, alpha, beta) -> np.ndarray:
 @takes_law
 def minimise_two(law: TaskLaw, T: int) -> tuple[float, float]:
     """The global minimiser ``(α_T, β_T)`` of the two-parameter population loss (α = γ − β from
-    ``minimise_two_residual``)."""
+    ``minimise_two_residual``).
+
+    **Accuracy.**  No bound is proved: β is located on an 801-point grid of the profile, refined by
+    Brent's bounded method (``xatol = 1e-15``) and polished by at most 30 Newton steps on the full
+    gradient, stopped at a step below 1e-16 (β) and 1e-16·|γ| (γ) or where the Hessian is not
+    positive definite in float64.  α = γ − β is then rounded once, so α carries an absolute error of
+    about u·|β| even where γ is known to relative accuracy."""
     check_depth(T, MAX_DEPTH_TWO, "minimise_two")
     gamma, beta = minimise_two_residual(law, T)
     return float(gamma - beta), float(beta)

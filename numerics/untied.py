@@ -379,7 +379,10 @@ def _zero_schedule(T: int, atoms: np.ndarray, nodes: int, method: str) -> Untied
 @takes_law
 def optimal_schedule(law: TaskLaw, T: int) -> UntiedSchedule:
     """The schedule ``(α_1 … α_T)`` that minimises the untied excess ``E[ζ² A(s) ∏(1 − α_t(1+s))²]``,
-    and the minimum ``1/Σ_{k≤T} π_k(0)²`` (see the module docstring for the method and accuracy)."""
+    and the minimum ``1/Σ_{k≤T} π_k(0)²`` (see the module docstring for the method and accuracy).
+
+    **Accuracy** (measured, not proved: the module docstring says how): the optimum's relative
+    error below 1e-9 up to T = 1000, each α_t to about 1e-13 relative."""
     T = _depth(T)
     lam, w = _mu(law, T)
     mass = float(w.sum())
