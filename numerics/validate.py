@@ -20,6 +20,7 @@ __all__ = [
     "MAX_DEPTH_UNBOUNDED",
     "MAX_DEPTH_UNTIED",
     "MAX_DIM",
+    "MAX_DIM_VERIFY",
     "MAX_LAW_SCALE",
     "MAX_LSA_FLOATS",
     "MAX_SEED",
@@ -129,8 +130,15 @@ d1 = 10⁶ the same calls asked for 7.28 TiB.  It is *not* by itself a bound on 
 is also held to ``MAX_LSA_FLOATS`` (nodes × d²), and ``verify``'s Monte Carlo holds batch × (d+1)²
 floats per batch — measured: ``verify("thm4.1", law="s=uniform(0.5,4); d1=32; d2=32")`` (quick) failed
 to allocate 655 MB under an 8 GB address-space cap, and at d = 256 asked for a 10 GB tensor, so a
-claim run with a law near MAX_DIM does not fit this machine (a separate, smaller limit for
-``verify`` is still to be sized)."""
+claim run with a law near MAX_DIM does not fit this machine: ``verify`` has its own limit,
+``MAX_DIM_VERIFY``."""
+
+MAX_DIM_VERIFY = 32
+"""``d1 + d2`` of a law given to ``verify`` and ``mmicl verify --law``: the claims train torch
+models and run Monte Carlo on (d+1)×(d+1) matrices per prompt, whose memory grows like d² and
+time faster.  Measured on 2 loaded cores, ``mmicl verify --quick --claim thm4.1`` on
+``s=uniform(0.5,4)`` with d1 = d2: 20 s and 1.1 GB peak at d = 16, 35 s and 2.6 GB at d = 32,
+and at d = 64 still running after 400 s at 8.7 GB.  The full sizes hold more prompts."""
 
 MAX_LSA_FLOATS = 2**28
 """(quadrature nodes of the law) × d² for ``best_lsa``, ``lsa_excess`` and ``norm_blocks``: the
@@ -301,8 +309,9 @@ def check_dimension(d1: int, d2: int, limit: int = MAX_DIM, what: str = "",
     """Refuse ``d1 + d2 > limit`` (``MAX_DIM``) before anything is allocated."""
     if d1 + d2 > limit:
         where = f" for {what}" if what else ""
-        raise error(f"d1 + d2 = {d1 + d2} must be ≤ {limit}{where} (the models hold d×d moment matrices; "
-                    f"at d = {d1 + d2} one of them alone needs {8 * (d1 + d2) ** 2 / 2**30:.3g} GiB)")
+        why = ("the claims' Monte Carlo and training grow like d² in memory; see MAX_DIM_VERIFY"
+               if limit == MAX_DIM_VERIFY else "the models hold d×d moment matrices per quadrature node")
+        raise error(f"d1 + d2 = {d1 + d2} must be ≤ {limit}{where} ({why})")
 
 
 def _log10_abs(x: float) -> float:
@@ -378,7 +387,7 @@ def check_verify_inputs(task, device) -> str | None:
     """``verify``'s law (a ``TaskLaw``, LAW text or None) as LAW text, after ``check_device(device)``
     and ``check_law_limits(task)``: what ``mmicl verify`` refuses, refused before any claim runs."""
     check_device(device)
-    return None if task is None else check_law_limits(task, "verify").spec()
+    return None if task is None else check_law_limits(task, "verify", MAX_DIM_VERIFY).spec()
 
 
 def check_device(device) -> str:

@@ -72,9 +72,14 @@ def _law_text(ctx, param, value):
     """--law is checked (parsed, scale) before any claim runs; the claims get the text."""
     if value is None:
         return None
+    from mmicl.numerics.validate import MAX_DIM_VERIFY
     from .commands.common import load_law
 
-    load_law(value)
+    law = load_law(value)
+    if law.d > MAX_DIM_VERIFY:
+        raise click.BadParameter(f"d1 + d2 = {law.d}; the claims' Monte Carlo and training take d1 + d2 ≤ "
+                                 f"{MAX_DIM_VERIFY} (at d = 64 a quick thm4.1 run needed 8.7 GB and over 400 s)",
+                                 param_hint="--law")
     return value
 
 

@@ -301,7 +301,7 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
 
     Refused before any claim runs, each with a one-line ``InputError``/``LawError``: ``device="cuda"``
     where torch sees no CUDA GPU, a law that the command line refuses (``numerics.validate``:
-    ``d1 + d2 ≤ MAX_DIM``, squared norms ≤ ``MAX_LAW_SCALE``, ``E[ζ²]`` in ``[MIN_ZETA2, MAX_ZETA2]``)."""
+    ``d1 + d2 ≤ MAX_DIM_VERIFY``, squared norms ≤ ``MAX_LAW_SCALE``, ``E[ζ²]`` in ``[MIN_ZETA2, MAX_ZETA2]``)."""
     from mmicl.numerics.validate import check_verify_inputs
     law = check_verify_inputs(law, device)  # LAW text or None; a bad device or law is refused here
     patterns = [claims] if isinstance(claims, str) else list(claims)

@@ -263,3 +263,23 @@ def test_the_command_line_uses_the_apis_limits():
 
     assert untied.MAX_DEPTH == V.MAX_DEPTH_UNTIED
     assert unbounded.MAX_DEPTH_UNBOUNDED == V.MAX_DEPTH_UNBOUNDED
+
+
+def test_verify_refuses_a_law_beyond_its_own_dimension_limit_before_any_claim_runs(monkeypatch):
+    """d1 + d2 = 64 fits MAX_DIM but not verify's Monte Carlo (8.7 GB and > 400 s measured at the
+    quick size): refused in one line by the API and the command line, before any claim runs."""
+    import subprocess
+    import sys
+
+    import mmicl
+    from mmicl.numerics.validate import MAX_DIM, MAX_DIM_VERIFY
+    from mmicl.proofs import registry
+
+    assert MAX_DIM_VERIFY < 64 <= MAX_DIM
+    monkeypatch.setattr(registry.Claim, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
+    with pytest.raises(ValueError) as e:
+        mmicl.verify("thm4.1", law="s=uniform(0.5,4); d1=32; d2=32")
+    assert "\n" not in str(e.value) and "≤ 32" in str(e.value)
+    out = subprocess.run([sys.executable, "-m", "mmicl.proofs.cli", "verify", "--quick", "--claim", "thm4.1",
+                          "--law", "s=uniform(0.5,4); d1=32; d2=32"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "d1 + d2 = 64" in out.stderr
