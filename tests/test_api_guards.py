@@ -197,7 +197,8 @@ def test_flow_tolerances_are_checked_too(no_work):
 @pytest.mark.parametrize("law", [f"{LAW}; d1=1000000", f"{LAW}; d1=600; d2=600"])
 @pytest.mark.parametrize("name", ["best_lsa", "verify"])
 def test_a_dimension_beyond_max_dim_is_refused_before_any_work(name, law, no_work):
-    _one_line_refusal(lambda: LAW_CALLS[name](law), f"≤ {V.MAX_DIM}")
+    limit = V.MAX_DIM_VERIFY if name == "verify" else V.MAX_DIM
+    _one_line_refusal(lambda: LAW_CALLS[name](law), f"≤ {limit}")
 
 
 def test_best_lsa_refuses_moments_that_would_not_fit_before_allocating(monkeypatch):
