@@ -210,3 +210,52 @@ def test_a_saddle_is_not_a_rest_point():
             return (np.array([1.0, 1e-15, -1e-15, 2.0, 0.5, 1.0]), np.full(6, 1e-20))
 
     assert flows.rest_two(Minimum(), 0.3, -0.3).minimum
+
+
+# ------------------------------------------------------------------------------------------------
+# contracts over the plane and over laws (Hypothesis)
+# ------------------------------------------------------------------------------------------------
+
+from hypothesis import settings  # noqa: E402
+
+uniform_laws = st.tuples(st.floats(0.05, 3.0), st.floats(0.2, 4.0)).map(
+    lambda ab: f"s=uniform({ab[0]:.4g},{ab[0] + ab[1]:.4g})")
+
+
+@settings(max_examples=6)
+@given(T=st.sampled_from([3, 5]), alpha0=st.floats(-0.5, 1.5), beta0=st.floats(-3.0, 0.5))
+def test_property_a_flow_from_any_start_that_says_converged_is_stationary(T, alpha0, beta0):
+    """From a start drawn over the plane, the flow ends with a named outcome, a finite path, and,
+    if it says converged, at a point whose 50-digit Hessian is definite with a tiny Newton step."""
+    r = gradient_flow_two(UNIFORM, T, alpha0, beta0)
+    assert r.outcome in OUTCOMES_TWO and np.all(np.isfinite(r.path))
+    if r.converged:
+        assert mp_stationary(UNIFORM, T, r.alpha, r.beta)
+
+
+@settings(max_examples=10)
+@given(law=uniform_laws, T=st.integers(2, 10))
+def test_property_the_minimiser_passes_the_rest_test_and_beats_the_one_parameter_model(law, T):
+    """minimise_two's point is a minimum by the flow's own bounded rest test, and its excess is at
+    most the one-parameter excess at α_T (β = −α is one of its points)."""
+    from mmicl.numerics.flows import rest_two
+
+    g, b = lca.minimise_two_residual(law, T)
+    loss = lca.TwoParameterLoss(law, T, "gamma-beta")
+    assert rest_two(loss, g, b).minimum
+    one = lca.excess_risk_scaled(law, T, lca.alpha_T(law, T)).value
+    two, bound = loss.terms_and_bounds(g, b)
+    assert two[0] <= one * (1 + 1e-9) + bound[0]
+
+
+@settings(max_examples=10)
+@given(law=uniform_laws, T=st.integers(1, 50), alpha0=st.floats(-0.5, 1.5))
+def test_property_the_one_parameter_flow_converges_to_the_root_of_the_gradient(law, T, alpha0):
+    """The one-parameter loss is convex: from any start the flow comes to rest within its stated
+    ±5e-13 window of the bracketed root α_T (plus α_T's own rounding)."""
+    from mmicl.numerics.flows import REST_HALF_WIDTH, gradient_flow_one
+
+    r = gradient_flow_one(law, T, alpha0)
+    assert r.converged
+    a = lca.alpha_T(law, T)
+    assert abs(r.alpha - a) <= REST_HALF_WIDTH + 1e-16 + 8 * np.spacing(a)
