@@ -10,16 +10,25 @@ expressions that ``build()`` derives, for one of three targets:
   An expression that needs anything else (a square root, a function) is refused at build time.
   This is how the torch models use formulas from ``theory/`` without ``theory/`` importing torch.
   The generated source (common subexpressions eliminated) is
-written under ``$MMICL_CACHE`` (default ``~/.cache/mmicl``) with a key made of the name, the module,
-the SymPy version and a hash of the ``theory/`` sources, so a cache hit skips the derivation and a
-change to the theory invalidates it.  The cache holds plain ``.py`` text, never pickles; delete the
-folder to force a rebuild.
+written under ``$MMICL_CACHE`` (default ``~/.cache/mmicl``; an empty value means unset) with a key
+made of the name, the module, the SymPy version, and a hash of the ``theory/`` sources and of the
+source file that defines the builder, so a cache hit skips the derivation and a change to either
+invalidates it.  The cache holds plain ``.py`` text, never pickles.
+
+What is read back is checked before it runs: each file starts with a line carrying the SHA-256 of
+the rest, and a file whose hash does not match (truncated, garbled, edited, or from an earlier
+version without the line) is renamed with a ``.corrupt`` suffix, named in one warning line, and
+rebuilt.  The hash detects damage and stale files, not a deliberate edit by someone who can write the
+folder (they could rewrite the hash too): against that, a cache folder that others can write is not
+used (one warning line; the formulas are then derived in memory).
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
+import warnings
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Sequence
@@ -36,7 +45,55 @@ Builder = Callable[[], tuple[Sequence[sp.Expr], Sequence[sp.Symbol]]]
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("MMICL_CACHE", Path.home() / ".cache" / "mmicl"))
+    """``$MMICL_CACHE``, or ``~/.cache/mmicl`` where it is unset or empty."""
+    return Path(os.environ.get("MMICL_CACHE") or Path.home() / ".cache" / "mmicl")
+
+
+_HEADER = "# mmicl formula cache, sha256 of the rest: "
+
+
+def _sealed(src: str) -> str:
+    """``src`` with its hash line in front."""
+    return _HEADER + hashlib.sha256(src.encode()).hexdigest() + "\n" + src
+
+
+def _unsealed(text: str) -> str | None:
+    """The source behind a valid hash line, else None."""
+    head, _, body = text.partition("\n")
+    if not head.startswith(_HEADER) or head[len(_HEADER):] != hashlib.sha256(body.encode()).hexdigest():
+        return None
+    return body
+
+
+_WARNED: set[str] = set()
+
+
+def _warn_once(message: str) -> None:
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def _usable(folder: Path) -> bool:
+    """False (with one warning) where ``folder`` exists and others than its owner can write it."""
+    try:
+        mode = folder.stat().st_mode
+    except OSError:
+        return True  # not there yet: it is made with the user's umask
+    if mode & (stat.S_IWGRP | stat.S_IWOTH):
+        _warn_once(f"mmicl: the formula cache {folder} is writable by others than its owner; not using it "
+                   f"(chmod go-w {folder}, or set MMICL_CACHE to a folder of your own)")
+        return False
+    return True
+
+
+def _builder_hash(build: Builder) -> str:
+    """A hash of the file that defines ``build`` (its derivation may call helpers beside it)."""
+    code = getattr(build, "__code__", None)
+    try:
+        return hashlib.sha256(Path(code.co_filename).read_bytes()).hexdigest()[:16] if code else "none"
+    except OSError:
+        return "none"
 
 
 @lru_cache(maxsize=1)
@@ -89,17 +146,41 @@ def compiled(name: str, build: Builder, module: str = "numpy") -> Callable:
     key = (name, module)
     if key in _LOADED:
         return _LOADED[key]
-    path = cache_dir() / f"{name}__{module}__{_theory_hash()}.py"
-    try:
-        src = path.read_text()
-    except OSError:
+    folder = cache_dir()
+    digest = hashlib.sha256(f"{_theory_hash()}:{_builder_hash(build)}".encode()).hexdigest()[:16]
+    path = folder / f"{name}__{module}__{digest}.py"
+    src = None
+    if _usable(folder):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            text = None
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        if text is not None:
+            src = _unsealed(text)
+            if src is None:
+                _quarantine(path)
+    if src is None:
         exprs, args = build()
         src = source_of("f", exprs, args, module)
-        _write_atomic(path, src)
+        if _usable(folder):
+            _write_atomic(path, _sealed(src))
     namespace: dict = {}
     exec(compile(src, str(path), "exec"), namespace)
     _LOADED[key] = namespace["f"]
     return namespace["f"]
+
+
+def _quarantine(path: Path) -> None:
+    """Rename a damaged cache file to ``*.corrupt`` (kept for inspection), with one warning line."""
+    target = path.with_name(path.name + ".corrupt")
+    try:
+        os.replace(path, target)
+    except OSError:
+        target = path
+    _warn_once(f"mmicl: the formula cache file {path} failed its hash check (damaged, edited or from an earlier "
+               f"version); moved to {target.name}, rebuilding it")
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -111,6 +192,8 @@ def _write_atomic(path: Path, text: str) -> None:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except OSError:
         if tmp is not None and os.path.exists(tmp):
