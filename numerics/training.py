@@ -31,6 +31,7 @@ from .law_language import takes_law
 from .models import Batch, ReducedLCA, bayes_prediction
 from .sampling import PromptMoments, moments_of, sample_moments, sample_prompts
 from .task_law import TaskLaw
+from .validate import InputError
 
 __all__ = ["TrainResult", "RiskEstimate", "train", "estimate_risk", "describe", "draw_batch"]
 
@@ -131,7 +132,8 @@ def train(
     trained on — the population loss for ``data="online"``, the sampled training set's loss for
     ``data="fixed"`` — instead of jittering around it at the scale of ``lr``; nothing here checks that
     it is stationary).  With ``checkpoint`` set, the run resumes from that
-    file when it exists (same model, same optimiser state, same random stream) and rewrites it every
+    file when it exists (same model, same optimiser state, same random stream; a file of another run
+    or an earlier version is refused in one line, see ``_load_checkpoint``) and rewrites it every
     ``checkpoint_every`` steps and at the end.
     """
     if steps < 0 or batch < 1 or not (lr > 0 and math.isfinite(lr)):
@@ -156,14 +158,20 @@ def train(
     history: dict[str, list[float]] = {"step": [], "loss": []}
     start = 0
     ckpt = Path(checkpoint) if checkpoint is not None else None
+    run = {"model": type(model).__name__, "law": law.spec(), "seed": int(seed), "n": n, "data": data,
+           "optimizer": optimizer}
     if ckpt is not None and ckpt.exists():
-        state = torch.load(ckpt, map_location=device, weights_only=False)
-        model.load_state_dict(state["model"])
-        opt.load_state_dict(state["optimizer"])
-        if sched is not None and state.get("scheduler"):
-            sched.load_state_dict(state["scheduler"])
-        gen.set_state(state["generator"].cpu())
-        history, start = state["history"], state["step"]
+        state = _load_checkpoint(ckpt, device, run)
+        try:
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["optimizer"])
+            if sched is not None and state.get("scheduler"):
+                sched.load_state_dict(state["scheduler"])
+            gen.set_state(state["generator"].cpu())
+        except (RuntimeError, ValueError, KeyError, TypeError) as e:
+            raise InputError(f"the checkpoint {ckpt} does not fit this model: "
+                             f"{str(e).splitlines()[0][:160]}; delete it to start afresh") from None
+        history, start = state["history"], int(state["step"])
 
     fixed = None
     if data == "fixed":
@@ -205,7 +213,7 @@ def train(
             if bar:
                 bar.update(task, advance=1)
             if ckpt is not None and (step + 1) % checkpoint_every == 0:
-                _checkpoint(ckpt, model, opt, sched, gen, history, step + 1)
+                _checkpoint(ckpt, model, opt, sched, gen, history, step + 1, run)
     finally:
         if bar:
             bar.stop()
@@ -217,7 +225,7 @@ def train(
         if not history["step"] or history["step"][-1] != result.steps_done:
             _record(history, result.steps_done, final_loss, model, on_record)
         if ckpt is not None:
-            _checkpoint(ckpt, model, opt, sched, gen, history, result.steps_done)
+            _checkpoint(ckpt, model, opt, sched, gen, history, result.steps_done, run)
     result.final = describe(model)
     result.seconds = time.perf_counter() - t0
     return result
@@ -244,10 +252,33 @@ def _record(history, step, loss, model, hook) -> None:
         hook(step, {k: vals[-1] for k, vals in history.items()})
 
 
-def _checkpoint(path, model, opt, sched, gen, history, step) -> None:
+def _load_checkpoint(path: Path, device, run: dict) -> dict:
+    """The state saved by ``_checkpoint``, read with ``weights_only=True`` (tensors, numbers,
+    strings and containers only: nothing else is unpickled) and refused in one line
+    (``InputError``) where it cannot be read, comes from an earlier version (no record of its run),
+    or belongs to another run (model, law, seed, n, data or optimizer differ)."""
+    try:
+        state = torch.load(path, map_location=device, weights_only=True)
+    except Exception as e:  # noqa: BLE001 — any unreadable file is the caller's input, reported in one line
+        raise InputError(f"the checkpoint {path} cannot be read ({type(e).__name__}: "
+                         f"{str(e).splitlines()[0][:120] if str(e) else 'no message'}); delete it to start afresh") from None
+    if not isinstance(state, dict) or not isinstance(state.get("run"), dict):
+        raise InputError(f"the checkpoint {path} records no run (model, law, seed) to check it against: written by "
+                         "an earlier version of mmicl or not by mmicl train; delete it to start afresh")
+    differ = [k for k in run if state["run"].get(k) != run[k]]
+    if differ:
+        said = ", ".join(f"{k} {state['run'].get(k)!r} (this run: {run[k]!r})" for k in differ)
+        raise InputError(f"the checkpoint {path} belongs to another run: {said}; use another --checkpoint file")
+    missing = [k for k in ("model", "optimizer", "generator", "history", "step") if k not in state]
+    if missing:
+        raise InputError(f"the checkpoint {path} lacks {', '.join(missing)}; delete it to start afresh")
+    return state
+
+
+def _checkpoint(path, model, opt, sched, gen, history, step, run) -> None:
     state = {"model": model.state_dict(), "optimizer": opt.state_dict(),
              "scheduler": sched.state_dict() if sched is not None else None,
-             "generator": gen.get_state(), "history": history, "step": step}
+             "generator": gen.get_state(), "history": history, "step": step, "run": run}
     with replacing(path, "wb") as f:  # a killed run leaves the previous checkpoint whole
         torch.save(state, f)
 

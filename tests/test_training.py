@@ -94,3 +94,39 @@ def test_risk_estimate_is_two_estimates_on_the_same_prompts():
     assert est.risk_estimate.samples == est.excess_estimate.samples == est.samples == 3000
     assert est.to_json() == {"risk": est.risk, "risk_se": est.risk_se, "excess": est.excess,
                              "excess_se": est.excess_se, "samples": 3000, "n": 10}
+
+
+@pytest.mark.parametrize("damage", ["other seed", "other law", "other model", "old version", "garbage", "pickle"])
+def test_a_checkpoint_of_another_run_or_unreadable_is_refused_in_one_line(tmp_path, damage):
+    """Resuming reads with weights_only=True and checks the run the file records: another seed, law
+    or model, a file without that record (an earlier version), garbage, or a pickle of arbitrary
+    objects is an InputError of one line, and nothing in the file is executed."""
+    import pickle
+
+    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.validate import InputError
+
+    ckpt = tmp_path / "run.pt"
+    train(ReducedLCA(3, "one", 0.1), LAW, n=None, steps=4, batch=8, seed=0, checkpoint=ckpt, checkpoint_every=2)
+    model, law, seed = ReducedLCA(3, "one", 0.1), LAW, 0
+    if damage == "other seed":
+        seed = 1
+    elif damage == "other law":
+        law = parse_law("s=uniform(1,2); d1=2; d2=1")
+    elif damage == "other model":
+        model = ReducedLCA(3, "two", 0.1, -0.1)
+    elif damage == "old version":
+        state = torch.load(ckpt, weights_only=True)
+        del state["run"]
+        torch.save(state, ckpt)
+    elif damage == "garbage":
+        ckpt.write_bytes(b"\x00not a checkpoint")
+    else:
+        class Boom:
+            def __reduce__(self):
+                return (exec, ("import os; os.environ['MMICL_PWNED'] = '1'",))
+        ckpt.write_bytes(pickle.dumps({"run": Boom()}))
+    with pytest.raises(InputError) as e:
+        train(model, law, n=None, steps=8, batch=8, seed=seed, checkpoint=ckpt, checkpoint_every=2)
+    assert "\n" not in str(e.value) and str(ckpt) in str(e.value)
+    assert "MMICL_PWNED" not in __import__("os").environ
