@@ -433,13 +433,16 @@ class RestTwo:
     definite: bool
     newton: float
     resolved: bool
+    horizon: float = math.inf
+    """``log(1 + t)`` the flow needs to come to rest here (``flow_two_horizon``); inf unless
+    ``definite``."""
 
     @property
     def minimum(self) -> bool:
         return self.finite and self.definite and self.newton < REST_NEWTON_STEP
 
 
-def rest_two(loss: TwoParameterLoss, x: float, y: float) -> RestTwo:
+def rest_two(loss: TwoParameterLoss, x: float, y: float, contraction: float = 1e12) -> RestTwo:
     """The rest test of ``loss`` (in its own coordinates) at ``(x, y)``: see ``RestTwo``."""
     values, bounds = loss.terms_and_bounds(float(x), float(y))
     if not (np.all(np.isfinite(values)) and np.all(np.isfinite(bounds))):
@@ -455,7 +458,10 @@ def rest_two(loss: TwoParameterLoss, x: float, y: float) -> RestTwo:
     with np.errstate(over="ignore", invalid="ignore"):
         inv = np.abs(np.array([[h22, -h12], [-h12, h11]])) / (det - det_error)  # ≥ |H⁻¹| entrywise
         step = inv @ np.array([abs(g1) + e1, abs(g2) + e2])
-    return RestTwo(True, True, float(np.max(step)), bool(resolved))
+        # the slowest mode of dφ/dt = −M H φ: λ_min ≥ det(MH)/tr(MH) = det H/tr(MH) (det M = 1)
+        trace = float(np.trace(_METRIC @ np.array([[h11, h12], [h12, h22]]))) + 3 * (e11 + 2 * e12 + e22)
+        horizon = float(np.log1p(math.log(contraction) * trace / (det - det_error)))
+    return RestTwo(True, True, float(np.max(step)), bool(resolved), horizon)
 
 
 def flow_two_horizon(loss: TwoParameterLoss, gamma: float, beta: float, contraction: float = 1e12) -> float:
@@ -465,21 +471,12 @@ def flow_two_horizon(loss: TwoParameterLoss, gamma: float, beta: float, contract
     ``det M = 1``, ``λ_min ≥ det H / tr(MH)``, and ``det H`` is taken at its rounding bound's low
     end: the time returned is an upper bound (within a factor 2).  ``inf`` where the Hessian is not
     positive definite beyond its rounding bound (the minimiser is then not resolved by float64).
+    The same number as ``rest_two(...).horizon``.
 
     With ``τ_max = 80`` (t ≈ 5·10^34), a flow whose horizon exceeds 80 cannot come to rest before
     its integration ends: it creeps along the valley, which is stiff, for tens of thousands of
     steps (s ~ U(0, 1e-8) at T = 3: the soft mode's rate is below 10^-40)."""
-    values, bounds = loss.terms_and_bounds(float(gamma), float(beta))
-    if not (np.all(np.isfinite(values)) and np.all(np.isfinite(bounds))):
-        return math.inf
-    _, _, _, h11, h12, h22 = (float(v) for v in values)
-    _, _, _, e11, e12, e22 = (float(v) for v in bounds)
-    det_low = h11 * h22 - h12 * h12 - _det_error(h11, h12, h22, e11, e12, e22)
-    trace = float(np.trace(_METRIC @ np.array([[h11, h12], [h12, h22]]))) + 3 * (e11 + 2 * e12 + e22)
-    if not (h11 > e11 and det_low > 0 and trace > 0):
-        return math.inf
-    with np.errstate(over="ignore"):
-        return float(np.log1p(math.log(contraction) * trace / det_low))
+    return rest_two(loss, gamma, beta, contraction).horizon
 
 
 def _det_error(h11, h12, h22, e11, e12, e22) -> float:

@@ -471,13 +471,14 @@ def evaluate_thm63(config: RunConfig):
             for T in Ts:
                 g, b = lca.minimise_two_residual(law, T)
                 loss = lca.TwoParameterLoss(law, T, "gamma-beta")
-                if not flows.rest_two(loss, g, b).minimum:
+                rest = flows.rest_two(loss, g, b)
+                if not rest.minimum:
                     unresolved_at = T  # deeper is worse: the valley's curvature falls like ρ^(2T)
                     break
                 a = g - b
                 row = {"T": T, "alpha": a, "beta": b, "gamma": g, "excess": float(loss.terms(g, b)[0]),
                        "one_parameter_excess": lca.excess_risk_scaled(law, T, lca.alpha_T(law, T)).value}
-                horizon = flows.flow_two_horizon(loss, g, b)
+                horizon = rest.horizon
                 row["flow_horizon"] = horizon
                 if T in flow_Ts and horizon > flows.TAU_MAX_TWO:
                     row["flow_skipped"] = (f"T = {T}: the flow's slowest mode at the minimiser needs log(1 + t) ≈ "
