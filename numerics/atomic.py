@@ -3,33 +3,97 @@
 Every write goes to a temporary file in the target's folder, is flushed to disk, and then replaces
 the target in one ``os.replace`` (atomic on POSIX and Windows within one file system).  On any
 error the temporary file is removed and the target is left as it was.  This is the one atomic
-writer of the package: text, JSON and binary files (torch checkpoints) all go through
+writer of the package: text, JSON, binary files (torch checkpoints) and figures all go through
 ``replacing``.
+
+A full disk is an error, not a loss: a write that finds no space (``ENOSPC``, or ``EDQUOT`` for a
+quota) raises ``DiskFullError``, whose message is one line naming the folder, the bytes the write
+needed and the bytes free; the target keeps its earlier content.  ``require_space`` refuses a run
+before its work starts where the size of what it will write is known.
+
+Figures are rendered in memory and written through the same writer (``save_figure``).  Inside
+``deferred_figures()`` they are held, not written, until the caller flushes them: ``mmicl verify``
+saves a claim's verdict before its figures.
 """
 from __future__ import annotations
 
+import errno
+import io
 import os
+import shutil
 import tempfile
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any, Iterator
 
 from .strict_json import dumps
 
-__all__ = ["replacing", "write_text", "write_bytes", "write_json"]
+__all__ = ["DiskFullError", "replacing", "write_text", "write_bytes", "write_json", "save_figure",
+           "deferred_figures", "require_space", "free_bytes"]
+
+_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+class DiskFullError(OSError):
+    """No space (or no quota) left where mmicl writes; ``str()`` is one line naming the folder, the
+    bytes needed and the bytes free."""
+
+    def __init__(self, folder: Path, needed: int | None, free: int | None, what: str = ""):
+        self.folder, self.needed, self.free = Path(folder), needed, free
+        need = f"needs {_size(needed)}" if needed is not None else "needs more space"
+        have = f", {_size(free)} free" if free is not None else ""
+        super().__init__(errno.ENOSPC, f"no space left in {self.folder}: {what or 'this write'} {need}{have}; "
+                                       "free some space or choose another folder")
+
+    def __str__(self) -> str:
+        return self.strerror
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def free_bytes(folder: str | os.PathLike) -> int | None:
+    """Bytes free to this user in ``folder`` (its nearest existing parent); None where unknown."""
+    p = Path(folder).absolute()
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return shutil.disk_usage(p).free
+    except OSError:
+        return None
+
+
+def require_space(folder: str | os.PathLike, needed: int, what: str) -> None:
+    """Raise ``DiskFullError`` before any work when ``folder`` has fewer than ``needed`` bytes free
+    (``what`` names what will be written).  Silent where the free space cannot be known."""
+    free = free_bytes(folder)
+    if free is not None and free < needed:
+        raise DiskFullError(Path(folder), needed, free, what)
 
 
 @contextmanager
-def replacing(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
+def replacing(path: str | os.PathLike, mode: str = "w", needed: int | None = None) -> Iterator[IO]:
     """``with replacing(path, mode) as f: …`` writes ``f`` and then puts it at ``path`` atomically.
 
     ``mode`` is ``"w"`` (text, UTF-8) or ``"wb"`` (bytes).  The file is readable by everyone
-    (``mkstemp`` makes it private; results are for sharing)."""
+    (``mkstemp`` makes it private; results are for sharing).  ``needed`` (bytes, where the caller
+    knows it) goes into the ``DiskFullError`` of a full disk."""
     if mode not in ("w", "wb"):
         raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    except OSError as e:
+        if e.errno in _FULL:
+            raise DiskFullError(path.parent, needed, free_bytes(path.parent), f"writing {path.name}") from None
+        raise
     try:
         with os.fdopen(fd, mode, **({"encoding": "utf-8"} if mode == "w" else {})) as f:
             yield f
@@ -37,22 +101,25 @@ def replacing(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, OSError) and not isinstance(e, DiskFullError) and e.errno in _FULL:
+            raise DiskFullError(path.parent, needed, free_bytes(path.parent), f"writing {path.name}") from None
         raise
 
 
 def write_text(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``path`` atomically."""
-    with replacing(path, "w") as f:
-        f.write(text)
+    data = text.encode("utf-8")
+    with replacing(path, "wb", needed=len(data)) as f:
+        f.write(data)
     return Path(path)
 
 
 def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically."""
-    with replacing(path, "wb") as f:
+    with replacing(path, "wb", needed=len(data)) as f:
         f.write(data)
     return Path(path)
 
@@ -60,3 +127,52 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
     """Write ``obj`` as strict JSON (``strict_json.dumps``: no NaN/Infinity, ``schema_version``)."""
     return write_text(path, dumps(obj) + "\n")
+
+
+_DEFERRED: ContextVar[list | None] = ContextVar("mmicl_deferred_figures", default=None)
+
+
+def save_figure(fig, path: str | os.PathLike, **savefig_kwargs) -> Path:
+    """Render a matplotlib figure in memory (format from the suffix) and write it atomically; inside
+    ``deferred_figures()`` hold the bytes until the caller flushes them.  Returns ``path``."""
+    path = Path(path)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=path.suffix.lstrip(".") or "png", **savefig_kwargs)
+    pending = _DEFERRED.get()
+    if pending is None:
+        write_bytes(path, buf.getvalue())
+    else:
+        pending.append((path, buf.getvalue()))
+    return path
+
+
+class Deferred:
+    """The figures a block rendered, in order; ``flush()`` writes them (atomically, one by one) and
+    returns their paths; a ``DiskFullError`` leaves the ones already written and the rest pending."""
+
+    def __init__(self, items: list):
+        self.items = items
+
+    @property
+    def paths(self) -> list[Path]:
+        return [p for p, _ in self.items]
+
+    def flush(self) -> list[Path]:
+        written = []
+        while self.items:
+            path, data = self.items[0]
+            write_bytes(path, data)
+            written.append(path)
+            self.items.pop(0)
+        return written
+
+
+@contextmanager
+def deferred_figures() -> Iterator[Deferred]:
+    """``with deferred_figures() as d: …`` holds every ``save_figure`` of the block in ``d``."""
+    items: list = []
+    token = _DEFERRED.set(items)
+    try:
+        yield Deferred(items)
+    finally:
+        _DEFERRED.reset(token)

@@ -276,10 +276,16 @@ def _input_error_types() -> tuple[type[BaseException], ...]:
 @contextlib.contextmanager
 def input_errors_as_usage(ctx: click.Context | None = None):
     """Turn an input error raised by the library into a usage error (naming ``--law`` for a
-    ``LawError`` where the command has that option); any other exception (a bug) goes through
-    untouched."""
+    ``LawError`` where the command has that option), and a full disk (``atomic.DiskFullError``)
+    into one error line with exit status 2; any other exception (a bug) goes through untouched."""
     try:
         yield
+    except OSError as e:
+        from mmicl.numerics.atomic import DiskFullError
+
+        if not isinstance(e, DiskFullError):
+            raise
+        raise DiskFull(str(e)) from None
     except ValueError as e:
         types = _input_error_types()
         if not isinstance(e, types):
@@ -291,8 +297,15 @@ def input_errors_as_usage(ctx: click.Context | None = None):
         raise click.UsageError(message, ctx=ctx) from None
 
 
+class DiskFull(click.ClickException):
+    """A full disk: one line (``atomic.DiskFullError``'s message) and exit status 2, like bad input."""
+
+    exit_code = 2
+
+
 class Command(click.Command):
-    """A command whose library input errors become usage errors (see ``input_errors_as_usage``)."""
+    """A command whose library input errors become usage errors and whose full disk is one line
+    (see ``input_errors_as_usage``)."""
 
     def invoke(self, ctx):
         with input_errors_as_usage(ctx):

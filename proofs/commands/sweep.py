@@ -24,10 +24,10 @@ from pathlib import Path
 
 import click
 
-from .common import IntIn, WritablePath, emit_json
+from .common import Command, IntIn, WritablePath, emit_json
 
 
-@click.command("sweep")
+@click.command("sweep", cls=Command)
 @click.argument("spec", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--store", "store_dir", type=WritablePath("folder"), default="sweep_results", show_default=True,
               help="Folder of the results store (one JSON file per run, and an index).")
