@@ -29,7 +29,7 @@ from typing import IO, Any, Iterator
 
 from .strict_json import dumps
 
-__all__ = ["DiskFullError", "replacing", "write_text", "write_bytes", "write_json", "save_figure",
+__all__ = ["DiskFullError", "replacing", "write_text", "write_bytes", "write_json", "write_together", "save_figure",
            "deferred_figures", "require_space", "free_bytes"]
 
 _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
@@ -127,6 +127,46 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
 def write_json(path: str | os.PathLike, obj: Any) -> Path:
     """Write ``obj`` as strict JSON (``strict_json.dumps``: no NaN/Infinity, ``schema_version``)."""
     return write_text(path, dumps(obj) + "\n")
+
+
+def write_together(files: dict[str | os.PathLike, bytes]) -> list[Path]:
+    """Write several files that must agree (a summary and its reports): every one is complete and
+    flushed to disk under a temporary name before the first replaces its target, and the targets
+    are then replaced one after the other.  A kill or a full disk while they are being prepared
+    leaves all the targets as they were; only a kill between the renames (microseconds) can
+    leave some new and some old."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for target, data in files.items():
+            target = Path(target)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+            except OSError as e:
+                if e.errno in _FULL:
+                    raise DiskFullError(target.parent, sum(map(len, files.values())), free_bytes(target.parent),
+                                        f"writing {target.name}") from None
+                raise
+            staged.append((tmp, target))
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+            except OSError as e:
+                if e.errno in _FULL:
+                    raise DiskFullError(target.parent, sum(map(len, files.values())), free_bytes(target.parent),
+                                        f"writing {', '.join(Path(t).name for t in files)}") from None
+                raise
+            os.chmod(tmp, 0o644)
+        for tmp, target in staged:
+            os.replace(tmp, target)
+        staged = []
+    finally:
+        for tmp, _ in staged:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    return [Path(t) for t in files]
 
 
 _DEFERRED: ContextVar[list | None] = ContextVar("mmicl_deferred_figures", default=None)

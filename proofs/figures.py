@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mmicl.numerics.atomic import save_figure
+
 
 def _finite(x, y, positive: bool = False):
     """The points of (x, y) that a plot can draw: finite y (and y > 0 on a log axis)."""
@@ -70,7 +72,7 @@ def alpha_sweep(path: Path, sweeps: dict[str, dict]) -> Path:
                 title="excess risk (as its log₁₀: it underflows float64)")
     for ax in axes:  # under each panel: on it, a long note about a law hid the lines
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), frameon=False)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     return path
 
 
@@ -115,5 +117,5 @@ def two_parameter_plane(path: Path, *, T: int, grid_alpha, grid_beta, loss, traj
     # that the white lines it names show
     fig.legend(handles=handles, fontsize=8, loc="outside lower center", ncol=2, facecolor="0.3", labelcolor="w",
                framealpha=1, edgecolor="0.3")
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     return path

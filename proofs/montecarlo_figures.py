@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mmicl.numerics.atomic import write_json
+from mmicl.numerics.atomic import save_figure, write_json
 from mmicl.numerics.law_language import parse_law, takes_law
 
 SIZES = {
@@ -78,7 +78,7 @@ def figure_finite_n(law, out: Path, size: dict, seed: int) -> dict:
     bx.set_title("bias × n (constant ⇔ bias ∝ 1/n)")
     fig.suptitle(law.spec(), fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "finite_n_bias.png", dpi=120)
+    save_figure(fig, out / "finite_n_bias.png", dpi=120)
     return {"T": T, "alpha_T": a_T, "samples": size["saa_samples"], "rows": rows}
 
 
@@ -121,7 +121,7 @@ def figure_sgd_flow(law, out: Path, size: dict, seed: int) -> dict:
     bx.legend(fontsize=7)
     fig.suptitle(law.spec(), fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "sgd_vs_flow.png", dpi=120)
+    save_figure(fig, out / "sgd_vs_flow.png", dpi=120)
     return {"T": T, "alpha0": a0, "batch": size["sgd_batch"], "flow_t": t_fine.tolist(), "flow_alpha": fine.tolist(),
             "runs": runs}
 
@@ -159,7 +159,7 @@ def figure_full_matrix(law, out: Path, size: dict, seed: int) -> dict:
     bx.legend(fontsize=7)
     fig.suptitle(law.spec(), fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "full_matrix.png", dpi=120)
+    save_figure(fig, out / "full_matrix.png", dpi=120)
     return {"T": T, "alpha_T": a_T, "steps": size["fm_steps"], "runs": runs}
 
 

@@ -15,13 +15,16 @@ from pathlib import Path
 from .registry import ClaimResult, RunConfig
 
 
-def render_report(results: list[ClaimResult], config: RunConfig) -> str:
+def render_report(results: list[ClaimResult], config: RunConfig, run=None) -> str:
+    """The report in Markdown; ``run`` (a ``results_folder.RunState``) adds the run's state."""
+    pending = set(run.pending_figures) if run is not None else set()
     lines = [
         "# mmicl verification report",
         "",
         f"Size: {'quick' if config.quick else 'full'}; seed {config.seed}; device {config.device}"
         + (f"; law `{config.law}`" if config.law else ""),
         "",
+        *([f"Run: {run.line(len(results))}; wall time {run.wall_seconds:.1f} s", ""] if run is not None else []),
         "| claim | verdict | key numbers | seconds |",
         "|---|---|---|---|",
     ]
@@ -44,7 +47,7 @@ def render_report(results: list[ClaimResult], config: RunConfig) -> str:
                 lines.append(f"  - numbers: `{_json_text(c.numbers)}`")
         for fig in r.figures:
             rel = os.path.relpath(fig, Path(config.out))
-            lines += ["", f"![{Path(fig).stem}]({rel})"]
+            lines += ["", f"![{Path(fig).stem}]({rel})" + (" (being written)" if fig in pending else "")]
     return "\n".join(lines) + "\n"
 
 
@@ -162,11 +165,12 @@ a { color: #1d4ed8; }
 """
 
 
-def render_html(results: list[ClaimResult], config: RunConfig) -> str:
+def render_html(results: list[ClaimResult], config: RunConfig, run=None) -> str:
     """The report as one self-contained HTML page: a header with the run's settings, the verdict table
     (each claim linked to its section), and per claim its statement, hypotheses, checks (with their
     numbers as nested tables) and figures, inlined as base64 ``data:`` URIs.  No external resource and
-    no script; every piece of text is escaped.  Never raises on odd numbers (None, NaN, inf, nesting)."""
+    no script; every piece of text is escaped.  Never raises on odd numbers (None, NaN, inf, nesting).
+    ``run`` (a ``results_folder.RunState``) adds the run's state and wall time to the header."""
     from mmicl._version import __version__
 
     ids = _anchors([r.id for r in results])
@@ -177,6 +181,9 @@ def render_html(results: list[ClaimResult], config: RunConfig) -> str:
         meta.append(("law", config.law))
     meta.append(("claims", ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "none"))
     meta.append(("seconds", f"{sum(r.seconds for r in results):.1f}"))
+    if run is not None:
+        meta += [("run", run.line(len(results))), ("wall time", f"{run.wall_seconds:.1f} s")]
+    pending = set(run.pending_figures) if run is not None else set()
     out = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -208,12 +215,12 @@ def render_html(results: list[ClaimResult], config: RunConfig) -> str:
         out.append(f"<p>{_muted('No claim was run.')}</p>")
     out.append("</section>")
     for r, a in zip(results, ids):
-        out += _claim_html(r, a, config)
+        out += _claim_html(r, a, config, pending)
     out += ["</main>", "</body>", "</html>"]
     return "\n".join(out) + "\n"
 
 
-def _claim_html(r: ClaimResult, anchor: str, config: RunConfig) -> list[str]:
+def _claim_html(r: ClaimResult, anchor: str, config: RunConfig, pending: set = frozenset()) -> list[str]:
     out = [f'<section class="claim" id="{anchor}">',
            f'<h2>{_e(r.id)} {_badge(r.verdict)}<a class="top" href="#top">↑ verdicts</a></h2>',
            f'<p class="statement">{_e(r.statement)}</p>']
@@ -252,12 +259,12 @@ def _claim_html(r: ClaimResult, anchor: str, config: RunConfig) -> list[str]:
     if r.figures:
         out.append("<h3>Figures</h3>")
         for f in r.figures:
-            out.append(_figure_html(f, config))
+            out.append(_figure_html(f, config, f in pending))
     out.append("</section>")
     return out
 
 
-def _figure_html(fig: str, config: RunConfig) -> str:
+def _figure_html(fig: str, config: RunConfig, pending: bool = False) -> str:
     import base64
 
     path = Path(fig)
@@ -267,6 +274,8 @@ def _figure_html(fig: str, config: RunConfig) -> str:
             caption = path.name
     except ValueError:  # another drive (Windows)
         caption = path.name
+    if pending:  # not read: a file of that name may still be an earlier run's
+        return f'<p class="missing">figure {_e(caption)}: being written</p>'
     mime = MIME.get(path.suffix.lower())
     try:
         data = path.read_bytes()

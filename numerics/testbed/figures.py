@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from .experiments import ArmResults
+from ..atomic import save_figure
 
 # axis labels of the metrics (numerics/testbed/metrics.py says what each one measures)
 METRIC_LABELS = {
@@ -50,7 +51,7 @@ def plot_curves(results: ArmResults, path: Path, metrics=("acc_icl", "acc_iwl"),
         fig.suptitle(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     return path
 
 
@@ -114,5 +115,5 @@ def plot_against(xs, series: dict[str, list[np.ndarray]], path: Path, xlabel: st
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     return path

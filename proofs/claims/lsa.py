@@ -59,6 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mmicl.numerics.atomic import save_figure
 from mmicl.numerics.estimate import Estimate
 from mmicl.numerics.law_language import parse_law
 from mmicl.numerics.task_law import TaskLaw
@@ -595,7 +596,7 @@ def _figure(laws: list[TaskLaw], out) -> str:
     ax2.grid(True, which="both", alpha=0.3)
     fig.legend(handles=handles, loc="outside lower center", fontsize=8, ncol=1)
     path = out / "thm4.1_lsa_gap.png"
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     return str(path)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mmicl.numerics.atomic import write_json
+from mmicl.numerics.atomic import save_figure, write_json
 from mmicl.numerics.law_language import parse_law
 from mmicl.proofs.experiments import depth_study, log_log_slope, noskip_study, sample_mean_baselines
 from mmicl.proofs.claims import hypotheses as hyp
@@ -186,7 +186,7 @@ def _depth_figure(config: RunConfig, rows):
     ax.legend(fontsize=8)
     fig.tight_layout()
     path = config.figures / "depth_excess.png"
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     return path
 
 

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 from mmicl.numerics import lca, untied, untied_flow
+from mmicl.numerics.atomic import save_figure
 from mmicl.numerics.law_language import parse_law
 from mmicl.numerics.scalar_laws import Beta, Discrete, Mixture, Point, ScalarLaw, SumLaw
 from mmicl.numerics.task_law import TaskLaw
@@ -440,7 +441,7 @@ def _figure(path, curves: dict):
         ax.grid(True, which="both", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
-    fig.savefig(path, dpi=110)
+    save_figure(fig, path, dpi=110)
     return path
 
 

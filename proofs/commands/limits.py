@@ -10,6 +10,7 @@ import click
 from .common import Command, IntIn, WritablePath, emit_json, law_options
 
 from mmicl.numerics.validate import MAX_DEPTH_ONE
+from mmicl.numerics.atomic import save_figure
 
 MAX_T = MAX_DEPTH_ONE
 """``--T-max`` (model one): α_T's own limit, ``numerics.validate.MAX_DEPTH_ONE``."""
@@ -137,7 +138,7 @@ def _figures_one(law, res: dict, out: Path) -> list[Path]:
     a2.set_title("excess per layer")
     a2.legend()
     path = out / "limits_one.png"
-    fig.savefig(path, dpi=120, bbox_inches="tight")
+    save_figure(fig, path, dpi=120, bbox_inches="tight")
     return [path]
 
 
@@ -206,7 +207,7 @@ def untied_model(law, t_max: int, out: Path | None) -> dict:
         ax.set_ylabel("log10 excess risk")
         ax.legend()
         path = out / "limits_untied.png"
-        fig.savefig(path, dpi=120, bbox_inches="tight")
+        save_figure(fig, path, dpi=120, bbox_inches="tight")
         res["figures"] = [str(path)]
     return res
 

@@ -1,0 +1,211 @@
+"""The folder ``mmicl verify --out OUT`` writes: a summary that always agrees with itself.
+
+A run holds the folder for its whole length: ``OUT/.mmicl.lock`` is locked (``fcntl.flock``,
+released by the operating system when the process ends, however it ends) and names the holder's
+pid, so a second run into the same folder is refused with one line (``FolderBusyError``) instead of
+mixing its files into the first one's.  Where ``fcntl`` is missing (Windows) the lock file is
+created exclusively and a file left by a process that no longer runs is taken over.
+
+The summary is three files, ``verdicts.json``, ``report.md`` and ``report.html``, always written
+together from the same results (``numerics.atomic.write_together``: all three are complete on disk
+before the first replaces its predecessor).  They are written
+
+1. when the run starts: no claim yet, state ``running`` -- the earlier run's summary is replaced,
+   not merged (its figures and evidence files stay where they are until a claim of this run
+   rewrites them; the summary lists only this run's);
+2. after each claim, before its figures: the claim's verdict, its figures listed as pending;
+3. after its figures are written: the same, figures written;
+4. at the end: state ``complete``.
+
+So a run killed at any moment leaves a summary of the claims it had finished, in state
+``running``, and a run stopped by a full disk leaves the claims it had finished, in state
+``stopped``, with the reason.  Figures are written through the one atomic writer; a figure listed
+as written is whole.
+"""
+from __future__ import annotations
+
+import os
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from mmicl.numerics.atomic import DiskFullError, deferred_figures, write_together
+from mmicl.numerics.strict_json import dumps
+from mmicl.numerics.validate import InputError
+
+from .registry import Claim, ClaimResult, RunConfig
+
+LOCK_NAME = ".mmicl.lock"
+SUMMARY = ("verdicts.json", "report.md", "report.html")
+
+
+class FolderBusyError(InputError):
+    """Another live ``mmicl verify`` holds the folder; the message names it and its pid."""
+
+
+@dataclass
+class RunState:
+    """What the summary says about the run itself (beside its claims' results)."""
+
+    state: str  # "running" | "complete" | "stopped"
+    planned: list[str]
+    pid: int = field(default_factory=os.getpid)
+    started: float = field(default_factory=time.time)
+    wall_seconds: float = 0.0
+    pending_figures: list[str] = field(default_factory=list)
+    reason: str = ""
+
+    def to_json(self, out: Path) -> dict:
+        from .registry import _relative
+
+        return {"state": self.state, "planned": self.planned, "pid": self.pid,
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
+                "wall_seconds": round(self.wall_seconds, 3),
+                "pending_figures": [_relative(f, out) for f in self.pending_figures], "reason": self.reason}
+
+    def line(self, done: int) -> str:
+        """One sentence for the reports' header."""
+        said = {"running": f"running (or killed): {done} of {len(self.planned)} claims finished",
+                "complete": f"complete: {done} of {len(self.planned)} claims",
+                "stopped": f"stopped after {done} of {len(self.planned)} claims: {self.reason}"}[self.state]
+        if self.pending_figures:
+            said += f"; {len(self.pending_figures)} figure(s) still being written"
+        return said
+
+
+@contextmanager
+def holding(out: Path) -> Iterator[Path]:
+    """Hold ``out`` for one run (see the module docstring); ``FolderBusyError`` if a live run holds it."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / LOCK_NAME
+    try:
+        import fcntl
+    except ImportError:  # Windows: an exclusive file naming its holder
+        fcntl = None
+    if fcntl is not None:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = _holder(path)
+            os.close(fd)
+            raise FolderBusyError(f"{out} is in use by another mmicl verify (pid {holder}); wait for it to finish "
+                                  "or choose another --out") from None
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            yield out
+        finally:
+            os.close(fd)  # closing releases the lock; the file stays (removing it would race a new holder)
+        return
+    yield from _exclusive(out, path)
+
+
+def _exclusive(out: Path, path: Path) -> Iterator[Path]:
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            holder = _holder(path)
+            if holder is not None and _alive(holder):
+                raise FolderBusyError(f"{out} is in use by another mmicl verify (pid {holder}); wait for it to "
+                                      "finish or choose another --out") from None
+            path.unlink(missing_ok=True)  # left by a run that no longer exists
+            continue
+        os.write(fd, f"{os.getpid()}\n".encode())
+        os.close(fd)
+        try:
+            yield out
+        finally:
+            path.unlink(missing_ok=True)
+        return
+    raise FolderBusyError(f"{out}: could not take {path}; remove it if no mmicl verify is running")
+
+
+def _holder(path: Path) -> int | None:
+    try:
+        return int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class ResultsFolder:
+    """The summary of one run into ``config.out`` (hold the folder first: ``holding``)."""
+
+    def __init__(self, config: RunConfig, planned: list[str]):
+        self.config = config
+        self.out = Path(config.out)
+        self.results: list[ClaimResult] = []
+        self.run = RunState("running", planned)
+        self._t0 = time.perf_counter()
+        _remove_leftovers(self.out)
+
+    def write(self) -> None:
+        """``verdicts.json``, ``report.md`` and ``report.html`` from the same results, together."""
+        from .report import render_html, render_report
+
+        self.run.wall_seconds = time.perf_counter() - self._t0
+        doc = {"seed": self.config.seed, "quick": self.config.quick, "run": self.run.to_json(self.out),
+               "claims": [r.to_json(relative_to=self.out) for r in self.results]}
+        write_together({self.out / "verdicts.json": (dumps(doc) + "\n").encode(),
+                        self.out / "report.md": render_report(self.results, self.config, self.run).encode(),
+                        self.out / "report.html": render_html(self.results, self.config, self.run).encode()})
+
+    def run_claim(self, claim: Claim) -> ClaimResult:
+        """Run ``claim`` with its figures held in memory; save its verdict, then its figures, then
+        the summary again.  A full disk while writing a figure stops the run with the verdict kept
+        (``DiskFullError`` propagates after the summary says so)."""
+        with deferred_figures() as figures:
+            result = claim.run(self.config)
+        self.results.append(result)
+        self.run.pending_figures = [str(p) for p in figures.paths]
+        self.write()
+        try:
+            figures.flush()
+        except DiskFullError as e:
+            self.stop(str(e))
+            raise
+        self.run.pending_figures = []
+        self.write()
+        return result
+
+    def stop(self, reason: str) -> None:
+        """Mark the run stopped (a full disk) and write the summary if there is room for it."""
+        self.run.state, self.run.reason = "stopped", reason
+        try:
+            self.write()
+        except DiskFullError:
+            pass  # the previous summary stays, whole: it lists every claim whose verdict was written
+
+    def finish(self) -> None:
+        self.run.state = "complete"
+        self.write()
+
+
+def _remove_leftovers(out: Path) -> None:
+    """Temporary files of the atomic writer left by a killed run (``.<name>.<random>``) in the
+    summary's folder and in ``figures/``: safe to remove while this run holds the folder."""
+    for folder in (out, out / "figures", out / "montecarlo"):
+        if not folder.is_dir():
+            continue
+        for p in folder.iterdir():
+            if p.name.startswith(".") and p.name != LOCK_NAME and p.is_file() and _is_leftover(p.name):
+                p.unlink(missing_ok=True)
+
+
+def _is_leftover(name: str) -> bool:
+    """``.verdicts.json.k3j_x9`` (``tempfile.mkstemp(prefix=".<name>.")``) but not ``.gitignore``."""
+    parts = name[1:].rsplit(".", 1)
+    return len(parts) == 2 and "." in parts[0] and len(parts[1]) >= 6
