@@ -254,17 +254,32 @@ def _record(history, step, loss, model, hook) -> None:
 
 def _load_checkpoint(path: Path, device, run: dict) -> dict:
     """The state saved by ``_checkpoint``, read with ``weights_only=True`` (tensors, numbers,
-    strings and containers only: nothing else is unpickled) and refused in one line
-    (``InputError``) where it cannot be read, comes from an earlier version (no record of its run),
-    or belongs to another run (model, law, seed, n, data or optimizer differ)."""
+    strings and containers only: nothing else is unpickled) and verified.  Refused in one line
+    (``InputError``) where it cannot be read; carries no content hash (an earlier version of mmicl:
+    it cannot be verified); its content hash (``numerics.digest`` of everything else in it) does not
+    match (changed after mmicl wrote it); records no run (model, law, seed) or another run (model,
+    law, seed, n, data or optimizer differ); lacks a part; or its model state holds non-finite
+    values."""
+    from .digest import digest
+
     try:
         state = torch.load(path, map_location=device, weights_only=True)
     except Exception as e:  # noqa: BLE001 — any unreadable file is the caller's input, reported in one line
         raise InputError(f"the checkpoint {path} cannot be read ({type(e).__name__}: "
                          f"{str(e).splitlines()[0][:120] if str(e) else 'no message'}); delete it to start afresh") from None
+    if isinstance(state, dict) and "digest" not in state:
+        raise InputError(f"the checkpoint {path} carries no content hash: written by an earlier version of mmicl "
+                         "(or not by mmicl train), it cannot be verified; delete it to start afresh")
     if not isinstance(state, dict) or not isinstance(state.get("run"), dict):
         raise InputError(f"the checkpoint {path} records no run (model, law, seed) to check it against: written by "
                          "an earlier version of mmicl or not by mmicl train; delete it to start afresh")
+    try:
+        actual = digest({k: v for k, v in state.items() if k != "digest"})
+    except TypeError as e:
+        raise InputError(f"the checkpoint {path} is damaged ({e}); delete it to start afresh") from None
+    if actual != state["digest"]:
+        raise InputError(f"the checkpoint {path} has a content hash that does not match: the file was changed after "
+                         "mmicl wrote it; delete it to start afresh")
     differ = [k for k in run if state["run"].get(k) != run[k]]
     if differ:
         said = ", ".join(f"{k} {state['run'].get(k)!r} (this run: {run[k]!r})" for k in differ)
@@ -272,13 +287,23 @@ def _load_checkpoint(path: Path, device, run: dict) -> dict:
     missing = [k for k in ("model", "optimizer", "generator", "history", "step") if k not in state]
     if missing:
         raise InputError(f"the checkpoint {path} lacks {', '.join(missing)}; delete it to start afresh")
+    if isinstance(state["model"], dict):
+        for name, t in state["model"].items():
+            bad = int((~torch.isfinite(t)).sum()) if isinstance(t, torch.Tensor) and t.is_floating_point() else 0
+            if bad:
+                raise InputError(f"the checkpoint {path} has {bad} non-finite value{'s' if bad > 1 else ''} in the "
+                                 f"model's {name}; delete it to start afresh")
     return state
 
 
 def _checkpoint(path, model, opt, sched, gen, history, step, run) -> None:
+    """Save the run's state with its content hash (``numerics.digest`` of all of it but the hash)."""
+    from .digest import digest
+
     state = {"model": model.state_dict(), "optimizer": opt.state_dict(),
              "scheduler": sched.state_dict() if sched is not None else None,
              "generator": gen.get_state(), "history": history, "step": step, "run": run}
+    state["digest"] = digest(state)
     with replacing(path, "wb") as f:  # a killed run leaves the previous checkpoint whole
         torch.save(state, f)
 

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import warnings
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
 from mmicl.numerics.atomic import write_json
-from mmicl.numerics.testbed.checkpoint import Stage1
+from mmicl.numerics.testbed.checkpoint import Stage1, Stage1Error
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, MultimodalConfig, SecondModality, TrainConfig
 from mmicl.numerics.testbed.experiments import ArmResults
 from mmicl.numerics.testbed.figures import plot_against, plot_curves
@@ -111,17 +113,41 @@ def _copy(sz: MultimodalSizes) -> float:
 
 def stage1(config: RunConfig, sz: MultimodalSizes, model: ModelConfig | None = None) -> Stage1:
     """The stage-1 decoders of these settings: loaded from ``OUT/testbed/stage1_<hash>.pt`` when a
-    run with the very same settings, seeds and device wrote it, else trained and saved (atomically)."""
+    run with the very same settings, seeds and device wrote it, else trained and saved (atomically).
+
+    The cached file is verified as ``Stage1.load`` does (content hash, weight names and shapes,
+    finite values) and must record these very settings; one that fails for any reason is moved to
+    ``<name>.corrupt`` (replacing an earlier one, kept for inspection), named in one warning line,
+    and stage 1 is trained again and saved in its place."""
     model = stage1_ape_slots(model or sz.model, sz.m1)
     seeds = _seeds(config, sz)
     key = json.dumps({"m1": asdict(sz.m1), "model": asdict(model), "train": asdict(sz.stage1), "seeds": seeds,
                       "data_seed": config.seed, "device": config.device}, sort_keys=True)
     path = _out(config) / f"stage1_{hashlib.sha256(key.encode()).hexdigest()[:12]}.pt"
     if path.is_file():
-        return Stage1.load(path)
+        try:
+            s1 = Stage1.load(path)
+            if (s1.model, s1.train, s1.data_seed) != (model, sz.stage1, config.seed) or \
+                    [(m.data, m.seed) for m in s1.members] != [(sz.m1, s) for s in seeds]:
+                raise Stage1Error(path, "records other settings than its name stands for")
+            return s1
+        except Exception as e:  # noqa: BLE001 -- any cached file that cannot be used is set aside and remade
+            _set_aside(path, e.problem if isinstance(e, Stage1Error) else f"cannot be read ({type(e).__name__})")
     s1 = run_stage1(model, sz.m1, seeds, sz.stage1, device=config.device, data_seed=config.seed, progress=True)
     s1.save(path)
     return s1
+
+
+def _set_aside(path: Path, problem: str) -> None:
+    """Rename a cached stage-1 file that failed to load to ``*.corrupt``, with one warning line."""
+    target = path.with_name(path.name + ".corrupt")
+    try:
+        os.replace(path, target)
+        where = f"moved to {target.name}"
+    except OSError:
+        where = "left in place"
+    warnings.warn(f"mmicl: the cached stage-1 checkpoint {path} {problem}; {where}, training stage 1 again",
+                  RuntimeWarning, stacklevel=3)
 
 
 def _stage1_hypothesis(s1: Stage1, sz: MultimodalSizes, prefix: str = "") -> Hypothesis:

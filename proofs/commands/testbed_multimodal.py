@@ -258,8 +258,13 @@ def stage1(quick, seeds, seed, device, threads, out, as_json, **kw):
     _multimodal(data, replace(sz.m2, K=data.L), None, "m1_first", "--N/--B")
     _check_size([data], model, train, n)
     import torch
+    from mmicl.numerics.atomic import require_space
+    from mmicl.numerics.testbed.checkpoint import size_lower_bound
     from mmicl.numerics.testbed.multimodal_experiments import run_stage1
 
+    # before training: room for at least the file's tensors (a lower bound, see size_lower_bound);
+    # a disk that fills up meanwhile is a DiskFullError at save, one line through Command (exit 2)
+    require_space(Path(out).absolute().parent, size_lower_bound(model, data, n), "the stage-1 checkpoint")
     torch.set_num_threads(threads)
     s1 = run_stage1(model, data, _seed_list(seed, n), train, device=device, data_seed=seed, progress=not as_json)
     s1.save(out)
@@ -297,7 +302,7 @@ def stage2(checkpoint, quick, pB, layout, train_readout, encoder_steps, random_d
 
     sz = _sizes(quick)
     train = _replace(sz.stage2, None, **_pick(TRAIN_KNOBS, kw))
-    try:
+    try:  # verified (content hash, names, shapes, finite values); a file that fails is refused, not touched
         s1 = Stage1.load(checkpoint)
     except TestbedConfigError as e:
         raise click.BadParameter(str(e), param_hint="--from") from None
