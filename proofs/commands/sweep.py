@@ -17,6 +17,14 @@ settings.
 Each run is keyed by a hash of its full configuration; a rerun skips the runs already done in the
 store and retries the failed ones.  ``--scheduler tcp://HOST:8786`` uses a running Dask cluster
 instead of a local one (docs/sweeps.md shows how to start one on SLURM).
+
+Every run file is checked when it is read back (``proofs/sweep/store.py``: a checksum, the key
+recomputed from the configuration, the file name).  A run opens the store writable: a damaged,
+relabelled, duplicate or earlier-version file is renamed to ``*.corrupt`` and its run redone.
+``--status`` and ``--export`` only read: they open the store read-only (a read-only folder is
+fine; nothing in it is created, renamed or rewritten), skip such files and name them in one
+warning line on stderr.  Only a run needs a writable ``--store``; a query of a store that does not
+exist is one error line (exit 2).
 """
 from __future__ import annotations
 
@@ -27,9 +35,28 @@ import click
 from .common import Command, IntIn, WritablePath, emit_json
 
 
+class StorePath(click.ParamType):
+    """The folder of a results store.  Only checked here to be a path: a run also needs it writable
+    (``WritablePath`` is applied when there is a SPEC to run), a query needs it to exist."""
+
+    name = "path"
+
+    def convert(self, value, param, ctx):
+        value = str(value)
+        if not value.strip() or "\0" in value:
+            self.fail(f"must be a folder path, got {value!r}", param, ctx)
+        return Path(value)
+
+
+class NoStore(click.ClickException):
+    """A query of a folder that is not a results store: one line, exit status 2 (like bad input)."""
+
+    exit_code = 2
+
+
 @click.command("sweep", cls=Command)
 @click.argument("spec", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--store", "store_dir", type=WritablePath("folder"), default="sweep_results", show_default=True,
+@click.option("--store", "store_dir", type=StorePath(), default="sweep_results", show_default=True,
               help="Folder of the results store (one JSON file per run, and an index).")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a local cluster).")
@@ -42,17 +69,33 @@ from .common import Command, IntIn, WritablePath, emit_json
 def sweep_command(spec, store_dir, scheduler, workers, status, export, as_json):
     """Run the grid of SPEC on Dask into --store; or --status / --export a store."""
     from mmicl.proofs.sweep import Store
+    from mmicl.proofs.sweep.store import StoreError
     from mmicl.proofs.sweep.spec import SweepSpecError, load_spec
 
     if spec is None and not (status or export):
         raise click.UsageError("give a SPEC.toml to run, or --status / --export to read a store")
-    store = Store(store_dir)
-    out: dict = {"store": str(store_dir)}
-    if spec is not None:
+    if spec is not None:                         # refused before the store is opened (and tidied)
         try:
             runs = load_spec(spec)
         except (SweepSpecError, ValueError, TypeError) as e:
             raise click.BadParameter(str(e).splitlines()[0], param_hint="SPEC") from None
+    ctx = click.get_current_context()
+    param = next(p for p in ctx.command.params if p.name == "store_dir")
+    warnings: list[str] = []
+    if spec is not None:                         # a run writes the store: it must be writable
+        store_dir = WritablePath("folder").convert(str(store_dir), param, ctx)
+        store = Store(store_dir, warn=warnings.append)
+    else:                                        # a query only reads it
+        try:
+            store = Store(store_dir, writable=False, warn=warnings.append)
+        except StoreError as e:
+            raise NoStore(f"--store: {e}") from None
+    for line in warnings:
+        click.echo(line, err=True)
+    out: dict = {"store": str(store_dir)}
+    if store.set_aside:
+        out["set_aside" if store.writable else "would_set_aside"] = store.set_aside
+    if spec is not None:
         from mmicl.proofs.sweep import run_sweep
 
         s = run_sweep(runs, store, scheduler=scheduler, workers=workers, progress=not as_json)

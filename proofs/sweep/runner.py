@@ -4,7 +4,9 @@
 core, or ``workers``), or connects to ``scheduler`` (the address of an existing cluster, e.g. one
 started on SLURM with dask-jobqueue).  Finished runs (status "done") are skipped; failed ones are
 run again.  Each result is written to the store as it arrives, so a sweep killed midway keeps every
-run it had finished, and the next call runs only the others.  ``run_here`` does the same in this
+run it had finished, and the next call runs only the others.  A run whose file the store set aside
+when it was opened (damaged, edited, relabelled, a duplicate, or from an earlier mmicl: see
+``store``) has no record there and is run again.  ``run_here`` does the same in this
 process, one run after the other, with each run's own progress bar (what the testbed claims use when
 no cluster is given).
 """

@@ -22,7 +22,9 @@
 
 ``execute(kind, config)`` never raises: a run that fails returns a record with ``status`` "failed",
 the error and its traceback, so that one failing run does not stop a sweep.  Every record carries its
-provenance: the package version, the host, the process, the device, the start and end times.
+format, its key (``spec.run_key`` of its kind and configuration) and its provenance: the package
+version, the host, the process, the device, the start and end times.  The store seals it with a
+checksum when it writes it (``store.sealed``) and checks both when it reads it back.
 """
 from __future__ import annotations
 

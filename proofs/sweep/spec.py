@@ -3,7 +3,8 @@
 A sweep is ``{"kind": KIND, "base": {...}, "grid": {name: [values, ...]}}`` (the tables of a TOML
 file): every combination of the grid's values, laid over ``base``, is one run.  A run's key is the
 first 16 hex digits of the SHA-256 of its canonical JSON (kind, configuration and the runs' format
-version), so that the same configuration always has the same key, in any sweep.
+version), so that the same configuration always has the same key, in any sweep (``run_key``; the
+results store checks every record it reads back against it).
 """
 from __future__ import annotations
 
@@ -28,9 +29,17 @@ class RunSpec:
 
     @property
     def key(self) -> str:
+        """``run_key(kind, config)``."""
         text = json.dumps({"format": FORMAT, "kind": self.kind, "config": self.config}, sort_keys=True,
                           separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def run_key(kind: str, config: dict) -> str:
+    """The key of a run: the first 16 hex digits of the SHA-256 of the canonical JSON (sorted keys,
+    no spaces) of ``{"format": FORMAT, "kind": kind, "config": config}``.  The results store
+    recomputes it from each record it reads back, to check the record's ``key``."""
+    return RunSpec(kind, config).key
 
 
 def _scalar(name: str, v):
