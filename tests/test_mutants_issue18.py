@@ -329,12 +329,16 @@ def test_a_run_key_does_not_depend_on_the_order_of_its_settings():
 def test_the_store_table_flattens_nested_results_with_dotted_keys(tmp_path):
     """``Store.table`` joins nested keys with dots and leaves out the bulky entries (mutant
     store_flat_nested)."""
+    from mmicl.proofs.sweep.runs import FORMAT
+    from mmicl.proofs.sweep.spec import run_key
     from mmicl.proofs.sweep.store import Store
 
+    config = {"law": "x", "opt": {"lr": 0.1}}
+    key = run_key("theory", config)
     store = Store(tmp_path)
-    store.write({"key": "k1", "kind": "theory", "status": "done", "config": {"law": "x", "opt": {"lr": 0.1}},
+    store.write({"format": FORMAT, "key": key, "kind": "theory", "status": "done", "config": config,
                  "result": {"a": {"b": 1.5, "c": {"d": 2}}, "history": [1, 2]}, "provenance": {"seconds": 0.5}})
     row, = store.table()
     assert row["config.opt.lr"] == 0.1 and row["result.a.b"] == 1.5 and row["result.a.c.d"] == 2
     assert "result.a" not in row and not any(k.startswith("result.history") for k in row)
-    assert row["seconds"] == 0.5 and Store(tmp_path).status("k1") == "done"
+    assert row["seconds"] == 0.5 and Store(tmp_path).status(key) == "done"

@@ -277,7 +277,8 @@ def plateau(store_dir, as_json):
     from mmicl.proofs.sweep.store import Store
 
     rows = []
-    for rec in Store(store_dir).records():
+    store = Store(store_dir, writable=False, warn=lambda line: click.echo(line, err=True))  # a query: read only
+    for rec in store.records():
         if rec["kind"] != "ensemble" or rec["status"] != "done":
             continue
         c = rec["config"]
