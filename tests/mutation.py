@@ -92,6 +92,10 @@ UNBOUNDED = [ISSUE18, "test_api.py"]
 CERTS = ["test_certify_forged.py"]
 STORE = [ISSUE18, "test_sweep.py"]
 VERDICTS = ["test_verdict_roles.py"]
+# issue 19 (files mmicl reads back and writes): the tests that make the damage themselves
+FOLDER = ["test_results_folder.py"]
+CHECKPOINTS = ["test_checkpoint_integrity.py"]
+STORE_CHECKS = ["test_sweep_integrity.py"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -391,6 +395,28 @@ MUTATIONS: list[Mutation] = [
     N("verdict_no_decisive_holds", "if not decisive:\n        return \"inconclusive\", \"no decisive check\"",
       "if False:\n        return \"inconclusive\", \"no decisive check\"", VERDICTS,
       "a claim with no decisive check 'holds'"),
+    # ------------------------------------------------------------------ issue 19: files read back and written
+    N("disk_full_traceback", "if isinstance(e, OSError) and not isinstance(e, DiskFullError) and e.errno in _FULL:",
+      "if False:", FOLDER, "a full disk during a write is a raw OSError (a traceback), not one line"),
+    N("figures_not_deferred", "    if pending is None:\n        write_bytes(path, buf.getvalue())",
+      "    if True:\n        write_bytes(path, buf.getvalue())", FOLDER,
+      "figures are written before the claim's verdict is saved"),
+    N("verdict_not_saved_before_figures", "        self.run.pending_figures = [str(p) for p in figures.paths]\n        self.write()",
+      "        self.run.pending_figures = [str(p) for p in figures.paths]", FOLDER,
+      "a claim's verdict is saved only after its figures"),
+    N("pending_never_cleared", "        self.run.pending_figures = []\n        self.write()\n        return result",
+      "        self.write()\n        return result", FOLDER, "written figures stay listed as pending"),
+    N("folder_lock_shared", "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)", "fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)",
+      FOLDER, "two live runs may hold one folder"),
+    N("leftover_any_hidden_file", 'return len(parts) == 2 and "." in parts[0] and len(parts[1]) >= 6', "return True",
+      FOLDER, "a new run deletes every hidden file of OUT, not only the writer's temporary files"),
+    N("stage1_digest_unchecked", "        if actual != stored:\n            raise Stage1Error", "        if False:\n            raise Stage1Error",
+      CHECKPOINTS, "an edited stage-1 checkpoint (zeroed weights, metrics set to 0.99) is accepted"),
+    N("train_checkpoint_digest_unchecked", 'if actual != state["digest"]:', "if False:", CHECKPOINTS,
+      "an edited training checkpoint is accepted"),
+    N("store_checksum_unchecked", '        if doc["checksum"] != checksum(doc):\n            return "checksum does not match"',
+      '        if False:\n            return "checksum does not match"', STORE_CHECKS,
+      "a sweep record whose numbers were edited is accepted and skipped on rerun"),
 ]
 
 

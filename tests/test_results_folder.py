@@ -82,7 +82,7 @@ def _complete_run(out: Path, seed: int = 1) -> dict:
     _, err = p.communicate(timeout=120)
     assert p.returncode == 0, err.decode()
     doc = consistent(out)
-    assert doc["run"]["state"] == "complete" and len(doc["claims"]) == 3
+    assert doc["run"]["state"] == "complete" and len(doc["claims"]) == 3 and doc["run"]["pending_figures"] == []
     return doc
 
 
