@@ -212,6 +212,44 @@ def test_a_disk_that_fills_during_a_figure_keeps_the_finished_claims(tmp_path, m
     assert not [p for p in (out / "figures").iterdir() if p.name.startswith(".")]
 
 
+def test_each_claims_verdict_is_on_disk_before_its_figures_are_written(tmp_path, monkeypatch):
+    """While a figure is being written, the summary already lists its claim, with the figure pending."""
+    seen = []
+    real = atomic.write_bytes
+
+    def write_bytes(path, data):
+        if Path(path).name.startswith("fake_"):
+            doc = json.loads((tmp_path / "order" / "verdicts.json").read_text())
+            seen.append((Path(path).name, [c["id"] for c in doc["claims"]], doc["run"]["pending_figures"]))
+        return real(path, data)
+
+    monkeypatch.setattr(atomic, "write_bytes", write_bytes)
+    r = _cli(["verify", "--claim", "fake.*", "--out", str(tmp_path / "order")], env={"FAKE_SLEEP": "0"})
+    assert r.exit_code == 0, r.output
+    assert seen == [(f"fake_{n}.png", ["fake.a", "fake.b", "fake.c"][:i + 1], [f"figures/fake_{n}.png"])
+                    for i, n in enumerate("abc")]
+
+
+def test_a_write_that_meets_a_full_disk_is_one_error_and_changes_nothing(tmp_path, monkeypatch):
+    """ENOSPC while the data is flushed: ``DiskFullError`` naming the folder and the bytes the write
+    needed; the target keeps its earlier content and no temporary file is left."""
+    target = tmp_path / "kept.json"
+    target.write_text("earlier\n")
+
+    def fsync(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomic.os, "fsync", fsync)
+    for write in (lambda: atomic.write_text(target, "x" * 3000), lambda: atomic.write_bytes(target, b"x" * 3000)):
+        with pytest.raises(atomic.DiskFullError) as e:
+            write()
+        assert str(e.value).startswith(f"no space left in {tmp_path}: writing kept.json needs 2.93 KiB")
+        assert target.read_text() == "earlier\n" and sorted(p.name for p in tmp_path.iterdir()) == ["kept.json"]
+    with pytest.raises(atomic.DiskFullError, match="writing a.md, b.html needs"):
+        atomic.write_together({tmp_path / "a.md": b"1", tmp_path / "b.html": b"2"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.json"]
+
+
 def _tmpfs(path: Path, kib: int) -> bool:
     if not sys.platform.startswith("linux") or os.geteuid() != 0 or shutil.which("mount") is None:
         return False
