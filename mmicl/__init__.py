@@ -12,6 +12,11 @@ The public API, for notebooks and scripts (the ``mmicl`` command line is a clien
     mmicl.best_lsa(law).gap                         # Theorem 4.1's gap
     [r.verdict for r in mmicl.verify("thm6.2")]     # run claims, read verdicts
 
+    @mmicl.claim("mine.alpha_third", title="α* = 1/3", statement="for s=uniform(1,3), α* = 1/3")
+    def evaluate(config):                           # your own claim: hypotheses and checks
+        a = mmicl.alpha_star("s=uniform(1,3)")
+        return [], [mmicl.Check("α* = 1/3", "closed form", abs(a - 1/3) < 1e-15, {"alpha_star": a})]
+
 Names are imported on first use, so ``import mmicl`` is cheap and changes no global state
 (no matplotlib backend, no torch threads).
 """
@@ -21,8 +26,8 @@ from importlib import import_module
 
 from ._version import __version__
 
-# public name -> (module, attribute)
-_API: dict[str, tuple[str, str]] = {
+# public name -> (module, attribute); attribute None: the module itself
+_API: dict[str, tuple[str, str | None]] = {
     # task laws
     "TaskLaw": ("mmicl.numerics.task_law", "TaskLaw"),
     "ZetaLaw": ("mmicl.numerics.task_law", "ZetaLaw"),
@@ -63,11 +68,21 @@ _API: dict[str, tuple[str, str]] = {
     # single-layer LSA (Theorem 4.1)
     "best_lsa": ("mmicl.numerics.lsa", "best_lsa"),
     "BestLSA": ("mmicl.numerics.lsa", "BestLSA"),
-    # the theorem registry
+    # the theorem registry, and the claim API for your own theorems
     "verify": ("mmicl.proofs.registry", "verify"),
     "claims": ("mmicl.proofs.registry", "claims"),
     "ClaimResult": ("mmicl.proofs.registry", "ClaimResult"),
     "VERDICTS": ("mmicl.proofs.registry", "VERDICTS"),
+    "Claim": ("mmicl.proofs.registry", "Claim"),
+    "Check": ("mmicl.proofs.registry", "Check"),
+    "Hypothesis": ("mmicl.proofs.registry", "Hypothesis"),
+    "RunConfig": ("mmicl.proofs.registry", "RunConfig"),
+    "claim": ("mmicl.proofs.registry", "claim"),
+    "register": ("mmicl.proofs.registry", "register"),
+    "decide": ("mmicl.proofs.registry", "decide"),
+    "ClaimError": ("mmicl.proofs.registry", "ClaimError"),
+    "PluginError": ("mmicl.proofs.plugins", "PluginError"),
+    "hypotheses": ("mmicl.hypotheses", None),  # the module of shared hypothesis builders
 }
 
 __all__ = ["__version__", *_API]
@@ -76,7 +91,7 @@ __all__ = ["__version__", *_API]
 def __getattr__(name: str):
     if name in _API:
         module, attr = _API[name]
-        value = getattr(import_module(module), attr)
+        value = import_module(module) if attr is None else getattr(import_module(module), attr)
         globals()[name] = value  # later look-ups skip this function
         return value
     raise AttributeError(f"module 'mmicl' has no attribute {name!r}")

@@ -16,8 +16,10 @@ from typing import Any
 
 __all__ = ["SCHEMA_VERSION", "to_strict", "dumps", "null_reason_key", "context_length_fields"]
 
-SCHEMA_VERSION = 1
-"""Version of the layout of mmicl's JSON documents; raised when a key changes meaning or goes."""
+SCHEMA_VERSION = 2
+"""Version of the layout of mmicl's JSON documents; raised when a key changes meaning or goes.
+2: a verify summary records each claim's ``origin`` (built-in or its plugin), the verdict
+``"error"`` exists, and ``verdicts.json`` says the run's state (``run``)."""
 
 
 def null_reason_key(key: str) -> str:

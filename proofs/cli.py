@@ -102,23 +102,29 @@ def _law_text(ctx, param, value):
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler (e.g. tcp://host:8786) to send the testbed claims' training runs to; "
                    "default: train here.")
-def verify(quick, claims, everything, out, seed, device, law, threads, scheduler):
+@click.option("--plugin", "plugins", multiple=True, metavar="FILE_OR_MODULE",
+              help="Load claims from a .py file or an importable module (repeatable); installed plugins "
+                   "(entry-point group mmicl.claims) load by themselves.")
+def verify(quick, claims, everything, out, seed, device, law, threads, scheduler, plugins):
     """Run the registry: print a verdict table; write OUT/verdicts.json, OUT/report.md, OUT/report.html.
 
     Figure paths in verdicts.json and report.md are relative to OUT, so the folder can be moved.
     The three files are rewritten together after every claim and say whether the run is running,
     complete or stopped; a second run into an OUT that a live run holds is refused.
-    Exit status 1 if any claim fails, 2 for bad input, a busy OUT or a full disk."""
+    Exit status 1 if any claim fails or errs, 2 for bad input, a plugin that cannot be loaded, a busy
+    OUT or a full disk."""
     from rich.console import Console
     from rich.markup import escape
 
     from mmicl.numerics.atomic import require_space
 
+    from .plugins import load_plugins
     from .registry import RunConfig, select
     from .results_folder import ResultsFolder, holding
 
     console = Console(stderr=True)
 
+    load_plugins(list(plugins))  # a PluginError is one line, exit 2 (Command), before any work
     try:
         chosen = select(list(claims), everything)
     except KeyError as e:
@@ -139,7 +145,10 @@ def verify(quick, claims, everything, out, seed, device, law, threads, scheduler
         folder.finish()
     Console().print(table)
     console.print(escape(f"wrote {out / 'verdicts.json'}, {out / 'report.md'} and {out / 'report.html'}"))
-    sys.exit(1 if any(r.verdict == "fails" for r in folder.results) else 0)
+    for r in folder.results:
+        if r.verdict == "error":
+            console.print(escape(f"{r.id} ({r.origin}): {r.verdict_reason}"))
+    sys.exit(1 if any(r.verdict in ("fails", "error") for r in folder.results) else 0)
 
 
 SPACE_PER_CLAIM = 4 * 2**20
@@ -147,8 +156,38 @@ SPACE_PER_CLAIM = 4 * 2**20
 50–160 KiB each), its evidence JSON and its part of the three summary files, whose HTML inlines
 every figure again; while the summary is rewritten its old and new copies are both on disk.  A
 quick run of the five default claims wrote 1.4 MiB in all (figures 0.5 MiB, report.html 0.75 MiB),
-so 4 MiB per claim leaves the summary's second copy and a law with more panels room.  Not a limit
+a full-size run 3.7 MiB (figures 1.4 MiB, report.html 2.0 MiB), so 4 MiB per claim leaves the
+summary's second copy and a law with more panels room.  Not a limit
 on what a claim may write: a full disk during the run stops it with the claims finished kept."""
+
+
+@main.command("claims", cls=Command)
+@click.option("--plugin", "plugins", multiple=True, metavar="FILE_OR_MODULE",
+              help="Also load claims from a .py file or an importable module (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: one entry per claim.")
+def claims_command(plugins, as_json):
+    """Every claim mmicl knows: its id, title, origin (built-in or its plugin) and whether a plain
+    `mmicl verify` runs it."""
+    from .plugins import load_plugins
+    from .registry import registered
+
+    load_plugins(list(plugins))
+    rows = [{"id": c.id, "title": c.title, "origin": c.origin, "default": c.default} for c in registered().values()]
+    if as_json:
+        from .commands.common import emit_json
+
+        emit_json({"claims": rows})
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="mmicl claims")
+    for col in ("claim", "title", "origin", "default"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(escape(r["id"]), escape(r["title"]), escape(r["origin"]), "yes" if r["default"] else "no")
+    Console().print(table)
 
 
 def _one_torch_thread() -> None:
@@ -181,7 +220,8 @@ def add_result(table, res) -> None:
 def _colour(verdict: str) -> str:
     from rich.markup import escape
 
-    return {"holds": "[green]holds[/]", "fails": "[red]fails[/]"}.get(verdict, f"[yellow]{escape(str(verdict))}[/]")
+    return {"holds": "[green]holds[/]", "fails": "[red]fails[/]", "error": "[magenta]error[/]"}.get(
+        verdict, f"[yellow]{escape(str(verdict))}[/]")
 
 
 def _key_numbers(summary: dict) -> str:

@@ -22,16 +22,24 @@ the claim inconclusive).
 from __future__ import annotations
 
 import fnmatch
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from contextvars import ContextVar
 from typing import Any, Callable, Literal
 
-Verdict = Literal["holds", "fails", "hypothesis-not-met", "inconclusive"]
-VERDICTS: tuple[str, ...] = ("holds", "fails", "hypothesis-not-met", "inconclusive")
+from mmicl.numerics.validate import InputError
+
+Verdict = Literal["holds", "fails", "hypothesis-not-met", "inconclusive", "error"]
+VERDICTS: tuple[str, ...] = ("holds", "fails", "hypothesis-not-met", "inconclusive", "error")
+"""Every verdict a claim can get: the four of ``decide``, and ``"error"`` for a claim whose
+``evaluate`` raised (``Claim.run``): that says nothing about the statement, only about its code."""
 Role = Literal["decisive", "corroborating"]
 ROLES: tuple[str, ...] = ("decisive", "corroborating")
 DECISIVE, CORROBORATING = ROLES
+BUILTIN = "built-in"
+"""The origin of the claims that ship with mmicl."""
 
 
 @dataclass
@@ -126,6 +134,10 @@ class ClaimResult:
     verdict_reason: str = ""
     """Why the verdict is what it is (``decide``): the checks that made it, and the corroborating
     checks left undecided, which change nothing."""
+    origin: str = BUILTIN
+    """The claim's origin (``Claim.origin``)."""
+    error: str = ""
+    """For the verdict ``"error"``: the last frames of the traceback of ``evaluate``."""
 
     def to_json(self, relative_to: str | Path | None = None) -> dict:
         """The result as JSON of plain Python types only (dict, list, str, int, float, bool, None),
@@ -138,8 +150,10 @@ class ClaimResult:
 
         return _plain_types(to_strict({
             "id": self.id,
+            "origin": self.origin,
             "verdict": self.verdict,
             "verdict_reason": self.verdict_reason,
+            **({"error": self.error} if self.error else {}),
             "evidence": {
                 "statement": self.statement,
                 "summary": self.summary,
@@ -226,20 +240,58 @@ def check_verdict(check: Check) -> Verdict:
     return verdict_of([], [replace(check, role=DECISIVE)])
 
 
+RESERVED_NAMESPACES = frozenset({"mmicl", "thm4", "thm6", "appF", "depth", "testbed", "ext", "variant"})
+"""Namespaces of the built-in claims (the part of an id before its first dot, or the whole id where
+it has none): a claim of another origin may not use them."""
+
+_ID = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)+$")
+
+
+class ClaimError(InputError):
+    """A claim that cannot be registered or run as given (its id, its fields, its ``evaluate``'s
+    return value); the message says which and what is allowed."""
+
+
 @dataclass
 class Claim:
+    """A statement with the function that checks it.
+
+    ``evaluate(config: RunConfig)`` returns ``(hypotheses, checks)``, ``(hypotheses, checks,
+    summary)`` or ``(hypotheses, checks, summary, figures)``: lists of ``Hypothesis`` and
+    ``Check``, a dict of key numbers for the verdict table, and the paths of the figures it wrote.
+    The verdict follows from them by ``decide``."""
+
     id: str
     title: str
     statement: str
-    evaluate: Callable[[RunConfig], tuple[list[Hypothesis], list[Check], dict, list[str]]]
-    """Returns (hypotheses, checks, summary numbers, figure paths)."""
+    evaluate: Callable[[RunConfig], tuple]
     default: bool = True
     """Run by a plain ``mmicl verify``; heavy empirical claims (the testbed) set False and run on
     request (``--claim 'testbed.*'`` or ``--all``)."""
+    origin: str | None = None
+    """Where the claim comes from: ``"built-in"``, the plugin that registered it (its distribution
+    and version, or its file or module), or ``"user"`` (a script or notebook).  Left ``None``,
+    ``register`` fills it in from where it is called."""
 
     def run(self, config: RunConfig) -> ClaimResult:
+        """Evaluate the claim and decide its verdict.  A bad input (``InputError``, ``LawError``,
+        ``TestbedConfigError``) and a full disk propagate; any other exception raised by
+        ``evaluate``, or a return value of the wrong shape, gives the verdict ``"error"`` with the
+        exception's type and message (and its traceback in the evidence): one claim's bug never
+        stops the others."""
+        import traceback
+
         t0 = time.perf_counter()
-        hyps, checks, summary, figs = self.evaluate(config)
+        try:
+            hyps, checks, summary, figs = _unpack(self.id, self.evaluate(config))
+        except Exception as e:  # noqa: BLE001 -- reported as this claim's verdict, see the docstring
+            if _passes_through(e):
+                raise
+            message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            return ClaimResult(id=self.id, verdict="error", verdict_reason=f"evaluate raised {message}",
+                               statement=self.statement, hypotheses=[], checks=[], summary={}, figures=[],
+                               seconds=time.perf_counter() - t0, origin=self.origin,
+                               error=traceback.format_exc(limit=-8))
         for c in checks:  # numpy booleans become plain ones
             c.passed = None if c.passed is None else bool(c.passed)
         for h in hyps:
@@ -255,55 +307,153 @@ class Claim:
             summary=summary,
             figures=[str(f) for f in figs],
             seconds=time.perf_counter() - t0,
+            origin=self.origin,
         )
 
 
+def _passes_through(e: BaseException) -> bool:
+    """Errors about the caller's input or the disk, which the command line reports in one line."""
+    from mmicl.numerics.atomic import DiskFullError
+    from mmicl.numerics.scalar_laws import LawError
+    from mmicl.numerics.testbed.config import TestbedConfigError
+    from mmicl.numerics.validate import InputError
+
+    return isinstance(e, (InputError, LawError, TestbedConfigError, DiskFullError))
+
+
+def _unpack(claim_id: str, out) -> tuple[list, list, dict, list]:
+    """``evaluate``'s return value as (hypotheses, checks, summary, figures), checked."""
+    if not isinstance(out, (tuple, list)) or not 2 <= len(out) <= 4:
+        raise ClaimError(f"claim {claim_id!r}: evaluate must return (hypotheses, checks[, summary[, figures]]), "
+                         f"got {type(out).__name__}" + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else ""))
+    hyps, checks, summary, figs = (*out, None, None)[:4]
+    if not isinstance(hyps, (list, tuple)) or not all(isinstance(h, Hypothesis) for h in hyps):
+        raise ClaimError(f"claim {claim_id!r}: the hypotheses must be a list of mmicl.Hypothesis")
+    if not isinstance(checks, (list, tuple)) or not all(isinstance(c, Check) for c in checks):
+        raise ClaimError(f"claim {claim_id!r}: the checks must be a list of mmicl.Check")
+    if summary is None:
+        summary = {}
+    if not isinstance(summary, dict):
+        raise ClaimError(f"claim {claim_id!r}: the summary must be a dict of key numbers, got {type(summary).__name__}")
+    figs = [] if figs is None else figs
+    if isinstance(figs, (str, Path)) or not isinstance(figs, (list, tuple)):
+        raise ClaimError(f"claim {claim_id!r}: the figures must be a list of paths")
+    return list(hyps), list(checks), summary, list(figs)
+
+
 REGISTRY: dict[str, Claim] = {}
+"""The registered claims by id (``registered()`` fills it with the built-in claims and plugins)."""
 
 
-def register(claim: Claim) -> Claim:
-    if claim.id in REGISTRY:
-        raise ValueError(f"claim {claim.id!r} is registered twice")
+def check_claim_id(claim_id, origin: str = "user") -> str:
+    """``claim_id`` if it is a valid id for a claim of ``origin``: ``namespace.name`` (letters,
+    digits, ``_`` and ``-``, dots between), the namespace not one of ``RESERVED_NAMESPACES`` unless
+    the claim is built in."""
+    if not isinstance(claim_id, str) or (origin != BUILTIN and not _ID.match(claim_id)):
+        raise ClaimError(f"claim id {claim_id!r}: an id is 'namespace.name' (e.g. 'mine.lca_variant'): letters, "
+                         "digits, '_' and '-', with a dot after the namespace")
+    namespace = claim_id.split(".", 1)[0]
+    if origin != BUILTIN and namespace in RESERVED_NAMESPACES:
+        raise ClaimError(f"claim id {claim_id!r}: the namespace {namespace!r} is reserved for mmicl's built-in claims "
+                         f"({', '.join(sorted(RESERVED_NAMESPACES))}); use your package's name")
+    return claim_id
+
+
+def register(claim: Claim, replace: bool = False) -> Claim:
+    """Add ``claim`` to the registry and return it.
+
+    An id already registered is refused (``ClaimError`` naming both origins) unless ``replace=True``
+    (re-running a notebook cell, reloading a module), which swaps the old claim for the new one; a
+    built-in claim is never replaced by another origin's."""
+    if not isinstance(claim, Claim):
+        raise ClaimError(f"register takes an mmicl.Claim, got {type(claim).__name__}")
+    here = _ORIGIN.get()
+    if claim.origin is None:
+        claim.origin = here
+    elif claim.origin == BUILTIN and here != BUILTIN:
+        raise ClaimError(f"claim {claim.id!r}: the origin 'built-in' is mmicl's own; leave origin unset")
+    check_claim_id(claim.id, claim.origin)
+    if not callable(claim.evaluate):
+        raise ClaimError(f"claim {claim.id!r}: evaluate must be callable, got {type(claim.evaluate).__name__}")
+    old = REGISTRY.get(claim.id)
+    if old is not None and not (replace and (old.origin == claim.origin or old.origin != BUILTIN)):
+        how = "" if replace else "; pass replace=True to swap it (a notebook cell run again)"
+        raise ClaimError(f"claim {claim.id!r} is registered twice: by {old.origin} and by {claim.origin}{how}")
     REGISTRY[claim.id] = claim
     return claim
 
 
+_ORIGIN: ContextVar[str] = ContextVar("mmicl_claim_origin", default="user")
+"""The origin given to claims registered now: ``"user"``, or the plugin being loaded (``plugins``)."""
+
+
+def claim(id: str, *, title: str, statement: str, default: bool = False, replace: bool = False):
+    """Register the decorated function as the ``evaluate`` of a claim, and return the ``Claim``::
+
+        @mmicl.claim("mine.alpha_below_half", title="α* < 1/2 when s_lo + s_hi > 2",
+                     statement="For s=uniform(1,3), α* = 2/(2 + s_lo + s_hi) < 1/2.")
+        def evaluate(config):
+            a = mmicl.alpha_star("s=uniform(1,3)")
+            return [], [mmicl.Check("α* < 1/2", "closed form", a < 0.5, {"alpha_star": a})]
+
+    ``default``: run by a plain ``mmicl verify`` (off by default for claims of plugins: they run when
+    asked for, ``--claim 'mine.*'``).  ``replace``: see ``register``."""
+    def wrap(evaluate: Callable) -> Claim:
+        return register(Claim(id, title, statement, evaluate, default=default, origin=_ORIGIN.get()), replace=replace)
+    return wrap
+
+
+def registered() -> dict[str, Claim]:
+    """Every claim: the built-in ones and those of the installed plugins (entry-point group
+    ``mmicl.claims``), loaded on the first call; a plugin that cannot be loaded is a
+    ``plugins.PluginError``."""
+    from .plugins import load_installed
+
+    from . import claims as _builtin  # noqa: F401  (importing registers every built-in claim)
+    load_installed()
+    return REGISTRY
+
+
 def claims(everything: bool = True) -> dict[str, str]:
     """``{id: title}`` of the registered claims (only the default ones with ``everything=False``)."""
-    from . import claims as _register  # noqa: F401  (importing registers every claim)
-
-    return {c.id: c.title for c in REGISTRY.values() if c.default or everything}
+    return {c.id: c.title for c in registered().values() if c.default or everything}
 
 
 def select(patterns: list[str] | tuple[str, ...], everything: bool = False) -> list[Claim]:
     """The claims whose ids match any of the glob patterns; with no pattern, the default claims
     (or all of them with ``everything``)."""
-    from . import claims  # noqa: F401  (importing registers every claim)
-
+    reg = registered()
     if not patterns:
-        return [c for c in REGISTRY.values() if c.default or everything]
-    chosen = [c for c in REGISTRY.values() if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
-    unknown = [p for p in patterns if not any(fnmatch.fnmatchcase(c.id, p) for c in REGISTRY.values())]
+        return [c for c in reg.values() if c.default or everything]
+    chosen = [c for c in reg.values() if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]
+    unknown = [p for p in patterns if not any(fnmatch.fnmatchcase(c.id, p) for c in reg.values())]
     if unknown:
-        raise KeyError(f"no claim matches {unknown}; known claims: {sorted(REGISTRY)}")
+        raise KeyError(f"no claim matches {unknown}; known claims: {sorted(reg)}")
     return chosen
 
 
 def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True, law=None, seed: int = 0,
-           device: str = "cpu", out: str | Path = "results", everything: bool = False) -> list[ClaimResult]:
+           device: str = "cpu", out: str | Path = "results", everything: bool = False,
+           plugins: str | list[str] | tuple[str, ...] = ()) -> list[ClaimResult]:
     """Run claims and return their results (``ClaimResult``: ``.verdict``, ``.hypotheses``,
-    ``.checks``, ``.summary``, ``.figures``, ``.to_json()``).
+    ``.checks``, ``.summary``, ``.figures``, ``.origin``, ``.to_json()``).
 
-    ``claims``: ids or glob patterns (``"thm6.2"``, ``"testbed.*"``); none means the default claims
-    (all of them with ``everything=True``).  ``law``: a ``TaskLaw`` or LAW text to check the claims
-    on instead of each claim's own laws.  Figures go to ``out/figures``.  Unlike the ``mmicl verify``
-    command this writes no ``verdicts.json`` or report and leaves torch's thread count alone.
+    ``claims``: ids or glob patterns (``"thm6.2"``, ``"testbed.*"``, ``"mine.*"``); none means the
+    default claims (all of them with ``everything=True``).  ``law``: a ``TaskLaw`` or LAW text to
+    check the claims on instead of each claim's own laws.  ``plugins``: files (``claims.py``) or
+    module names to load claims from, beside the installed plugins.  Figures go to
+    ``out/figures``.  Unlike the ``mmicl verify`` command this writes no ``verdicts.json`` or report
+    and leaves torch's thread count alone.
 
-    Refused before any claim runs, each with a one-line ``InputError``/``LawError``: ``device="cuda"``
-    where torch sees no CUDA GPU, a law that the command line refuses (``numerics.validate``:
-    ``d1 + d2 ≤ MAX_DIM_VERIFY``, squared norms ≤ ``MAX_LAW_SCALE``, ``E[ζ²]`` in ``[MIN_ZETA2, MAX_ZETA2]``)."""
+    Refused before any claim runs, each with a one-line ``InputError``/``LawError``/``PluginError``:
+    ``device="cuda"`` where torch sees no CUDA GPU, a law that the command line refuses
+    (``numerics.validate``: ``d1 + d2 ≤ MAX_DIM_VERIFY``, squared norms ≤ ``MAX_LAW_SCALE``,
+    ``E[ζ²]`` in ``[MIN_ZETA2, MAX_ZETA2]``), a plugin that cannot be loaded."""
     from mmicl.numerics.validate import check_verify_inputs
+
+    from .plugins import load_plugins
     law = check_verify_inputs(law, device)  # LAW text or None; a bad device or law is refused here
+    load_plugins([plugins] if isinstance(plugins, str) else list(plugins))
     patterns = [claims] if isinstance(claims, str) else list(claims)
     chosen = select(patterns, everything)
     if law is not None and not isinstance(law, str):

@@ -25,16 +25,19 @@ def render_report(results: list[ClaimResult], config: RunConfig, run=None) -> st
         + (f"; law `{config.law}`" if config.law else ""),
         "",
         *([f"Run: {run.line(len(results))}; wall time {run.wall_seconds:.1f} s", ""] if run is not None else []),
-        "| claim | verdict | key numbers | seconds |",
-        "|---|---|---|---|",
+        "| claim | verdict | key numbers | seconds | origin |",
+        "|---|---|---|---|---|",
     ]
     for r in results:
         nums = ", ".join(f"{k} = {_fmt(v)}" for k, v in r.summary.items())
-        lines.append(f"| {r.id} | **{r.verdict}** | {nums} | {r.seconds:.1f} |")
+        lines.append(f"| {r.id} | **{r.verdict}** | {nums} | {r.seconds:.1f} | {r.origin} |")
     for r in results:
         lines += ["", f"## {r.id}: {r.verdict}", ""]
         if r.verdict_reason:
             lines += [f"Why: {r.verdict_reason}", ""]
+        lines += [f"Origin: {r.origin}", ""]
+        if r.error:
+            lines += ["```text", r.error.rstrip(), "```", ""]
         lines += [r.statement, "", "### Hypotheses", ""]
         lines += [f"- [{'x' if h.met else ' '}] {h.text}" + (f" ({h.detail})" if h.detail else "") for h in r.hypotheses]
         lines += ["", "### Checks", ""]
@@ -105,7 +108,8 @@ ROWS_SHOWN = 20  # a list of records (dicts) shows at most this many rows
 MAX_DEPTH = 6  # deeper nesting is shown as text
 MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
         ".svg": "image/svg+xml", ".webp": "image/webp"}
-VERDICT_CLASS = {"holds": "holds", "fails": "fails", "hypothesis-not-met": "notmet", "inconclusive": "inconclusive"}
+VERDICT_CLASS = {"holds": "holds", "fails": "fails", "hypothesis-not-met": "notmet", "inconclusive": "inconclusive",
+                 "error": "error"}
 CHECK_MARK = {True: ("pass", "pass"), False: ("FAIL", "fail"), None: ("undecided", "undecided")}
 
 CSS = """
@@ -140,6 +144,7 @@ tr.numbers > td { background: #fcfcfd !important; padding-left: 28px !important;
 .v-holds, .c-pass { background: #d1fae5; color: #065f46; }
 .v-fails, .c-fail { background: #fee2e2; color: #991b1b; }
 .v-notmet { background: #ffedd5; color: #9a3412; }
+.v-error { background: #fce7f3; color: #9d174d; }
 .v-inconclusive, .c-undecided { background: #fef3c7; color: #854d0e; }
 ul.hyps { list-style: none; padding-left: 4px; margin: 4px 0; }
 ul.hyps li { margin: 3px 0; }
@@ -204,12 +209,12 @@ def render_html(results: list[ClaimResult], config: RunConfig, run=None) -> str:
     ]
     if results:
         out.append('<table class="main verdicts"><thead><tr><th>claim</th><th>verdict</th><th>key numbers</th>'
-                   '<th class="num">seconds</th></tr></thead><tbody>')
+                   '<th class="num">seconds</th><th>origin</th></tr></thead><tbody>')
         for r, a in zip(results, ids):
             nums = "".join(f"<span><b>{_e(k)}</b> = {_value(v, inline=True)}</span>" for k, v in r.summary.items())
             out.append(f'<tr><td><a href="#{a}">{_e(r.id)}</a></td><td>{_badge(r.verdict)}</td>'
                        f'<td class="keynums">{nums or _muted("none")}</td>'
-                       f'<td class="num">{_e(_seconds(r.seconds))}</td></tr>')
+                       f'<td class="num">{_e(_seconds(r.seconds))}</td><td>{_e(r.origin)}</td></tr>')
         out.append("</tbody></table>")
     else:
         out.append(f"<p>{_muted('No claim was run.')}</p>")
@@ -226,6 +231,9 @@ def _claim_html(r: ClaimResult, anchor: str, config: RunConfig, pending: set = f
            f'<p class="statement">{_e(r.statement)}</p>']
     if r.verdict_reason:
         out.append(f'<p class="reason"><b>Why:</b> {_e(r.verdict_reason)}</p>')
+    out.append(f'<p class="origin"><b>Origin:</b> {_e(r.origin)}</p>')
+    if r.error:
+        out.append(f"<pre>{_e(r.error.rstrip())}</pre>")
     out.append("<h3>Hypotheses</h3>")
     if r.hypotheses:
         out.append('<ul class="hyps">')

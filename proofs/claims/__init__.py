@@ -1,5 +1,8 @@
-"""Importing this package registers every claim (one module per claim or family)."""
+"""Importing this package registers every built-in claim (one module per claim or family), with
+the origin ``"built-in"``."""
 from importlib import import_module
+
+from mmicl.proofs.registry import _ORIGIN, BUILTIN
 
 CLAIM_MODULES = [
     "mmicl.proofs.claims.lca",
@@ -10,5 +13,9 @@ CLAIM_MODULES = [
     "mmicl.proofs.claims.untied",
 ]
 
-for _name in CLAIM_MODULES:
-    import_module(_name)
+_token = _ORIGIN.set(BUILTIN)
+try:
+    for _name in CLAIM_MODULES:
+        import_module(_name)
+finally:
+    _ORIGIN.reset(_token)

@@ -24,7 +24,7 @@ from mmicl.numerics.scalar_laws import Point
 from mmicl.numerics.task_law import TaskLaw
 from mmicl.numerics.lca_matrix import matrix_excess
 from mmicl.proofs import figures
-from mmicl.proofs.claims import hypotheses as hyp
+from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
 
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=twopoint(1,3,0.3)"]

@@ -64,7 +64,7 @@ from mmicl.numerics.estimate import Estimate
 from mmicl.numerics.law_language import parse_law
 from mmicl.numerics.task_law import TaskLaw
 
-from . import hypotheses as hyp
+from mmicl.proofs import hypotheses as hyp
 from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
 
 THEOREM_LAWS = (

@@ -14,7 +14,7 @@ from mmicl.numerics.task_law import TaskLaw
 from mmicl.numerics.montecarlo import excess_rounding_floor, sampled_excess_one
 from mmicl.proofs.experiments import trained_reduced
 from mmicl.numerics.strict_json import context_length_fields
-from mmicl.proofs.claims import hypotheses as hyp
+from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.registry import Check, RunConfig, corroborating
 
 Z = 3.0  # agreement threshold in standard errors (two-sided p ≈ 0.003 per check)

@@ -23,7 +23,7 @@ import numpy as np
 from mmicl.numerics.atomic import save_figure, write_json
 from mmicl.numerics.law_language import parse_law
 from mmicl.proofs.experiments import depth_study, log_log_slope, noskip_study, sample_mean_baselines
-from mmicl.proofs.claims import hypotheses as hyp
+from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
 
 DEFAULT_LAW = "s=uniform(0.5,4); zeta=normal; d1=1; d2=1"

@@ -27,7 +27,7 @@ from mmicl.numerics.atomic import save_figure
 from mmicl.numerics.law_language import parse_law
 from mmicl.numerics.scalar_laws import Beta, Discrete, Mixture, Point, ScalarLaw, SumLaw
 from mmicl.numerics.task_law import TaskLaw
-from mmicl.proofs.claims import hypotheses as hyp
+from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.lca import MATRIX_TOLERANCE, random_prompt
 from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
 

@@ -1,7 +1,17 @@
-"""Hypotheses shared by the claims, each computed from the task law (never assumed).
+"""Hypotheses shared by the claims, each computed from the task law (never assumed); public as
+``mmicl.hypotheses``.
 
-Every builder returns a ``Hypothesis`` whose ``met`` is decided from the law's own numbers, with
-the numbers that decided it in ``detail``.
+Every builder takes a ``TaskLaw`` or LAW text and returns a ``Hypothesis`` whose ``met`` is decided
+from the law's own numbers, with the numbers that decided it in ``detail``:
+
+- ``bounded_s(law)``: s = ‖m‖² is bounded, s_hi < ∞;
+- ``has_signal(law)``: s is not almost surely 0;
+- ``label_scale(law)``: 0 < E[ζ²] < ∞ (ζ is independent of m by construction);
+- ``at_least_values(law, k, why)``: s takes at least k distinct values where m ≠ 0
+  (``signal_values(law, cap)`` counts them, a continuous piece counting as ``cap``).
+
+``float64_resolution_check(label, law, T)`` is not a hypothesis but the check a claim adds where
+float64 cannot resolve the law at depth T (the claim is then ``inconclusive``, never ``fails``).
 """
 from __future__ import annotations
 
@@ -9,10 +19,14 @@ import math
 
 import numpy as np
 
+from mmicl.numerics.law_language import takes_law
 from mmicl.numerics.task_law import TaskLaw
 from mmicl.proofs.registry import Hypothesis
 
+__all__ = ["bounded_s", "has_signal", "label_scale", "at_least_values", "signal_values", "float64_resolution_check"]
 
+
+@takes_law
 def signal_values(law: TaskLaw, cap: int = 3) -> int:
     """How many distinct values s = ‖m‖² takes over prompts with m ≠ 0, counted up to ``cap``
     (``cap`` means '``cap`` or more').  A continuous piece counts as ``cap``."""
@@ -22,17 +36,20 @@ def signal_values(law: TaskLaw, cap: int = 3) -> int:
     return min(len(np.unique(nodes[nodes > 0])), cap)
 
 
+@takes_law
 def bounded_s(law: TaskLaw) -> Hypothesis:
     lo, hi = law.s_bounds()
     return Hypothesis("s = ‖m‖² is bounded (s_hi < ∞)", math.isfinite(hi), f"s ∈ [{lo:g}, {hi:g}] for {law.spec()}")
 
 
+@takes_law
 def has_signal(law: TaskLaw) -> Hypothesis:
     sig = law.signal_bounds()
     return Hypothesis("s is not a.s. 0 (the tokens carry signal)", sig is not None,
                       f"over prompts with m ≠ 0, s ∈ [{sig[0]:g}, {sig[1]:g}]" if sig else "s ≡ 0")
 
 
+@takes_law
 def label_scale(law: TaskLaw) -> Hypothesis:
     """ζ is drawn from its own law, independently of m, by construction of ``TaskLaw``; what can
     fail is its second moment."""
@@ -41,12 +58,14 @@ def label_scale(law: TaskLaw) -> Hypothesis:
                       bool(math.isfinite(ez2) and ez2 > 0), f"ζ ~ {law.zeta.spec()}, E[ζ²] = {ez2:g}")
 
 
+@takes_law
 def at_least_values(law: TaskLaw, k: int, why: str) -> Hypothesis:
     n = signal_values(law, cap=k)
     return Hypothesis(f"s takes at least {k} values where m ≠ 0 ({why})", n >= k,
                       f"{n if n < k else f'≥ {k}'} distinct value(s) of s over prompts with m ≠ 0")
 
 
+@takes_law
 def float64_resolution_check(label: str, law: TaskLaw, T: int = 1, sampled: bool = False):
     """``None`` where float64 resolves ``law`` at depth ``T`` (``TaskLaw.float64_unresolved``),
     else an undecided ``Check`` with the reason: the law's hypotheses are met, so the claim is
