@@ -274,24 +274,25 @@ class Claim:
     ``register`` fills it in from where it is called."""
 
     def run(self, config: RunConfig) -> ClaimResult:
-        """Evaluate the claim and decide its verdict.  A bad input (``InputError``, ``LawError``,
-        ``TestbedConfigError``) and a full disk propagate; any other exception raised by
-        ``evaluate``, or a return value of the wrong shape, gives the verdict ``"error"`` with the
-        exception's type and message (and its traceback in the evidence): one claim's bug never
-        stops the others."""
+        """Evaluate the claim and decide its verdict.  A full disk propagates, and so does, from a
+        built-in claim, a bad input (``InputError``, ``LawError``, ``TestbedConfigError``: the
+        ``--law`` given does not suit it).  Any other exception raised by ``evaluate`` (any at all
+        from a claim of another origin), or a return value of the wrong shape, gives the verdict
+        ``"error"`` with the exception's type and message (and its traceback in the evidence): one
+        claim's bug never stops the others."""
         import traceback
 
         t0 = time.perf_counter()
         try:
-            hyps, checks, summary, figs = _unpack(self.id, self.evaluate(config))
+            returned = self.evaluate(config)
         except Exception as e:  # noqa: BLE001 -- reported as this claim's verdict, see the docstring
-            if _passes_through(e):
+            if _passes_through(e, self.origin):
                 raise
-            message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            return ClaimResult(id=self.id, verdict="error", verdict_reason=f"evaluate raised {message}",
-                               statement=self.statement, hypotheses=[], checks=[], summary={}, figures=[],
-                               seconds=time.perf_counter() - t0, origin=self.origin,
-                               error=traceback.format_exc(limit=-8))
+            return self._error(e, traceback.format_exc(limit=-8), t0)
+        try:
+            hyps, checks, summary, figs = _unpack(self.id, returned)
+        except ClaimError as e:
+            return self._error(e, "", t0)
         for c in checks:  # numpy booleans become plain ones
             c.passed = None if c.passed is None else bool(c.passed)
         for h in hyps:
@@ -310,15 +311,24 @@ class Claim:
             origin=self.origin,
         )
 
+    def _error(self, e: Exception, trace: str, t0: float) -> ClaimResult:
+        message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+        return ClaimResult(id=self.id, verdict="error", verdict_reason=f"evaluate raised {message}"
+                           if trace else f"evaluate's return value: {message}", statement=self.statement,
+                           hypotheses=[], checks=[], summary={}, figures=[], seconds=time.perf_counter() - t0,
+                           origin=self.origin, error=trace)
 
-def _passes_through(e: BaseException) -> bool:
-    """Errors about the caller's input or the disk, which the command line reports in one line."""
+
+def _passes_through(e: BaseException, origin: str | None) -> bool:
+    """A full disk, and the errors of a built-in claim about the caller's input: the command line
+    reports them in one line."""
     from mmicl.numerics.atomic import DiskFullError
     from mmicl.numerics.scalar_laws import LawError
     from mmicl.numerics.testbed.config import TestbedConfigError
     from mmicl.numerics.validate import InputError
 
-    return isinstance(e, (InputError, LawError, TestbedConfigError, DiskFullError))
+    return isinstance(e, DiskFullError) or (origin == BUILTIN and isinstance(e, (InputError, LawError,
+                                                                                   TestbedConfigError)))
 
 
 def _unpack(claim_id: str, out) -> tuple[list, list, dict, list]:
