@@ -24,6 +24,8 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
               "α* and, per depth T, α_T, the excess risk and the gradient flow's limit."),
     "certify": ("mmicl.proofs.commands.certify", "certify",
                 "Certified enclosures of α_T and of Thm 4.1's gap, re-checked independently."),
+    "compare": ("mmicl.proofs.commands.compare", "compare_command",
+                "Two verify runs side by side: verdicts that changed, numbers that moved beyond their tolerance."),
     "flow2": ("mmicl.proofs.commands.theory", "flow2", "End point of the two-parameter gradient flow."),
     "laws": ("mmicl.proofs.commands.laws", "laws", "Show the LAW language."),
     "limits": ("mmicl.proofs.commands.limits", "limits",
@@ -105,7 +107,12 @@ def _law_text(ctx, param, value):
 @click.option("--plugin", "plugins", multiple=True, metavar="FILE_OR_MODULE",
               help="Load claims from a .py file or an importable module (repeatable); installed plugins "
                    "(entry-point group mmicl.claims) load by themselves.")
-def verify(quick, claims, everything, out, seed, device, law, threads, scheduler, plugins):
+@click.option("--baseline", type=click.Path(exists=True, path_type=Path), default=None, metavar="OLD",
+              help="After the run, compare it with an earlier one (its folder or verdicts.json), as "
+                   "`mmicl compare OLD OUT` does; exit 1 on any regression.")
+@click.option("--rtol", type=click.FloatRange(0, None, max_open=True), default=None,
+              help="With --baseline: the relative change allowed where a check states no numeric tolerance.")
+def verify(quick, claims, everything, out, seed, device, law, threads, scheduler, plugins, baseline, rtol):
     """Run the registry: print a verdict table; write OUT/verdicts.json, OUT/report.md, OUT/report.html.
 
     Figure paths in verdicts.json and report.md are relative to OUT, so the folder can be moved.
@@ -124,6 +131,10 @@ def verify(quick, claims, everything, out, seed, device, law, threads, scheduler
 
     console = Console(stderr=True)
 
+    if baseline is not None:  # read before any work: an unreadable baseline is one line, exit 2
+        from .commands.compare import read_summary
+
+        old = read_summary(baseline, "--baseline")
     load_plugins(list(plugins))  # a PluginError is one line, exit 2 (Command), before any work
     try:
         chosen = select(list(claims), everything)
@@ -148,7 +159,14 @@ def verify(quick, claims, everything, out, seed, device, law, threads, scheduler
     for r in folder.results:
         if r.verdict == "error":
             console.print(escape(f"{r.id} ({r.origin}): {r.verdict_reason}"))
-    sys.exit(1 if any(r.verdict in ("fails", "error") for r in folder.results) else 0)
+    status = 1 if any(r.verdict in ("fails", "error") for r in folder.results) else 0
+    if baseline is not None:
+        from .commands.compare import report_comparison
+        from .compare import compare, load_summary
+
+        moved = compare(old, load_summary(out), rtol, str(baseline), str(out))
+        status = max(status, report_comparison(moved, as_json=False))
+    sys.exit(status)
 
 
 SPACE_PER_CLAIM = 4 * 2**20

@@ -57,8 +57,17 @@ class Check:
     tolerance: str = ""  # where the tolerance comes from
     detail: str = ""
     role: Role = DECISIVE
+    atol: float | None = None
+    rtol: float | None = None
+    """How far this check's ``numbers`` may move between two runs and still be the same result,
+    |new − old| ≤ atol + rtol·|old| (``mmicl compare``, the ``mmicl_baseline`` fixture); ``None``
+    for both: the caller's ``--rtol``.  ``tolerance`` says, in words, where they come from."""
 
     def __post_init__(self):
+        for name in ("atol", "rtol"):
+            v = getattr(self, name)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not (v >= 0 and v < float("inf"))):
+                raise ValueError(f"a check's {name} is a finite number ≥ 0 or None, got {v!r} (check {self.name!r})")
         if self.role not in ROLES:
             raise ValueError(f"a check's role is one of {ROLES}, got {self.role!r} (check {self.name!r})")
 
@@ -115,6 +124,11 @@ class RunConfig:
             raise InputError(f"testbed_threads must be a positive whole number or None, got {self.testbed_threads!r}")
 
     @property
+    def size(self) -> str:
+        """``"smoke"``, ``"quick"`` or ``"full"``."""
+        return "smoke" if self.smoke else "quick" if self.quick else "full"
+
+    @property
     def figures(self) -> Path:
         p = Path(self.out) / "figures"
         p.mkdir(parents=True, exist_ok=True)
@@ -158,11 +172,20 @@ class ClaimResult:
                 "statement": self.statement,
                 "summary": self.summary,
                 "hypotheses": [asdict(h) for h in self.hypotheses],
-                "checks": [asdict(c) for c in self.checks],
+                "checks": [_check_json(c) for c in self.checks],
                 "figures": [_relative(f, relative_to) for f in self.figures],
                 "seconds": round(float(self.seconds), 3),
             },
         }))
+
+
+def _check_json(c: Check) -> dict:
+    """A check as JSON; ``atol`` and ``rtol`` only where the check states them."""
+    d = asdict(c)
+    for k in ("atol", "rtol"):
+        if d[k] is None:
+            del d[k]
+    return d
 
 
 def _plain_types(obj: Any) -> Any:

@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 import mmicl
+from mmicl.numerics.strict_json import SCHEMA_VERSION
 from mmicl.proofs import plugins
 from mmicl.proofs.cli import main
 from mmicl.proofs.registry import REGISTRY, registered, RunConfig
@@ -139,7 +140,7 @@ def test_verify_with_a_plugin_file_records_origins_and_runs_past_an_error(tmp_pa
     assert r.exit_code == 1, r.output  # an error verdict, like fails
     assert "mine.boom (plugin file mine.py): evaluate raised RuntimeError: my bug" in r.output
     doc = json.loads((out / "verdicts.json").read_text())
-    assert doc["schema_version"] == 2 and doc["run"]["state"] == "complete"
+    assert doc["schema_version"] == SCHEMA_VERSION and doc["run"]["state"] == "complete"
     assert [(c["id"], c["verdict"], c["origin"]) for c in doc["claims"]] == [
         ("mine.good", "holds", "plugin file mine.py"), ("mine.boom", "error", "plugin file mine.py"),
         ("mine.after", "holds", "plugin file mine.py")]

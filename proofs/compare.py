@@ -1,0 +1,176 @@
+"""Two verify runs side by side: which verdicts changed and which numbers moved.
+
+``compare(old, new, rtol)`` takes two ``verdicts.json`` documents (any schema version mmicl has
+written) and lists, per claim, matched by id:
+
+- a **verdict change** (``holds`` → ``inconclusive``, …), and a claim that is gone;
+- a **check whose outcome changed** (pass, FAIL, undecided), matched by the check's name;
+- a **number that moved**: every number under a check's ``numbers`` and the claim's ``summary``
+  (nested dicts and lists flattened to ``a.b[2]``), compared as |new − old| ≤ atol + rtol·|old|.
+  The tolerance is the check's own numeric one (``Check.atol`` / ``Check.rtol``, written beside
+  the sentence saying where it comes from) where the check states one, else ``rtol`` (the caller's
+  ``--rtol``; ``DEFAULT_RTOL`` unless given), with ``atol`` 0.  A number that became ``null``
+  (or stopped being one) moved; booleans must be equal; strings (a law's text, a reason) are not
+  compared.
+
+Everything listed is a *regression*: a baseline says what the results were, and any move away from
+it is reported (``mmicl compare`` exits 1).  A claim or check that only the new run has is listed
+as new, not as a regression.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEFAULT_RTOL = 1e-9
+"""The relative change allowed for a number whose check states no numeric tolerance: a rerun of the
+same code on the same platform reproduces mmicl's numbers to the last digit or close to it
+(every random choice is seeded), while a real change moves them far more."""
+
+
+class CompareError(ValueError):
+    """A folder or file that is not a verify summary mmicl can read."""
+
+
+@dataclass
+class Change:
+    claim: str
+    kind: str  # "verdict" | "missing claim" | "check outcome" | "missing check" | "number" | "new claim" | "new check"
+    key: str  # what moved: the check's name and the number's path
+    old: Any
+    new: Any
+    tolerance: str = ""
+
+    @property
+    def regression(self) -> bool:
+        return not self.kind.startswith("new ")
+
+    def to_json(self) -> dict:
+        return {"claim": self.claim, "kind": self.kind, "key": self.key, "old": self.old, "new": self.new,
+                "tolerance": self.tolerance, "regression": self.regression}
+
+
+@dataclass
+class Comparison:
+    old: str
+    new: str
+    changes: list[Change] = field(default_factory=list)
+    compared_numbers: int = 0
+
+    @property
+    def regressions(self) -> list[Change]:
+        return [c for c in self.changes if c.regression]
+
+    def to_json(self) -> dict:
+        return {"old": self.old, "new": self.new, "compared_numbers": self.compared_numbers,
+                "regressions": len(self.regressions), "changes": [c.to_json() for c in self.changes]}
+
+
+def load_summary(path: str | Path) -> dict:
+    """The ``verdicts.json`` at ``path`` (a file, or a folder holding one), checked to be one."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "verdicts.json"
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CompareError(f"{path}: no verdicts.json there (give an output folder of mmicl verify, or its "
+                           "verdicts.json)") from None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise CompareError(f"{p}: not readable as JSON ({type(e).__name__})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list) or not all(
+            isinstance(c, dict) and isinstance(c.get("id"), str) for c in doc["claims"]):
+        raise CompareError(f"{p}: not a verify summary (no list of claims with ids)")
+    return doc
+
+
+def compare(old: dict, new: dict, rtol: float | None = None, old_name: str = "old", new_name: str = "new") -> Comparison:
+    """The changes from ``old`` to ``new`` (see the module docstring)."""
+    if rtol is not None and not (rtol >= 0 and math.isfinite(rtol)):
+        raise CompareError(f"rtol must be a finite number ≥ 0, got {rtol!r}")
+    rtol = DEFAULT_RTOL if rtol is None else rtol
+    out = Comparison(old_name, new_name)
+    new_claims = {c["id"]: c for c in new["claims"]}
+    old_ids = {c["id"] for c in old["claims"]}
+    for oc in old["claims"]:
+        cid = oc["id"]
+        nc = new_claims.get(cid)
+        if nc is None:
+            out.changes.append(Change(cid, "missing claim", cid, oc.get("verdict"), None))
+            continue
+        if oc.get("verdict") != nc.get("verdict"):
+            out.changes.append(Change(cid, "verdict", cid, oc.get("verdict"), nc.get("verdict")))
+        oe, ne = oc.get("evidence") or {}, nc.get("evidence") or {}
+        _numbers(out, cid, "summary", oe.get("summary") or {}, ne.get("summary") or {}, 0.0, rtol,
+                 f"rtol {rtol:g} (the summary states no numeric tolerance)")
+        new_checks = {c.get("name"): c for c in ne.get("checks") or []}
+        old_names = set()
+        for ock in oe.get("checks") or []:
+            name = ock.get("name")
+            old_names.add(name)
+            nck = new_checks.get(name)
+            if nck is None:
+                out.changes.append(Change(cid, "missing check", str(name), ock.get("passed"), None))
+                continue
+            if ock.get("passed") != nck.get("passed"):
+                out.changes.append(Change(cid, "check outcome", str(name), ock.get("passed"), nck.get("passed")))
+            atol, rt, said = _tolerance(ock, rtol)
+            _numbers(out, cid, str(name), ock.get("numbers") or {}, nck.get("numbers") or {}, atol, rt, said)
+        for name in new_checks:
+            if name not in old_names:
+                out.changes.append(Change(cid, "new check", str(name), None, new_checks[name].get("passed")))
+    for cid in new_claims:
+        if cid not in old_ids:
+            out.changes.append(Change(cid, "new claim", cid, None, new_claims[cid].get("verdict")))
+    return out
+
+
+def _tolerance(check: dict, rtol: float) -> tuple[float, float, str]:
+    """The check's own numeric tolerance where it states one, else ``rtol``; with its wording."""
+    atol, rt = check.get("atol"), check.get("rtol")
+    if isinstance(atol, (int, float)) or isinstance(rt, (int, float)):
+        atol = float(atol) if isinstance(atol, (int, float)) else 0.0
+        rt = float(rt) if isinstance(rt, (int, float)) else 0.0
+        return atol, rt, f"atol {atol:g}, rtol {rt:g}: {check.get('tolerance') or 'the check'}"
+    return 0.0, rtol, f"rtol {rtol:g} (the check states no numeric tolerance)"
+
+
+def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            if str(k).endswith("_null_reason"):
+                continue
+            out |= _flat(v, f"{prefix}.{k}" if prefix else str(k))
+        return out
+    if isinstance(value, list):
+        out = {}
+        for i, v in enumerate(value):
+            out |= _flat(v, f"{prefix}[{i}]")
+        return out
+    return {prefix: value}
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _numbers(out: Comparison, cid: str, where: str, old: dict, new: dict, atol: float, rtol: float, said: str) -> None:
+    fo, fn = _flat(old), _flat(new)
+    for key, ov in fo.items():
+        path = f"{where}: {key}"
+        if key not in fn:
+            out.changes.append(Change(cid, "number" if _is_number(ov) else "missing check", path, ov, None, said))
+            continue
+        nv = fn[key]
+        if _is_number(ov) and _is_number(nv):
+            out.compared_numbers += 1
+            if not abs(nv - ov) <= atol + rtol * abs(ov):
+                out.changes.append(Change(cid, "number", path, ov, nv, said))
+        elif _is_number(ov) or _is_number(nv):
+            out.changes.append(Change(cid, "number", path, ov, nv, said))
+        elif ov != nv and not isinstance(ov, str):
+            out.changes.append(Change(cid, "number", path, ov, nv, "must be equal (not a number)"))
