@@ -86,7 +86,10 @@ def _law_text(ctx, param, value):
 
 
 @main.command(cls=Command)
-@click.option("--quick", is_flag=True, help="Small sizes: the whole registry in about a minute on 2 CPU cores.")
+@click.option("--quick", is_flag=True, help="Small sizes: the whole registry in about a minute on 2 CPU cores "
+                                            "(the same as --size quick).")
+@click.option("--size", type=click.Choice(["smoke", "quick", "full"]), default=None,
+              help="smoke (property tests over many laws), quick, or full (the default).")
 @click.option("--claim", "claims", multiple=True, help="Claim id or glob (repeatable), e.g. thm6.2 or 'testbed.*'.")
 @click.option("--all", "everything", is_flag=True, help="Also the claims not run by default (the testbed).")
 @click.option("--out", type=WritablePath("folder"), default=Path("results"), show_default=True,
@@ -112,7 +115,7 @@ def _law_text(ctx, param, value):
                    "`mmicl compare OLD OUT` does; exit 1 on any regression.")
 @click.option("--rtol", type=click.FloatRange(0, None, max_open=True), default=None,
               help="With --baseline: the relative change allowed where a check states no numeric tolerance.")
-def verify(quick, claims, everything, out, seed, device, law, threads, scheduler, plugins, baseline, rtol):
+def verify(quick, size, claims, everything, out, seed, device, law, threads, scheduler, plugins, baseline, rtol):
     """Run the registry: print a verdict table; write OUT/verdicts.json, OUT/report.md, OUT/report.html.
 
     Figure paths in verdicts.json and report.md are relative to OUT, so the folder can be moved.
@@ -140,11 +143,14 @@ def verify(quick, claims, everything, out, seed, device, law, threads, scheduler
         chosen = select(list(claims), everything)
     except KeyError as e:
         raise click.BadParameter(str(e.args[0]), param_hint="--claim") from None
-    config = RunConfig(quick=quick, out=out, seed=seed, device=device, law=law, scheduler=scheduler,
-                       testbed_threads=threads)
+    if quick and size not in (None, "quick"):
+        raise click.BadParameter(f"--quick means --size quick; it cannot go with --size {size}", param_hint="--size")
+    size = size or ("quick" if quick else "full")
+    config = RunConfig.sized(size, out=out, seed=seed, device=device, law=law, scheduler=scheduler,
+                             testbed_threads=threads)
     require_space(out, SPACE_PER_CLAIM * len(chosen), f"a run of {len(chosen)} claim(s)")
     _one_torch_thread()
-    table = verdict_table(f"mmicl verify ({'quick' if quick else 'full'}, seed {seed})")
+    table = verdict_table(f"mmicl verify ({size}, seed {seed})")
     with holding(out):  # a FolderBusyError (another live run) is one line, exit 2 (Command)
         folder = ResultsFolder(config, [c.id for c in chosen])
         folder.write()

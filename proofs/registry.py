@@ -85,6 +85,12 @@ class Hypothesis:
     detail: str = ""
 
 
+SIZES: tuple[str, ...] = ("smoke", "quick", "full")
+"""The sizes a claim runs at: ``smoke`` (property tests over many laws: the least work that can
+decide; a check that cannot decide there says undecided), ``quick`` (the whole registry in about
+a minute on 2 cores), ``full`` (the sizes of the verdicts mmicl reports)."""
+
+
 @dataclass
 class RunConfig:
     """What a claim run may use: the size (quick or full), where to write figures, the seed,
@@ -96,8 +102,8 @@ class RunConfig:
     device: str = "cpu"
     law: str | None = None
     smoke: bool = False
-    """The reduced size of the random-law property test (tests/test_claims_property.py): short
-    depth sweeps, no Monte Carlo training and no basin maps; implies ``quick``."""
+    """The smallest size, for property tests over many laws: short depth sweeps, no Monte Carlo
+    training and no basin maps; implies ``quick``.  ``RunConfig.sized("smoke")`` sets it."""
     scheduler: str | None = None
     """The address of a Dask scheduler that the testbed claims send their training runs to (None:
     they train in this process)."""
@@ -122,6 +128,15 @@ class RunConfig:
         if self.testbed_threads is not None and (isinstance(self.testbed_threads, bool) or
                                                  not isinstance(self.testbed_threads, int) or self.testbed_threads < 1):
             raise InputError(f"testbed_threads must be a positive whole number or None, got {self.testbed_threads!r}")
+
+    @classmethod
+    def sized(cls, size: str, **kwargs) -> "RunConfig":
+        """A config of the named size: ``"smoke"``, ``"quick"`` or ``"full"`` (``SIZES``)."""
+        from mmicl.numerics.validate import InputError
+
+        if size not in SIZES:
+            raise InputError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
+        return cls(quick=size != "full", smoke=size == "smoke", **kwargs)
 
     @property
     def size(self) -> str:
@@ -467,7 +482,7 @@ def select(patterns: list[str] | tuple[str, ...], everything: bool = False) -> l
 
 def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True, law=None, seed: int = 0,
            device: str = "cpu", out: str | Path = "results", everything: bool = False,
-           plugins: str | list[str] | tuple[str, ...] = ()) -> list[ClaimResult]:
+           plugins: str | list[str] | tuple[str, ...] = (), size: str | None = None) -> list[ClaimResult]:
     """Run claims and return their results (``ClaimResult``: ``.verdict``, ``.hypotheses``,
     ``.checks``, ``.summary``, ``.figures``, ``.origin``, ``.to_json()``).
 
@@ -495,5 +510,7 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
         from mmicl.numerics.law_language import parse_law
 
         parse_law(law)  # a bad law fails here, before any claim runs
-    config = RunConfig(quick=quick, out=Path(out), seed=seed, device=device, law=law)  # checks seed, device
+    if size is None:
+        size = "quick" if quick else "full"
+    config = RunConfig.sized(size, out=Path(out), seed=seed, device=device, law=law)  # checks size, seed, device
     return [claim.run(config) for claim in chosen]

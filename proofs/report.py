@@ -21,7 +21,7 @@ def render_report(results: list[ClaimResult], config: RunConfig, run=None) -> st
     lines = [
         "# mmicl verification report",
         "",
-        f"Size: {'quick' if config.quick else 'full'}; seed {config.seed}; device {config.device}"
+        f"Size: {config.size}; seed {config.seed}; device {config.device}"
         + (f"; law `{config.law}`" if config.law else ""),
         "",
         *([f"Run: {run.line(len(results))}; wall time {run.wall_seconds:.1f} s", ""] if run is not None else []),
@@ -180,7 +180,7 @@ def render_html(results: list[ClaimResult], config: RunConfig, run=None) -> str:
 
     ids = _anchors([r.id for r in results])
     counts = {v: sum(r.verdict == v for r in results) for v in VERDICT_CLASS}
-    meta = [("mmicl", __version__), ("size", "quick" if config.quick else "full"), ("seed", config.seed),
+    meta = [("mmicl", __version__), ("size", config.size), ("seed", config.seed),
             ("device", config.device)]
     if config.law:
         meta.append(("law", config.law))

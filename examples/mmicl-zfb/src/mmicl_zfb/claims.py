@@ -71,7 +71,7 @@ def _sigma_hypothesis(label, sigma, bound):
 
 def _mc_sizes(config) -> dict:
     if config.smoke:
-        return {"M": 20_000, "steps": 300, "batch": 256}
+        return {"M": 10_000, "steps": 200, "batch": 128}
     if config.quick:
         return {"M": 200_000, "steps": 2_000, "batch": 1_000}
     return {"M": 1_000_000, "steps": 6_000, "batch": 2_000}
