@@ -1,0 +1,81 @@
+"""The numerical routes: BFGS, the gradient flow, the LSA layer's blocks, training."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from mmicl_zfb import numerics as nm
+from mmicl_zfb import theory
+from strategies import spd_cases
+
+
+def test_lsa_blocks_that_move_are_derived():
+    blocks = theory.lsa_block_structure(2, 5)
+    assert {b for b, s in blocks.items() if s == "moves"} == {"W11_KQ", "w22_PV"}
+    assert blocks["w21_PV"] == blocks["w21_KQ"] == "zero on P by parity"
+
+
+@pytest.mark.parametrize("make", [lambda rng: (np.diag([1.0, 2.0, 4.0]), 5),
+                                  lambda rng: (nm.random_spd(3, 30.0, rng), 8)])
+def test_flow_end_point_is_the_minimiser(make):
+    """From the paper's init (σ = half the paper's bound) the flow ends at Γ* to 1e-6 relative,
+    balanced (u² = ‖U‖_F²), with u = ‖Γ*‖_F^½."""
+    rng = np.random.default_rng(3)
+    Lam, N = make(rng)
+    sigma = 0.5 * nm.sigma_bound(Lam, N)
+    u0, U0, _ = nm.paper_init(Lam.shape[0], sigma, rng)
+    flow = nm.reduced_flow(Lam, N, u0, U0)
+    Gs = theory.gamma_star(Lam, N)
+    assert flow.stopped
+    assert np.linalg.norm(flow.gamma - Gs) <= 1e-6 * np.linalg.norm(Gs)
+    assert flow.u == pytest.approx(np.sqrt(np.linalg.norm(Gs)), rel=1e-6)
+    assert flow.balance_drift <= 1e-8
+    assert np.all(np.diff(flow.losses) <= 1e-12)  # the loss never increases along a gradient flow
+
+
+def test_flow_from_zero_stays_at_the_saddle():
+    Lam, N = np.diag([1.0, 2.0, 4.0]), 5
+    flow = nm.reduced_flow(Lam, N, 0.0, np.zeros((3, 3)), t_max=100.0)
+    assert np.all(flow.gamma == 0) and flow.loss == pytest.approx(3.5)
+
+
+@settings(max_examples=10)
+@given(spd_cases(max_d=3))
+def test_bfgs_finds_gamma_star(case):
+    Lam, N, seed = case
+    opt = nm.minimise_numeric(Lam, N, np.random.default_rng(seed))
+    Gs = theory.gamma_star(Lam, N)
+    assert np.linalg.norm(opt["gamma"] - Gs) <= 1e-5 * np.linalg.norm(Gs)
+
+
+def test_full_layer_prediction_matches_the_reduced_one():
+    """At the paper's init and off it, the torch full layer's prediction agrees with
+    x_qᵀ Γ' (1/N)Σ y_i x_i plus its even part; on {w21 = 0} it is exactly the reduced prediction."""
+    import torch
+
+    rng = np.random.default_rng(5)
+    Lam, N, d = np.diag([1.0, 2.0, 4.0]), 5, 3
+    PV, KQ = nm.full_init(d, 0.7, np.eye(d) / np.sqrt(d))
+    PV[:d, :] = rng.standard_normal((d, d + 1))  # blocks that do not enter ŷ
+    KQ[:, d] = rng.standard_normal(d + 1)
+    X, _, Y = nm.sample_prompts(Lam, N, 1000, rng)
+    yhat = nm.lsa_predict(torch.from_numpy(PV), torch.from_numpy(KQ), torch.from_numpy(X), torch.from_numpy(Y), N).numpy()
+    G = nm.odd_part(PV, KQ)
+    h = np.einsum("mnd,mn->md", X[:, :N], Y[:, :N]) / N
+    np.testing.assert_allclose(yhat, np.einsum("md,de,me->m", X[:, N], G, h), rtol=1e-10, atol=1e-12)
+
+
+def test_training_reaches_the_minimal_loss():
+    """2000 Adam steps (batch 1000) on Λ = diag(1, 2, 4), N = 5, loss on 200 000 fresh prompts:
+    within 4 SE + 1% of L(0) − L* of L*, and the untrained layer is not."""
+    Lam, N, d = np.diag([1.0, 2.0, 4.0]), 5, 3
+    sigma = 0.5 * nm.sigma_bound(Lam, N)
+    _, _, P = nm.paper_init(d, sigma, np.random.default_rng(0))
+    PV0, KQ0 = nm.full_init(d, sigma, P)
+    tr = nm.train_full_lsa(Lam, N, PV0, KQ0, 2000, 1000, 0.02, seed=1)
+    ev = nm.evaluate_layer(tr["PV"], tr["KQ"], Lam, N, 200_000, np.random.default_rng(2))
+    Ls = theory.min_loss(Lam, N)
+    slack = 0.01 * (np.trace(Lam) / 2 - Ls)
+    assert abs(ev["loss"] - Ls) <= 4 * ev["se"] + slack
+    assert ev["excess"] >= -4 * ev["excess_se"]
+    ev0 = nm.evaluate_layer(PV0, KQ0, Lam, N, 50_000, np.random.default_rng(3))
+    assert abs(ev0["loss"] - Ls) > 4 * ev0["se"] + slack
