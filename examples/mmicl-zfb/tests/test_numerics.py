@@ -47,18 +47,20 @@ def test_bfgs_finds_gamma_star(case):
     assert np.linalg.norm(opt["gamma"] - Gs) <= 1e-5 * np.linalg.norm(Gs)
 
 
-def test_full_layer_prediction_matches_the_reduced_one():
-    """At the paper's init and off it, the torch full layer's prediction agrees with
-    x_qᵀ Γ' (1/N)Σ y_i x_i plus its even part; on {w21 = 0} it is exactly the reduced prediction."""
+def test_full_layer_prediction_splits_into_odd_and_even_parts():
+    """The torch full layer's prediction equals x_qᵀ Γ'(θ) (1/N)Σ y_i x_i (odd in the labels) plus
+    w21^PVᵀ (1/N)Σ_{all N+1 columns} x xᵀ W11^KQ x_q + w22^PV (1/N)Σ y_i² w21^KQᵀ x_q (even), with
+    every block random, including those that do not enter ŷ (numerics' docstring)."""
     import torch
 
     rng = np.random.default_rng(5)
     Lam, N, d = np.diag([1.0, 2.0, 4.0]), 5, 3
-    PV, KQ = nm.full_init(d, 0.7, np.eye(d) / np.sqrt(d))
-    PV[:d, :] = rng.standard_normal((d, d + 1))  # blocks that do not enter ŷ
-    KQ[:, d] = rng.standard_normal(d + 1)
+    PV, KQ = rng.standard_normal((d + 1, d + 1)), rng.standard_normal((d + 1, d + 1))
     X, _, Y = nm.sample_prompts(Lam, N, 1000, rng)
     yhat = nm.lsa_predict(torch.from_numpy(PV), torch.from_numpy(KQ), torch.from_numpy(X), torch.from_numpy(Y), N).numpy()
-    G = nm.odd_part(PV, KQ)
     h = np.einsum("mnd,mn->md", X[:, :N], Y[:, :N]) / N
-    np.testing.assert_allclose(yhat, np.einsum("md,de,me->m", X[:, N], G, h), rtol=1e-10, atol=1e-12)
+    odd = np.einsum("md,de,me->m", X[:, N], nm.odd_part(PV, KQ), h)
+    cov = np.einsum("mnd,mne->mde", X, X) / N  # all N + 1 columns: the query's too
+    even = (np.einsum("d,mde,ef,mf->m", PV[d, :d], cov, KQ[:d, :d], X[:, N])
+            + PV[d, d] * (Y[:, :N] ** 2).sum(1) / N * (X[:, N] @ KQ[d, :d]))
+    np.testing.assert_allclose(yhat, odd + even, rtol=1e-10, atol=1e-10)
