@@ -1,0 +1,265 @@
+"""mmicl's pytest plugin: the size of claim runs, Hypothesis profiles, and baselines of verdicts and
+numbers (``mmicl_baseline``), for a repository of property tests over mmicl's claims.
+
+pytest loads it wherever mmicl is installed (entry point ``mmicl`` in the group ``pytest11``); it
+does nothing unless used: it adds its options, two fixtures and a line to the summary when it
+wrote a baseline, and its import costs nothing (no Hypothesis, numpy or torch until a fixture or
+an option needs them).  ``-p no:mmicl`` turns it off.
+
+Options
+-------
+``--mmicl-size smoke|quick|full``
+    The size that the fixture ``mmicl_size`` gives (default ``smoke``), for
+    ``mmicl.testing.check_claim(..., size=mmicl_size)``.
+``--mmicl-profile ci|thorough``
+    Registers the Hypothesis profiles ``ci`` (25 examples, derandomized: the same examples on
+    every run) and ``thorough`` (300 examples), both with ``deadline=None`` (a claim at the smoke
+    size takes seconds, beyond Hypothesis's 200 ms default), and loads the one given.  Without the
+    option no profile is registered or loaded.  A test's own ``@settings(max_examples=...)``
+    still wins over a profile.
+``--mmicl-update-baseline``
+    Rewrite every baseline that ``mmicl_baseline.check`` reaches and that moved (or is missing).
+``--mmicl-require-baseline``
+    A missing baseline fails the test instead of being written (for CI, where the baselines are
+    committed).
+
+Baselines
+---------
+``mmicl_baseline.check(value, rtol=None, name=None)`` compares ``value`` (a ``ClaimResult``, a list
+of them, or a mapping of numbers, nested mappings and lists allowed) with the baseline stored
+beside the test file, ``<test dir>/baselines/<test file stem>/<name or test name>.json``:
+
+- **no baseline yet** (or ``--mmicl-update-baseline`` and something moved): the baseline is
+  written and the test **passes**, with a note in the summary listing every baseline written
+  (pytest-regressions fails a test whose file it had to create; syrupy, with
+  ``--snapshot-update``, passes it and lists what it wrote, which is the convention here: a test
+  with several checks writes them all in one run, and ``--mmicl-require-baseline`` makes a missing
+  baseline fail in CI);
+- **afterwards** the test fails on any regression that ``mmicl compare`` reports
+  (``mmicl.proofs.compare``): a verdict that changed, a claim or check that is gone, a check whose
+  outcome changed, a number that moved beyond its check's own tolerance (``Check.atol``,
+  ``Check.rtol``) or, for a number whose check states none (and for a mapping's numbers), beyond
+  ``rtol`` (default ``DEFAULT_RTOL`` = 1e-9); the message names each key, its old and new value
+  and the tolerance.
+
+A baseline is a verify summary (``{"schema_version", "claims": [...]}``, strict JSON written by
+``mmicl.numerics.atomic.write_json``), so ``mmicl compare`` reads it too; it leaves out each
+result's run time and figure paths, which change on every run.  A mapping is stored as one entry
+whose ``evidence.summary`` holds the numbers.  A baseline is for a fixed law: inside a
+Hypothesis test each example would compare against the same file.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+SIZES = ("smoke", "quick", "full")
+"""The sizes of ``mmicl.proofs.registry.SIZES`` (repeated here, not imported: the plugin's import
+stays cheap; a test checks that they agree)."""
+
+PROFILES: dict[str, dict] = {
+    "ci": {"deadline": None, "max_examples": 25, "derandomize": True, "print_blob": True},
+    "thorough": {"deadline": None, "max_examples": 300},
+}
+"""The Hypothesis profiles of ``--mmicl-profile``."""
+
+_WRITTEN = pytest.StashKey[list]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("mmicl", "mmicl: property-based regression testing of claims")
+    group.addoption("--mmicl-size", choices=SIZES, default="smoke", dest="mmicl_size",
+                    help="size of claim runs for the mmicl_size fixture (default: smoke)")
+    group.addoption("--mmicl-profile", choices=sorted(PROFILES), default=None, dest="mmicl_profile",
+                    help="register and load the Hypothesis profile ci (25 examples, derandomized) or thorough "
+                         "(300 examples), both without a deadline")
+    group.addoption("--mmicl-update-baseline", action="store_true", default=False, dest="mmicl_update_baseline",
+                    help="rewrite the mmicl_baseline files that moved (or are missing)")
+    group.addoption("--mmicl-require-baseline", action="store_true", default=False, dest="mmicl_require_baseline",
+                    help="a missing mmicl_baseline file fails the test instead of being written (CI)")
+
+
+class _Name:
+    """A placeholder holding the plugin name ``mmicl`` (it has no hooks)."""
+
+
+def pytest_plugin_registered(plugin, plugin_name, manager):
+    """``-p mmicl.pytest_plugin`` where mmicl is installed: the entry point would then register this
+    module a second time, as ``mmicl``, which pluggy refuses ("already registered under a different
+    name"); a placeholder holding the name ``mmicl`` makes pytest skip the entry point, so both ways
+    of loading the plugin work."""
+    if plugin is sys.modules[__name__] and plugin_name != "mmicl" and manager.get_plugin("mmicl") is None \
+            and not manager.is_blocked("mmicl"):
+        manager.register(_Name(), name="mmicl")
+
+
+def pytest_configure(config):
+    config.stash[_WRITTEN] = []
+    profile = config.getoption("mmicl_profile", None)
+    if profile:
+        from hypothesis import settings
+
+        for name, kwargs in PROFILES.items():
+            settings.register_profile(name, **kwargs)
+        settings.load_profile(profile)
+
+
+def pytest_report_header(config):
+    profile = config.getoption("mmicl_profile", None)
+    if profile:
+        return f"mmicl: Hypothesis profile {profile!r} (--mmicl-profile)"
+    return None
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    written = config.stash.get(_WRITTEN, [])
+    if written:
+        terminalreporter.section("mmicl baselines written")
+        for nodeid, path, why in written:
+            terminalreporter.write_line(f"{path} ({why}; by {nodeid}): commit it")
+
+
+@pytest.fixture
+def mmicl_size(request) -> str:
+    """The size given by ``--mmicl-size`` (default ``"smoke"``)."""
+    return request.config.getoption("mmicl_size")
+
+
+@pytest.fixture
+def mmicl_baseline(request) -> "Baseline":
+    """Compare verdicts and numbers with the baseline stored beside the test file (see
+    ``mmicl.pytest_plugin``)."""
+    return Baseline(request)
+
+
+def _safe(name: str) -> str:
+    """``name`` as a file name: characters other than letters, digits, ``.``, ``-`` and ``_`` become
+    ``_`` (``test_x[s=point(2)]`` → ``test_x_s_point_2_``)."""
+    return re.sub(r"[^\w.-]+", "_", name).strip("_") or "baseline"
+
+
+class Baseline:
+    """The ``mmicl_baseline`` fixture's value: ``check(...)``, ``path(name)``."""
+
+    def __init__(self, request):
+        self._request = request
+        self._used: set[Path] = set()
+
+    @property
+    def folder(self) -> Path:
+        """``<test dir>/baselines/<test file stem>``."""
+        test_file = Path(self._request.node.path)
+        return test_file.parent / "baselines" / test_file.stem
+
+    def path(self, name: str | None = None) -> Path:
+        """The file of the baseline ``name`` (default: the test's name)."""
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise ValueError(f"a baseline's name is a non-empty string, got {name!r}")
+        return self.folder / f"{_safe(name or self._request.node.name)}.json"
+
+    def check(self, value, rtol: float | None = None, name: str | None = None):
+        """Compare ``value`` with its baseline (write it where there is none yet, or with
+        ``--mmicl-update-baseline``).  Returns the ``mmicl.proofs.compare.Comparison``, or None
+        where the baseline was written."""
+        __tracebackhide__ = True
+        from mmicl.numerics.atomic import write_json
+        from mmicl.numerics.strict_json import dumps
+        from mmicl.proofs.compare import CompareError, compare, load_summary
+
+        path = self.path(name)
+        if path in self._used:
+            raise ValueError(f"{path.name}: this test checks a second value against the same baseline; give each "
+                             "check in a test its own name=")
+        self._used.add(path)
+        label = name or self._request.node.name
+        doc = json.loads(dumps(_summary(value, label)))  # exactly what would be written
+        config = self._request.config
+        shown = _shown(path, config)
+        if not path.exists():
+            if config.getoption("mmicl_require_baseline"):
+                pytest.fail(f"no mmicl baseline at {shown} (--mmicl-require-baseline): run the tests once without it, "
+                            "or with --mmicl-update-baseline, and commit the file", pytrace=False)
+            return self._write(write_json, path, doc, "new")
+        try:
+            old = load_summary(path)
+        except CompareError as e:
+            if config.getoption("mmicl_update_baseline"):
+                return self._write(write_json, path, doc, "rewritten: it was not a baseline")
+            pytest.fail(f"mmicl baseline {shown}: {e}", pytrace=False)
+        try:
+            comparison = compare(old, doc, rtol, old_name=shown, new_name="this run")
+        except CompareError as e:  # a bad rtol
+            raise ValueError(str(e)) from None
+        regressions = comparison.regressions
+        if regressions and config.getoption("mmicl_update_baseline"):
+            return self._write(write_json, path, doc, f"updated: {len(regressions)} change(s)")
+        if regressions:
+            lines = [f"mmicl baseline {shown}: {len(regressions)} change(s) from the baseline"]
+            lines += [f"  - {_describe(c, mapping=_is_mapping(old))}" for c in regressions]
+            lines.append("If the change is intended, rerun with --mmicl-update-baseline and commit the file.")
+            pytest.fail("\n".join(lines), pytrace=False)
+        return comparison
+
+    def _write(self, write_json, path: Path, doc: dict, why: str):
+        write_json(path, doc)
+        self._request.config.stash[_WRITTEN].append((self._request.node.nodeid, _shown(path, self._request.config), why))
+        self._request.node.user_properties.append(("mmicl_baseline_written", str(path)))
+        return None
+
+
+_MAPPING = "mapping"
+"""The ``kind`` of the entry a mapping of numbers is stored as."""
+
+
+def _summary(value, label: str) -> dict:
+    """``value`` as a verify summary (see the module docstring)."""
+    from collections.abc import Mapping
+
+    from mmicl.proofs.registry import ClaimResult
+
+    if isinstance(value, ClaimResult):
+        results = [value]
+    elif isinstance(value, (list, tuple)) and value and all(isinstance(v, ClaimResult) for v in value):
+        results = list(value)
+    elif isinstance(value, Mapping):
+        if not all(isinstance(k, str) for k in value):
+            raise TypeError("a mapping of numbers for mmicl_baseline.check has string keys")
+        return {"claims": [{"id": label, "kind": _MAPPING, "evidence": {"summary": dict(value)}}]}
+    else:
+        raise TypeError("mmicl_baseline.check takes a ClaimResult, a non-empty list of them, or a mapping of numbers; "
+                        f"got {type(value).__name__}")
+    claims = []
+    for r in results:
+        entry = r.to_json()
+        for key in ("seconds", "figures"):  # they change on every run
+            entry["evidence"].pop(key, None)
+        claims.append(entry)
+    return {"claims": claims}
+
+
+def _is_mapping(doc: dict) -> bool:
+    return len(doc["claims"]) == 1 and doc["claims"][0].get("kind") == _MAPPING
+
+
+def _describe(change, mapping: bool) -> str:
+    """One line for a regression: what moved (the key), from what to what, and the tolerance."""
+    key = change.key
+    if mapping and key.startswith("summary: "):
+        key = key[len("summary: "):]
+    where = key if mapping else f"{change.claim}: {key}" if change.key != change.claim else change.claim
+    line = f"{change.kind} {where}: baseline {change.old!r}, this run {change.new!r}"
+    if change.kind == "number" and change.tolerance:
+        line += f" (beyond the tolerance {change.tolerance})"
+    return line
+
+
+def _shown(path: Path, config) -> str:
+    """``path`` relative to the rootdir where it lies under it."""
+    try:
+        return Path(path).resolve().relative_to(Path(config.rootpath).resolve()).as_posix()
+    except ValueError:
+        return str(path)
