@@ -83,6 +83,8 @@ _API: dict[str, tuple[str, str | None]] = {
     "ClaimError": ("mmicl.proofs.registry", "ClaimError"),
     "PluginError": ("mmicl.proofs.plugins", "PluginError"),
     "hypotheses": ("mmicl.hypotheses", None),  # the module of shared hypothesis builders
+    "Estimate": ("mmicl.numerics.estimate", "Estimate"),
+    "torch_threads": ("mmicl.numerics.threads", "torch_threads"),
 }
 
 __all__ = ["__version__", *_API]

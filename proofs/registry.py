@@ -138,6 +138,21 @@ class RunConfig:
             raise InputError(f"size must be one of {', '.join(SIZES)}, got {size!r}")
         return cls(quick=size != "full", smoke=size == "smoke", **kwargs)
 
+    def rng(self, *purpose: int | str):
+        """A numpy ``Generator`` for one purpose of the run, seeded by ``(seed, *purpose)``: the same
+        run gives the same draws for the same purpose, and different purposes independent streams
+        (``numpy.random.SeedSequence``).  A text in ``purpose`` enters by its SHA-256."""
+        import hashlib
+
+        import numpy as np
+
+        key = [int(self.seed)]
+        for p in purpose:
+            if isinstance(p, bool) or not isinstance(p, (int, str)) or (isinstance(p, int) and p < 0):
+                raise ClaimError(f"RunConfig.rng takes whole numbers ≥ 0 or texts, got {p!r}")
+            key.append(p if isinstance(p, int) else int.from_bytes(hashlib.sha256(p.encode()).digest()[:8], "little"))
+        return np.random.default_rng(np.random.SeedSequence(key))
+
     @property
     def size(self) -> str:
         """``"smoke"``, ``"quick"`` or ``"full"``."""

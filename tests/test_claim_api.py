@@ -226,3 +226,28 @@ def test_a_broken_installed_plugin_is_one_line_exit_2(tmp_path):
     assert ("Error: plugin mine (mypkg 0.1.0): cannot import mypkg.claims: ModuleNotFoundError: "
             "No module named 'no_such_dependency_xyz'") in p.stderr
     assert "Traceback" not in p.stderr and not (tmp_path / "r").exists()
+
+
+def test_the_helpers_a_plugin_needs_are_public():
+    """What the second paper's plugin needed: per-purpose random streams from the run's seed, torch's
+    thread count for a block, a Monte Carlo estimate, and ``python -m mmicl``."""
+    import numpy as np
+    import torch
+
+    c = mmicl.RunConfig(seed=7)
+    a, b = c.rng(1, "train").random(4), c.rng(1, "train").random(4)
+    assert np.array_equal(a, b) and not np.array_equal(a, c.rng(2).random(4))
+    assert not np.array_equal(a, mmicl.RunConfig(seed=8).rng(1, "train").random(4))
+    with pytest.raises(mmicl.ClaimError, match="whole numbers ≥ 0 or texts"):
+        c.rng(-1)
+    before = torch.get_num_threads()
+    with mmicl.torch_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="whole number of threads ≥ 1"):
+        with mmicl.torch_threads(0):
+            pass
+    e = mmicl.Estimate.of([1.0, 2.0, 3.0])
+    assert (e.mean, e.samples) == (2.0, 3) and abs(e.se - 1 / 3 ** 0.5) < 1e-15
+    p = subprocess.run([sys.executable, "-m", "mmicl", "--version"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.startswith("mmicl, version")

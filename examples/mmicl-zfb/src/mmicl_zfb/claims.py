@@ -35,14 +35,9 @@ EPS = float(np.finfo(float).eps)
 
 
 # ---------------------------------------------------------------- cases and seeds
-def _rng(config, *key: int) -> np.random.Generator:
-    """A generator for one purpose: the seed sequence (config.seed, *key)."""
-    return np.random.default_rng([int(config.seed), *key])
-
-
 def cases(config) -> list[tuple[str, np.ndarray, int]]:
     """(label, Λ, N) for the run's size."""
-    rng = _rng(config, 0)
+    rng = config.rng(0)
     if config.smoke:
         return [("diag(1,3)", np.diag([1.0, 3.0]), 2)]
     out = [("diag(1,2,4)", np.diag([1.0, 2.0, 4.0]), 5),
@@ -120,7 +115,7 @@ def evaluate_minimiser(config):
             f"Γ* is a stationary point of the compiled loss ({label}, N={N})", "compiled gradient",
             g_at_star <= 1e3 * EPS * scale, {"grad_norm_at_gamma_star": g_at_star, "gamma_star": _mat(Gs)},
             tolerance=f"1000·eps·(‖Λ‖²‖Γ*‖ + ‖Λ‖²) = {1e3 * EPS * scale:.3g}: rounding of the terms ΛΓ*M and Λ²"))
-        opt = nm.minimise_numeric(Lam, N, _rng(config, 1, k))
+        opt = nm.minimise_numeric(Lam, N, config.rng(1, k))
         err = float(np.linalg.norm(opt["gamma"] - Gs))
         certified = opt["grad_norm"] / mu
         tol = 1e-6 * float(np.linalg.norm(Gs))
@@ -134,7 +129,7 @@ def evaluate_minimiser(config):
                       "strong convexity (μ = λ_min(Λ)λ_min(M)) gives ‖Γ̂ − Γ*‖ ≤ ‖∇L(Γ̂)‖/μ (certified_bound)"))
         summary[f"L*[{label},N={N}]"] = Ls
         # Monte Carlo of the derived loss at a random Γ
-        rng = _rng(config, 2, k)
+        rng = config.rng(2, k)
         G = 0.5 * rng.standard_normal(Lam.shape) * float(np.linalg.norm(Gs)) / np.sqrt(Lam.size)
         m, se = nm.mc_loss(G, Lam, N, sizes["M"], rng)
         Lg = theory.loss(G, Lam, N)
@@ -182,7 +177,7 @@ def evaluate_flow(config):
         bound = nm.sigma_bound(Lam, N)
         sigma = 0.5 * bound
         hyps.append(_sigma_hypothesis(label, sigma, bound))
-        u0, U0, P = nm.paper_init(d, sigma, _rng(config, 3, k))
+        u0, U0, P = nm.paper_init(d, sigma, config.rng(3, k))
         Gs, Ls = theory.gamma_star(Lam, N), theory.min_loss(Lam, N)
         nG = float(np.linalg.norm(Gs))
         mu = theory.strong_convexity(Lam, N)
@@ -244,13 +239,13 @@ def evaluate_montecarlo(config):
         bound = nm.sigma_bound(Lam, N)
         sigma = 0.5 * bound
         hyps.append(_sigma_hypothesis(label, sigma, bound))
-        _, _, P = nm.paper_init(d, sigma, _rng(config, 4, k))
+        _, _, P = nm.paper_init(d, sigma, config.rng(4, k))
         PV0, KQ0 = nm.full_init(d, sigma, P)
         Gs, Ls, L0 = theory.gamma_star(Lam, N), theory.min_loss(Lam, N), float(np.trace(Lam)) / 2
         slack = 0.01 * (L0 - Ls)
         trained = nm.train_full_lsa(Lam, N, PV0, KQ0, sizes["steps"], sizes["batch"], lr=0.02,
-                                    seed=int(_rng(config, 5, k).integers(2**31)))
-        ev = nm.evaluate_layer(trained["PV"], trained["KQ"], Lam, N, sizes["M"], _rng(config, 6, k))
+                                    seed=int(config.rng(5, k).integers(2**31)))
+        ev = nm.evaluate_layer(trained["PV"], trained["KQ"], Lam, N, sizes["M"], config.rng(6, k))
         Godd = nm.odd_part(trained["PV"], trained["KQ"])
         off = {"w21_PV": float(np.linalg.norm(trained["PV"][d, :d])), "w21_KQ": float(np.linalg.norm(trained["KQ"][d, :d]))}
         checks.append(mmicl.Check(
@@ -270,7 +265,7 @@ def evaluate_montecarlo(config):
             ev["excess"] >= -4 * ev["excess_se"], {"paired_excess": ev["excess"], "se": ev["excess_se"], "M": ev["M"]},
             tolerance="the paired excess ℓ(θ) − ℓ(Γ*) over the same M prompts is ≥ −4 of its standard errors "
                       "(L* is the full layer's minimum)", role="corroborating"))
-        ev0 = nm.evaluate_layer(PV0, KQ0, Lam, N, sizes["M"], _rng(config, 7, k))
+        ev0 = nm.evaluate_layer(PV0, KQ0, Lam, N, sizes["M"], config.rng(7, k))
         checks.append(mmicl.Check(
             f"control: the untrained layer (the paper's init) is rejected by the same rule ({label}, N={N})",
             "monte-carlo", abs(ev0["loss"] - Ls) > 4 * ev0["se"] + slack,

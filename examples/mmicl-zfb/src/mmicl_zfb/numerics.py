@@ -34,12 +34,13 @@ closed form Γ* = ((1 + 1/N)Λ + tr(Λ)/N · I)⁻¹ that they are compared with
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.optimize import minimize
+
+import mmicl
 
 from . import theory
 
@@ -206,22 +207,8 @@ def train_full_lsa(Lam: np.ndarray, N: int, PV0: np.ndarray, KQ0: np.ndarray, st
     of a shared 2-core machine (4.9 s against 0.17 s for 300 steps)."""
     import torch
 
-    with one_torch_thread():
+    with mmicl.torch_threads(1):
         return _train(Lam, N, PV0, KQ0, steps, batch, lr, seed)
-
-
-@contextmanager
-def one_torch_thread():
-    """torch on one CPU thread inside the block, its setting restored after (``mmicl verify`` sets
-    one thread for the whole run, ``mmicl.verify`` leaves torch's setting alone)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _train(Lam, N, PV0, KQ0, steps, batch, lr, seed) -> dict:
@@ -262,7 +249,7 @@ def evaluate_layer(PV: np.ndarray, KQ: np.ndarray, Lam: np.ndarray, N: int, M: i
     losses, excess = [], []
     for start in range(0, M, chunk):
         X, _, Y = sample_prompts(Lam, N, min(chunk, M - start), rng)
-        with torch.no_grad(), one_torch_thread():
+        with torch.no_grad(), mmicl.torch_threads(1):
             yhat = lsa_predict(tPV, tKQ, torch.from_numpy(X), torch.from_numpy(Y), N).numpy()
         e = 0.5 * (yhat - Y[:, N]) ** 2
         losses.append(e)
