@@ -123,9 +123,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             terminalreporter.write_line(f"{path} ({why}; by {nodeid}): commit it")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def mmicl_size(request) -> str:
-    """The size given by ``--mmicl-size`` (default ``"smoke"``)."""
+    """The size given by ``--mmicl-size`` (default ``"smoke"``).  Session-scoped: a Hypothesis test
+    may take it (Hypothesis refuses function-scoped fixtures in ``@given`` tests)."""
     return request.config.getoption("mmicl_size")
 
 
