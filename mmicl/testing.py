@@ -353,7 +353,8 @@ def task_laws(bounded: bool = True, modalities: Iterable[str] = _MODALITIES, ato
 
 def depths(min_value: int = 1, max_value: int = 10_000):
     """A depth T (the number of layers): small depths often (up to 12), powers of 2 and 10, any
-    depth in [min_value, max_value] sometimes.  Shrinks toward ``min_value``.  The default cap is
+    depth in [min_value, max_value] sometimes.  Shrinks toward ``min_value`` (a depth that must be
+    large shrinks to the least one or to a power of 2 or 10 above it).  The default cap is
     the deepest depth of the claims' quick sweeps."""
     for name, v in (("min_value", min_value), ("max_value", max_value)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
