@@ -96,6 +96,7 @@ VERDICTS = ["test_verdict_roles.py"]
 FOLDER = ["test_results_folder.py"]
 CHECKPOINTS = ["test_checkpoint_integrity.py"]
 STORE_CHECKS = ["test_sweep_integrity.py"]
+CLAIM_API = ["test_claim_api.py"]  # issue 20: the public claim API and plugins
 
 
 @dataclasses.dataclass(frozen=True)
@@ -417,6 +418,18 @@ MUTATIONS: list[Mutation] = [
     N("store_checksum_unchecked", '        if doc["checksum"] != checksum(doc):\n            return "checksum does not match"',
       '        if False:\n            return "checksum does not match"', STORE_CHECKS,
       "a sweep record whose numbers were edited is accepted and skipped on rerun"),
+    # ------------------------------------------------------------------ issue 20: the claim API and plugins
+    N("reserved_namespace_open", "if origin != BUILTIN and namespace in RESERVED_NAMESPACES:", "if False:", CLAIM_API,
+      "a user's claim may take a built-in claim's namespace"),
+    N("register_twice_silently", "if old is not None and not (replace and (old.origin == claim.origin or old.origin != BUILTIN)):",
+      "if False:", CLAIM_API, "registering an id twice silently replaces the first claim"),
+    N("user_errors_pass_through", "return isinstance(e, DiskFullError) or (origin == BUILTIN and isinstance(e,",
+      "return isinstance(e, DiskFullError) or (True and isinstance(e,", CLAIM_API,
+      "a user's claim raising a LawError stops the run instead of being its 'error' verdict"),
+    N("plugins_loaded_every_time", "    if _installed_loaded:\n        return", "    if False:\n        return", CLAIM_API,
+      "installed plugins are imported again on every listing or run.  EQUIVALENT: ``_loaded`` records each "
+      "entry point too, so a second pass imports nothing (test_an_installed_plugin_is_seen_once_by_claims_and_verify "
+      "counts the imports); the flag only saves re-reading the entry-point metadata"),
 ]
 
 
