@@ -254,7 +254,7 @@ def _describe(change, mapping: bool) -> str:
     where = key if mapping else f"{change.claim}: {key}" if change.key != change.claim else change.claim
     line = f"{change.kind} {where}: baseline {change.old!r}, this run {change.new!r}"
     if change.kind == "number" and change.tolerance:
-        line += f" (beyond the tolerance {change.tolerance})"
+        line += f"; allowed: {change.tolerance}"
     return line
 
 
