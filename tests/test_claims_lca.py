@@ -57,3 +57,23 @@ def test_the_limit_rule_fails_a_sweep_that_approaches_another_value():
     assert _limit_check("x", Ts, wrong, a_star, degenerate=False).passed is False
     right = np.array([a_star + (0.02 * np.log(T) + 0.05) / T for T in Ts])
     assert _limit_check("x", Ts, right, a_star, degenerate=False).passed is True
+
+
+SMALL_S_HEAVY = ("s=mix(0.48484848484848486*point(0),0.48484848484848486*point(0.125),"
+                 "0.030303030303030304*discrete(0:0.25,0.0625:0.25,0.125:0.25,3.375:0.25))")
+"""Found by a property test over mmicl.testing's laws: α_1 is set by the heavy atoms at small s and
+overshoots at the rare s = 3.375, so r_1 = max|1 − α_1(1+s)| = 1.11 > 1."""
+
+
+def test_a_residual_above_one_at_small_depth_does_not_fail_the_limit_claims():
+    """thm6.2 and thm6.3 say the excess → 0 as T → ∞; r_T > 1 at T = 1 does not contradict that.
+    Their geometric-bound checks hold the bound at every T and r_T < 1 at the deepest T."""
+    import mmicl.testing as mt
+
+    for claim in ("thm6.2", "thm6.3"):
+        r = mt.check_claim(claim, law=SMALL_S_HEAVY, size="smoke")
+        assert r.verdict in ("holds", "inconclusive"), (claim, r.verdict_reason)
+        (bound,) = [c for c in r.checks if "excess risk at" in c.name]
+        assert bound.passed is True and bound.numbers["r_T"][-1] < 1
+        if claim == "thm6.2":  # the case this test is about: the residual starts above 1
+            assert bound.numbers["T"][0] == 1 and bound.numbers["r_T"][0] > 1

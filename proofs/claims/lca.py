@@ -216,8 +216,12 @@ def _residual_bound(alpha: float, lo: float, hi: float) -> float:
 
 def _excess_bound_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]) -> Check:
     """The excess at α is E[ζ²]·E[(1 − α(1+s))^{2T} s/(1+s)] ≤ E[ζ²]·E[s/(1+s)]·r^{2T} with
-    r = max over the signal support of |1 − α(1+s)|; at α_T, r_T < 1 and r_T → (s_hi − s_lo)/(2 + s_lo + s_hi),
-    so the excess → 0 geometrically.  Checked at every T in log scale."""
+    r = max over the signal support of |1 − α(1+s)|; as α_T → α*, r_T → (s_hi − s_lo)/(2 + s_lo + s_hi) < 1,
+    so the excess → 0 geometrically.  The bound is checked at every T in log scale, and r_T < 1 at the
+    deepest T, where it carries the conclusion.  Not at every T: at small T, r_T can exceed 1 (on
+    ``mix(0.485*point(0),0.485*point(0.125),0.030*discrete(0:0.25,0.0625:0.25,0.125:0.25,3.375:0.25))``,
+    r_1 = 1.11: α_1 is set by the heavy small-s atoms and overshoots at the rare s = 3.375), and the
+    statement is about the limit."""
     lo, hi = law.signal_bounds()
     scale = _zero_predictor_excess(law)
     log10_bounds, r_T, worst = [], [], -math.inf
@@ -228,14 +232,17 @@ def _excess_bound_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]
         log10_bounds.append(bound)
         if r["log10_excess"] > -math.inf:
             worst = max(worst, r["log10_excess"] - bound)
-    ok = all(x < 1 for x in r_T) and worst <= math.log10(1 + 1e-9)  # r_T includes its rounding
+    ok = r_T[-1] < 1 and worst <= math.log10(1 + 1e-9)  # r_T includes its rounding
+    above = [T for T, x in zip(Ts, r_T) if x >= 1]
     return Check(
-        f"[{text}] the excess risk at α_T → 0: below E[ζ²]E[s/(1+s)]·r_T^(2T), r_T = max|1 − α_T(1+s)| < 1",
+        f"[{text}] the excess risk at α_T → 0: below E[ζ²]E[s/(1+s)]·r_T^(2T) at every T, r_T = max|1 − α_T(1+s)| < 1 "
+        "at the deepest T",
         "quadrature", ok,
         {"log10_excess": [r["log10_excess"] for r in rows], "log10_bound": log10_bounds, "r_T": r_T,
          "r_limit": (hi - lo) / (2 + lo + hi), "T": Ts},
         "1e-9 relative (log-scaled quadrature rounding); the bound itself is exact",
-        "computed in log scale (float64 underflows beyond T ≈ 10^3)")
+        "computed in log scale (float64 underflows beyond T ≈ 10^3)"
+        + (f"; r_T ≥ 1 at T = {above}, where the bound does not yet decay (allowed: the limit decides)" if above else ""))
 
 
 def _reading_check(text: str, name: str, alpha_deep: float, a_star: float, other: float, why: str) -> Check:
@@ -456,10 +463,11 @@ def _excess_two_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]) 
         r_T.append(rt)
         bounds.append(w * rt ** (2 * r["T"]))
     exc = [r["excess"] for r in rows]
-    ok = all(x < 1 for x in r_T) and all(e <= b * (1 + 1e-9) + 1e-300 for e, b in zip(exc, bounds))
+    ok = r_T[-1] < 1 and all(e <= b * (1 + 1e-9) + 1e-300 for e, b in zip(exc, bounds))  # r_T < 1 deepest (see _excess_bound_check)
     rises = [Ts[k + 1] for k in range(len(exc) - 1) if exc[k + 1] >= exc[k]]
     return Check(
-        f"[{text}] the excess risk at (α_T, β_T) → 0: below E[ζ²]E[s/(1+s)]·r_T^(2T), r_T < 1 from the one-parameter α_T",
+        f"[{text}] the excess risk at (α_T, β_T) → 0: below E[ζ²]E[s/(1+s)]·r_T^(2T) at every T, r_T < 1 at the "
+        "deepest T, from the one-parameter α_T",
         "quadrature", ok, {"excess": exc, "bound": bounds, "r_T": r_T, "T": Ts, "T_where_it_rose": rises},
         "1e-9 relative (the profile minimisation's tolerance); the bound itself is exact",
         "not monotone at small T on every law: depth-T models are not nested in the two-parameter "
