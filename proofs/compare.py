@@ -11,7 +11,8 @@ written) and lists, per claim, matched by id:
   the sentence saying where it comes from) where the check states one, else ``rtol`` (the caller's
   ``--rtol``; ``DEFAULT_RTOL`` unless given), with ``atol`` 0.  A number that became ``null``
   (or stopped being one) moved; booleans must be equal; strings (a law's text, a reason) are not
-  compared.
+  compared, nor are timings (a key ``seconds`` or ``*_seconds``: how long a run took is not one of
+  its results, and differs between any two runs).
 
 Everything listed is a *regression*: a baseline says what the results were, and any move away from
 it is reported (``mmicl compare`` exits 1).  A claim or check that only the new run has is listed
@@ -142,7 +143,7 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for k, v in value.items():
-            if str(k).endswith("_null_reason"):
+            if str(k).endswith("_null_reason") or _is_timing(str(k)):
                 continue
             out |= _flat(v, f"{prefix}.{k}" if prefix else str(k))
         return out
@@ -152,6 +153,10 @@ def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
             out |= _flat(v, f"{prefix}[{i}]")
         return out
     return {prefix: value}
+
+
+def _is_timing(key: str) -> bool:
+    return key == "seconds" or key.endswith("_seconds")
 
 
 def _is_number(x) -> bool:

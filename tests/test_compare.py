@@ -75,6 +75,17 @@ def test_every_kind_of_move_is_a_regression(change, kind):
     assert [c.kind for c in moved.regressions] == [kind]
 
 
+def test_timings_are_not_results():
+    """How long a run took differs between any two runs: ``seconds`` and ``*_seconds`` are not compared."""
+    a, b = _doc(), _doc()
+    _check(a)["numbers"]["runs"] = [{"seconds": 1.5, "loss": 0.1}]
+    _check(b)["numbers"]["runs"] = [{"seconds": 2.7, "loss": 0.1}]
+    _check(a)["numbers"]["train_seconds"], _check(b)["numbers"]["train_seconds"] = 3.0, 4.0
+    assert compare(a, b).regressions == []
+    _check(b)["numbers"]["runs"][0]["loss"] = 0.2
+    assert [c.key for c in compare(a, b).regressions] == ["gap > 0: runs[0].loss"]
+
+
 def test_a_new_claim_or_check_is_listed_but_is_no_regression():
     b = _doc()
     b["claims"].append({"id": "mine.x", "verdict": "holds", "evidence": {"checks": []}})
