@@ -151,3 +151,12 @@ def test_quick_claim_holds_end_to_end(tmp_path):
 
     (res,) = verify("thm4.1", quick=True, out=tmp_path)
     assert res.verdict == "holds", [(c.name, c.passed) for c in res.checks if c.passed is not True]
+
+
+def test_thm41_on_a_law_without_signal_is_hypothesis_not_met_not_an_error(tmp_path):
+    """s ≡ 0: the normal equations of the m-block are singular; the claim's hypotheses already decide
+    it (found by the public law strategies: it was an 'error' verdict, a traceback before that)."""
+    import mmicl.testing as mt
+
+    r = mt.check_claim("thm4.1", law="s=point(0)", size="smoke", out=tmp_path)
+    assert r.verdict == "hypothesis-not-met" and not r.error
