@@ -15,20 +15,13 @@ from click.testing import CliRunner
 
 import mmicl
 from mmicl.numerics.strict_json import SCHEMA_VERSION
-from mmicl.proofs import plugins
 from mmicl.proofs.cli import main
-from mmicl.proofs.registry import REGISTRY, registered, RunConfig
+from mmicl.proofs.registry import REGISTRY, RunConfig
 
 
 @pytest.fixture(autouse=True)
-def clean_registry():
-    registered()  # the built-in claims first: their modules register them only on first import
-    before, loaded = dict(REGISTRY), dict(plugins._loaded)
+def _clean(clean_registry):  # tests/conftest.py
     yield
-    REGISTRY.clear()
-    REGISTRY.update(before)
-    plugins._loaded.clear()
-    plugins._loaded.update(loaded)
 
 
 def _ok(config):

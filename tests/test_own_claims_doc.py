@@ -15,23 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from mmicl.proofs import plugins
-from mmicl.proofs.registry import REGISTRY, registered
 
 PAGE = Path(__file__).resolve().parents[1] / "docs" / "own_claims.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
-
-
-@pytest.fixture
-def clean_registry():
-    """The page registers claims in this process: take them out again afterwards."""
-    registered()  # the built-in claims first: their modules register them only on first import
-    before, loaded = dict(REGISTRY), dict(plugins._loaded)
-    yield
-    REGISTRY.clear()
-    REGISTRY.update(before)
-    plugins._loaded.clear()
-    plugins._loaded.update(loaded)
 
 
 def test_the_page_runs_as_written(tmp_path, monkeypatch, clean_registry):
