@@ -76,6 +76,8 @@ def test_the_facts_of_a_drawn_task_law_are_the_laws_own(drawn):
     assert (facts.s_lo, facts.s_hi) == ((None, None) if sig is None else tuple(sig))
     assert facts.has_signal == (sig is not None)
     assert facts.signal_values == signal_values(law)  # the hypothesis builder: quadrature nodes
+    # s takes exactly one value over m ≠ 0 iff its signal support is a single point
+    assert facts.single_value == (sig is not None and sig[0] == sig[1])
     if facts.bounded:
         assert facts.signal_values == _nodes_count(law.s_law())
         assert facts.atomic == law.s_law().is_atomic
