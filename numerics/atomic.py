@@ -77,16 +77,10 @@ def require_space(folder: str | os.PathLike, needed: int, what: str) -> None:
 
 
 @contextmanager
-def replacing(path: str | os.PathLike, mode: str = "w", needed: int | None = None) -> Iterator[IO]:
-    """``with replacing(path, mode) as f: …`` writes ``f`` and then puts it at ``path`` atomically.
-
-    ``mode`` is ``"w"`` (text, UTF-8) or ``"wb"`` (bytes).  The file is readable by everyone
-    (``mkstemp`` makes it private; results are for sharing).  ``needed`` (bytes, where the caller
-    knows it) goes into the ``DiskFullError`` of a full disk."""
-    if mode not in ("w", "wb"):
-        raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _staged(path: Path, mode: str, needed: int | None) -> Iterator[tuple[IO, str]]:
+    """``(f, tmp)``: a temporary file beside ``path``, written by the block, then flushed to disk and
+    made readable by everyone (``mkstemp`` makes it private; results are for sharing).  The caller
+    renames ``tmp`` into place; on any error it is removed, and a full disk is a ``DiskFullError``."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -96,16 +90,34 @@ def replacing(path: str | os.PathLike, mode: str = "w", needed: int | None = Non
         raise
     try:
         with os.fdopen(fd, mode, **({"encoding": "utf-8"} if mode == "w" else {})) as f:
-            yield f
+            yield f, tmp
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
     except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
         if isinstance(e, OSError) and not isinstance(e, DiskFullError) and e.errno in _FULL:
             raise DiskFullError(path.parent, needed, free_bytes(path.parent), f"writing {path.name}") from None
+        raise
+
+
+@contextmanager
+def replacing(path: str | os.PathLike, mode: str = "w", needed: int | None = None) -> Iterator[IO]:
+    """``with replacing(path, mode) as f: …`` writes ``f`` and then puts it at ``path`` atomically.
+
+    ``mode`` is ``"w"`` (text, UTF-8) or ``"wb"`` (bytes).  The file is readable by everyone.
+    ``needed`` (bytes, where the caller knows it) goes into the ``DiskFullError`` of a full disk."""
+    if mode not in ("w", "wb"):
+        raise ValueError(f"mode must be 'w' or 'wb', got {mode!r}")
+    path = Path(path)
+    with _staged(path, mode, needed) as (f, tmp):
+        yield f
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
         raise
 
 
@@ -134,31 +146,19 @@ def write_together(files: dict[str | os.PathLike, bytes]) -> list[Path]:
     flushed to disk under a temporary name before the first replaces its target, and the targets
     are then replaced one after the other.  A kill or a full disk while they are being prepared
     leaves all the targets as they were; only a kill between the renames (microseconds) can
-    leave some new and some old."""
+    leave some new and some old.  A full disk names every file and the bytes of all of them."""
     staged: list[tuple[str, Path]] = []
+    total = sum(map(len, files.values()))
     try:
         for target, data in files.items():
             target = Path(target)
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-            except OSError as e:
-                if e.errno in _FULL:
-                    raise DiskFullError(target.parent, sum(map(len, files.values())), free_bytes(target.parent),
-                                        f"writing {target.name}") from None
-                raise
-            staged.append((tmp, target))
-            try:
-                with os.fdopen(fd, "wb") as f:
+                with _staged(target, "wb", total) as (f, tmp):
                     f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-            except OSError as e:
-                if e.errno in _FULL:
-                    raise DiskFullError(target.parent, sum(map(len, files.values())), free_bytes(target.parent),
-                                        f"writing {', '.join(Path(t).name for t in files)}") from None
-                raise
-            os.chmod(tmp, 0o644)
+            except DiskFullError as e:
+                raise DiskFullError(e.folder, total, e.free,
+                                    f"writing {', '.join(Path(t).name for t in files)}") from None
+            staged.append((tmp, target))
         for tmp, target in staged:
             os.replace(tmp, target)
         staged = []

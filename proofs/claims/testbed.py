@@ -104,18 +104,15 @@ def sizes(config: RunConfig) -> Sizes:
 
 @contextmanager
 def testbed_threads(config: RunConfig):
-    """torch's CPU thread count set to ``config.testbed_threads`` for the block (unchanged if None)."""
+    """torch's CPU thread count set to ``config.testbed_threads`` for the block (unchanged if None;
+    ``numerics.threads.torch_threads`` sets and restores it)."""
     if config.testbed_threads is None:
         yield
         return
-    import torch
+    from mmicl.numerics.threads import torch_threads
 
-    old = torch.get_num_threads()
-    torch.set_num_threads(config.testbed_threads)
-    try:
+    with torch_threads(config.testbed_threads):
         yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def threaded(claim_fn):
