@@ -75,6 +75,7 @@ _API: dict[str, tuple[str, str | None]] = {
     "VERDICTS": ("mmicl.proofs.registry", "VERDICTS"),
     "Claim": ("mmicl.proofs.registry", "Claim"),
     "Check": ("mmicl.proofs.registry", "Check"),
+    "Summary": ("mmicl.proofs.registry", "Summary"),
     "Hypothesis": ("mmicl.proofs.registry", "Hypothesis"),
     "RunConfig": ("mmicl.proofs.registry", "RunConfig"),
     "claim": ("mmicl.proofs.registry", "claim"),

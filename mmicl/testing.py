@@ -425,9 +425,12 @@ def _expected(expected) -> frozenset[str]:
 
 
 def _tolerance_text(c) -> str:
-    nums = ", ".join(f"{k} {v:g}" for k, v in (("atol", c.atol), ("rtol", c.rtol)) if v is not None)
+    def shown(v):
+        return f"{v:g}" if not isinstance(v, dict) else "{" + ", ".join(f"{k}: {x:g}" for k, x in v.items()) + "}"
+
+    nums = ", ".join(f"{k} {shown(v)}" for k, v in (("atol", c.atol), ("rtol", c.rtol)) if v is not None)
     said = c.tolerance or "the check states none"
-    return f"{said} ({nums})" if nums else said
+    return f"{said} (numbers may move by {nums}: {c.numbers_tolerance or 'see above'})" if nums else said
 
 
 def explain(result) -> str:

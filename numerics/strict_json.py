@@ -16,13 +16,16 @@ from typing import Any
 
 __all__ = ["SCHEMA_VERSION", "to_strict", "dumps", "null_reason_key", "context_length_fields"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Version of the layout of mmicl's JSON documents; raised when a key changes meaning or goes.
 2: a verify summary records each claim's ``origin`` (built-in or its plugin), the verdict
 ``"error"`` exists, and ``verdicts.json`` says the run's state (``run``).
 3: each check may carry a numeric tolerance (``atol``, ``rtol``), and ``verdicts.json`` records
 the run's ``size`` and its ``provenance`` (versions of mmicl, Python and the numerical libraries,
-the git commit where run from a checkout)."""
+the git commit where run from a checkout).
+4: a check's ``atol`` and ``rtol`` may be a dict per number key, with ``numbers_tolerance`` saying
+where they come from; a claim's summary may carry ``summary_atol``, ``summary_rtol`` and
+``summary_tolerance``."""
 
 
 def null_reason_key(key: str) -> str:

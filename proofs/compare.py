@@ -7,9 +7,10 @@ written) and lists, per claim, matched by id:
 - a **check whose outcome changed** (pass, FAIL, undecided), matched by the check's name;
 - a **number that moved**: every number under a check's ``numbers`` and the claim's ``summary``
   (nested dicts and lists flattened to ``a.b[2]``), compared as |new − old| ≤ atol + rtol·|old|.
-  The tolerance is the check's own numeric one (``Check.atol`` / ``Check.rtol``, written beside
-  the sentence saying where it comes from) where the check states one, else ``rtol`` (the caller's
-  ``--rtol``; ``DEFAULT_RTOL`` unless given), with ``atol`` 0.  A number that became ``null``
+  The tolerance is the one the old run states for that number (``Check.atol`` / ``Check.rtol``,
+  one for all the check's numbers or one per top-level key, beside ``numbers_tolerance``, the
+  sentence saying where it comes from; ``Summary.atol`` / ``Summary.rtol`` for the summary), else
+  ``rtol`` (the caller's ``--rtol``; ``DEFAULT_RTOL`` unless given), with ``atol`` 0.  A number that became ``null``
   (or stopped being one) moved; booleans must be equal; strings (a law's text, a reason) are not
   compared, nor are timings (a key ``seconds`` or ``*_seconds``: how long a run took is not one of
   its results, and differs between any two runs).
@@ -105,8 +106,8 @@ def compare(old: dict, new: dict, rtol: float | None = None, old_name: str = "ol
         if oc.get("verdict") != nc.get("verdict"):
             out.changes.append(Change(cid, "verdict", cid, oc.get("verdict"), nc.get("verdict")))
         oe, ne = oc.get("evidence") or {}, nc.get("evidence") or {}
-        _numbers(out, cid, "summary", oe.get("summary") or {}, ne.get("summary") or {}, 0.0, rtol,
-                 f"rtol {rtol:g} (the summary states no numeric tolerance)")
+        _numbers(out, cid, "summary", oe.get("summary") or {}, ne.get("summary") or {},
+                 _tolerances(oe.get("summary_atol"), oe.get("summary_rtol"), oe.get("summary_tolerance"), rtol, "summary"))
         new_checks = {c.get("name"): c for c in ne.get("checks") or []}
         old_names = set()
         for ock in oe.get("checks") or []:
@@ -118,8 +119,9 @@ def compare(old: dict, new: dict, rtol: float | None = None, old_name: str = "ol
                 continue
             if ock.get("passed") != nck.get("passed"):
                 out.changes.append(Change(cid, "check outcome", str(name), ock.get("passed"), nck.get("passed")))
-            atol, rt, said = _tolerance(ock, rtol)
-            _numbers(out, cid, str(name), ock.get("numbers") or {}, nck.get("numbers") or {}, atol, rt, said)
+            _numbers(out, cid, str(name), ock.get("numbers") or {}, nck.get("numbers") or {},
+                     _tolerances(ock.get("atol"), ock.get("rtol"), ock.get("numbers_tolerance") or ock.get("tolerance"),
+                                 rtol, "check"))
         for name in new_checks:
             if name not in old_names:
                 out.changes.append(Change(cid, "new check", str(name), None, new_checks[name].get("passed")))
@@ -129,30 +131,43 @@ def compare(old: dict, new: dict, rtol: float | None = None, old_name: str = "ol
     return out
 
 
-def _tolerance(check: dict, rtol: float) -> tuple[float, float, str]:
-    """The check's own numeric tolerance where it states one, else ``rtol``; with its wording."""
-    atol, rt = check.get("atol"), check.get("rtol")
-    if isinstance(atol, (int, float)) or isinstance(rt, (int, float)):
-        atol = float(atol) if isinstance(atol, (int, float)) else 0.0
-        rt = float(rt) if isinstance(rt, (int, float)) else 0.0
-        return atol, rt, f"atol {atol:g}, rtol {rt:g}: {check.get('tolerance') or 'the check'}"
-    return 0.0, rtol, f"rtol {rtol:g} (the check states no numeric tolerance)"
+def _tolerances(atol, rtol, why, default_rtol: float, whose: str):
+    """A function from a top-level number key to ``(atol, rtol, wording)``: the tolerance the
+    check (or summary) states for that key (``registry.tolerance_of``; a stated value that is not
+    a number or a dict is ignored, as in a file of an earlier schema), else ``default_rtol``."""
+    from mmicl.proofs.registry import tolerance_of
+
+    ok = lambda v: v if isinstance(v, dict) or _is_number(v) else None  # noqa: E731
+    atol, rtol = ok(atol), ok(rtol)
+    if isinstance(atol, dict):
+        atol = {k: v for k, v in atol.items() if _is_number(v)}
+    if isinstance(rtol, dict):
+        rtol = {k: v for k, v in rtol.items() if _is_number(v)}
+
+    def of(key: str) -> tuple[float, float, str]:
+        stated = tolerance_of(atol, rtol, key)
+        if stated is None:
+            return 0.0, default_rtol, f"rtol {default_rtol:g} (the {whose} states no numeric tolerance for {key!r})"
+        a, r = stated
+        return a, r, f"atol {a:g}, rtol {r:g}: {why or 'the ' + whose}"
+    return of
 
 
-def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
+def _flat(value: Any, prefix: str = "", top: str | None = None) -> dict[str, tuple[str, Any]]:
+    """Every leaf of ``value`` by its path (``a.b[2]``), with the top-level key it sits under."""
     if isinstance(value, dict):
-        out: dict[str, Any] = {}
+        out: dict[str, tuple[str, Any]] = {}
         for k, v in value.items():
             if str(k).endswith("_null_reason") or _is_timing(str(k)):
                 continue
-            out |= _flat(v, f"{prefix}.{k}" if prefix else str(k))
+            out |= _flat(v, f"{prefix}.{k}" if prefix else str(k), str(k) if top is None else top)
         return out
     if isinstance(value, list):
         out = {}
         for i, v in enumerate(value):
-            out |= _flat(v, f"{prefix}[{i}]")
+            out |= _flat(v, f"{prefix}[{i}]", top)
         return out
-    return {prefix: value}
+    return {prefix: (top if top is not None else prefix, value)}
 
 
 def _is_timing(key: str) -> bool:
@@ -163,14 +178,15 @@ def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
-def _numbers(out: Comparison, cid: str, where: str, old: dict, new: dict, atol: float, rtol: float, said: str) -> None:
+def _numbers(out: Comparison, cid: str, where: str, old: dict, new: dict, tolerance) -> None:
     fo, fn = _flat(old), _flat(new)
-    for key, ov in fo.items():
+    for key, (top, ov) in fo.items():
         path = f"{where}: {key}"
+        atol, rtol, said = tolerance(top)
         if key not in fn:
             out.changes.append(Change(cid, "number" if _is_number(ov) else "missing check", path, ov, None, said))
             continue
-        nv = fn[key]
+        nv = fn[key][1]
         if _is_number(ov) and _is_number(nv):
             out.compared_numbers += 1
             if not abs(nv - ov) <= atol + rtol * abs(ov):

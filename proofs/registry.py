@@ -57,25 +57,65 @@ class Check:
     tolerance: str = ""  # where the tolerance comes from
     detail: str = ""
     role: Role = DECISIVE
-    atol: float | None = None
-    rtol: float | None = None
+    atol: float | dict[str, float] | None = None
+    rtol: float | dict[str, float] | None = None
     """How far this check's ``numbers`` may move between two runs and still be the same result,
-    |new − old| ≤ atol + rtol·|old| (``mmicl compare``, the ``mmicl_baseline`` fixture); ``None``
-    for both: the caller's ``--rtol``.  ``tolerance`` says, in words, where they come from."""
+    |new − old| ≤ atol + rtol·|old| (``mmicl compare``, the ``mmicl_baseline`` fixture).  A number
+    applies to every entry of ``numbers``; a dict gives each top-level key its own (a list or dict
+    under a key shares the key's).  A key that neither states: the caller's ``--rtol``.
+    ``numbers_tolerance`` says, in words, where they come from."""
+    numbers_tolerance: str = ""
+    """Where ``atol`` and ``rtol`` come from (the decision's tolerance is ``tolerance``): the
+    accuracy of the computation behind each number, or its sampling error."""
 
     def __post_init__(self):
         for name in ("atol", "rtol"):
-            v = getattr(self, name)
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not (v >= 0 and v < float("inf"))):
-                raise ValueError(f"a check's {name} is a finite number ≥ 0 or None, got {v!r} (check {self.name!r})")
+            check_number_tolerance(getattr(self, name), f"a check's {name}", f"check {self.name!r}")
         if self.role not in ROLES:
             raise ValueError(f"a check's role is one of {ROLES}, got {self.role!r} (check {self.name!r})")
+
+
+def check_number_tolerance(value, what: str, where: str) -> None:
+    """``value`` is None, a finite number ≥ 0, or a dict from number keys to such numbers."""
+    def bad(v):
+        return isinstance(v, bool) or not isinstance(v, (int, float)) or not (v >= 0 and v < float("inf"))
+
+    if value is None:
+        return
+    if isinstance(value, dict):
+        wrong = {k: v for k, v in value.items() if not isinstance(k, str) or bad(v)}
+        if wrong:
+            raise ValueError(f"{what} maps number keys (str) to finite numbers ≥ 0, got {wrong!r} ({where})")
+    elif bad(value):
+        raise ValueError(f"{what} is a finite number ≥ 0, a dict of them per number key, or None, got {value!r} ({where})")
+
+
+def tolerance_of(atol, rtol, key: str) -> tuple[float, float] | None:
+    """The ``(atol, rtol)`` that ``atol`` and ``rtol`` (each None, a number or a dict per key, as
+    in ``Check``) give the number under the top-level ``key``; None when neither states one."""
+    a = atol.get(key) if isinstance(atol, dict) else atol
+    r = rtol.get(key) if isinstance(rtol, dict) else rtol
+    if a is None and r is None:
+        return None
+    return float(a or 0.0), float(r or 0.0)
 
 
 def corroborating(check: Check) -> Check:
     """``check`` with its role set to corroborating (returned, for use inside a list of checks)."""
     check.role = CORROBORATING
     return check
+
+
+class Summary(dict):
+    """A claim's key numbers (a dict) with how far they may move between two runs: ``atol`` and
+    ``rtol`` as in ``Check`` (a number, or a dict per key), ``why`` where they come from.  Return
+    it from ``evaluate`` in place of a plain dict; a plain dict states no numeric tolerance."""
+
+    def __init__(self, numbers=(), *, atol=None, rtol=None, why: str = ""):
+        super().__init__(numbers)
+        for name, v in (("atol", atol), ("rtol", rtol)):
+            check_number_tolerance(v, f"a summary's {name}", "Summary")
+        self.atol, self.rtol, self.why = atol, rtol, why
 
 
 @dataclass
@@ -182,6 +222,15 @@ class ClaimResult:
     """The claim's origin (``Claim.origin``)."""
     error: str = ""
     """For the verdict ``"error"``: the last frames of the traceback of ``evaluate``."""
+    summary_atol: float | dict[str, float] | None = None
+    summary_rtol: float | dict[str, float] | None = None
+    summary_tolerance: str = ""
+    """How far the ``summary``'s numbers may move between two runs, as ``Check.atol`` and
+    ``Check.rtol`` for a check's numbers, and where that comes from."""
+
+    def __post_init__(self):
+        for name in ("summary_atol", "summary_rtol"):
+            check_number_tolerance(getattr(self, name), name, f"claim {self.id!r}")
 
     def to_json(self, relative_to: str | Path | None = None) -> dict:
         """The result as JSON of plain Python types only (dict, list, str, int, float, bool, None),
@@ -201,6 +250,8 @@ class ClaimResult:
             "evidence": {
                 "statement": self.statement,
                 "summary": self.summary,
+                **{k: getattr(self, k) for k in ("summary_atol", "summary_rtol") if getattr(self, k) is not None},
+                **({"summary_tolerance": self.summary_tolerance} if self.summary_tolerance else {}),
                 "hypotheses": [asdict(h) for h in self.hypotheses],
                 "checks": [_check_json(c) for c in self.checks],
                 "figures": [_relative(f, relative_to) for f in self.figures],
@@ -210,10 +261,10 @@ class ClaimResult:
 
 
 def _check_json(c: Check) -> dict:
-    """A check as JSON; ``atol`` and ``rtol`` only where the check states them."""
+    """A check as JSON; ``atol``, ``rtol`` and ``numbers_tolerance`` only where the check states them."""
     d = asdict(c)
-    for k in ("atol", "rtol"):
-        if d[k] is None:
+    for k in ("atol", "rtol", "numbers_tolerance"):
+        if d[k] is None or d[k] == "":
             del d[k]
     return d
 
@@ -352,13 +403,16 @@ class Claim:
             h.met = bool(h.met)
         verdict, reason = decide(hyps, checks)
         return ClaimResult(
+            summary_atol=getattr(summary, "atol", None),
+            summary_rtol=getattr(summary, "rtol", None),
+            summary_tolerance=getattr(summary, "why", ""),
             id=self.id,
             verdict=verdict,
             verdict_reason=reason,
             statement=self.statement,
             hypotheses=hyps,
             checks=checks,
-            summary=summary,
+            summary=dict(summary),
             figures=[str(f) for f in figs],
             seconds=time.perf_counter() - t0,
             origin=self.origin,
