@@ -430,7 +430,8 @@ def _tolerance_text(c) -> str:
 
     nums = ", ".join(f"{k} {shown(v)}" for k, v in (("atol", c.atol), ("rtol", c.rtol)) if v is not None)
     said = c.tolerance or "the check states none"
-    return f"{said} (numbers may move by {nums}: {c.numbers_tolerance or 'see above'})" if nums else said
+    why = f" ({c.numbers_tolerance})" if c.numbers_tolerance else ""
+    return f"{said}; numbers may move by {nums}{why}" if nums else said
 
 
 def explain(result) -> str:

@@ -207,7 +207,7 @@ def test_the_message_lists_failing_and_undecided_checks_with_numbers_and_toleran
     message = str(info.value)
     assert "verdict fails, expected holds" in message and "decisive check failed: the gap closes" in message
     assert ("    - [decisive] the gap closes: FAILED (quadrature)\n        numbers: {'gap': 0.25}\n"
-            "        tolerance: 1e-12: quadrature rounding (atol 0, rtol 1e-10)") in message, message
+            "        tolerance: 1e-12: quadrature rounding; numbers may move by atol 0, rtol 1e-10") in message, message
     assert ("    - [corroborating] the flow settles: undecided (ode)\n        numbers: {'t_end': 10.0}\n"
             "        tolerance: the check states none\n        detail: the flow stopped early") in message, message
     assert "fine" not in message.split("checks failing or undecided:")[1]
