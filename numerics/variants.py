@@ -1,0 +1,323 @@
+"""Numerics of the LCA variants (``theory.variants``): population loss, minimiser, excess, floor.
+
+Everything here is compiled from ``theory.variants.derive``; nothing is typed per variant.
+
+- **The loss at depth T**, ``VariantLoss``: the expectation over the law of s (``law.rule``, which
+  carries ``E[ζ²]``) of the derived excess per ζ² at the state ``P_T(λ)``, with its gradient and
+  Hessian in the parameters.  ``P_T`` and its parameter derivatives are obtained by iterating
+  the derived layer map T times from ``F⁰`` (a jet: the layer and its derivatives, differentiated
+  by SymPy), so there is no closed form to divide by (the two-parameter ``P_T`` has a removable
+  pole at β = 0) and every value is a finite sum of products.  A parameter where the state
+  overflows float64 has loss ``+inf``.
+- **The minimiser**, ``minimise``: the loss is not convex for every variant (with both sides
+  evolved it has a branch at α < 0, where ``P_T < 0`` and ``P_T²`` still grows), so the search is
+  global over the region the depth-T model can use — the scaled range ``params = φ/T`` and the
+  stable set — on a grid, then a local Newton-type refinement (trust region) from the best grid
+  points.  It is a search, not a certificate: ``MinimiseResult.grid`` says how many points it saw.
+- **The floor**, ``floor``: the least excess as ``T → ∞``, the minimum over the stable family and
+  the scaled family (``theory.variants``), each minimised the same way.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+import sympy as sp
+from scipy import optimize
+
+from mmicl.theory import variants as tv
+from mmicl.theory.compile import compiled
+from mmicl.theory.model import lam, s as s_sym
+from .task_law import TaskLaw
+from .law_language import takes_law
+from .validate import InputError, check_depth
+
+__all__ = ["VariantLoss", "MinimiseResult", "Floor", "minimise", "floor", "excess_at", "MAX_DEPTH_VARIANT",
+           "matrix_excess_variant"]
+
+MAX_DEPTH_VARIANT = 10_000
+"""The deepest T the variants' numerics iterate (T layer maps per evaluation)."""
+
+GRID = {1: 161, 2: 41}
+"""Grid points per parameter of the global search (``minimise``, ``floor``), by the number of
+parameters (a 41 × 41 grid for two: each point costs T layer maps)."""
+
+
+def _key(variant: tv.Variant) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "_", variant.text)
+
+
+def _orders(k: int) -> list[tuple[int, ...]]:
+    return [()] + [(i,) for i in range(k)] + [(i, j) for i in range(k) for j in range(i, k)]
+
+
+def _jet_build(variant: tv.Variant):
+    """The layer and the loss as functions of the jet ``(P, ∂P, ∂²P)`` in the parameters: the
+    state ``P`` is a function of the parameters, the layer and the excess are differentiated by
+    SymPy and the derivatives of ``P`` replaced by state symbols."""
+    model = tv.derive(variant)
+    params = model.params
+    orders = _orders(len(params))
+    R = sp.Function("R")(*params)
+    state = sp.symbols([f"p{i}" for i in range(len(orders))], real=True)
+    table = {(sp.diff(R, *[params[i] for i in o]) if o else R): x for o, x in zip(orders, state)}
+
+    def to_state(e):
+        for k in sorted(table, key=lambda d: -len(getattr(d, "variables", ()))):
+            e = e.subs(k, table[k])
+        return e
+
+    step = model.step.subs(tv.p, R)
+    if not params:  # P_T ≡ 0 whatever the weights (F⁰ = 0, no skip): the weights drop out
+        step = step.subs({tv.alpha: 0, tv.beta: 0})
+    loss = model.excess_of_state.subs(tv.p, R)
+    steps = [to_state(sp.diff(step, *[params[i] for i in o]) if o else step) for o in orders]
+    losses = [to_state(sp.diff(loss, *[params[i] for i in o]) if o else loss) for o in orders]
+    return [*steps, *losses], [*state, *params, s_sym]
+
+
+def _family_build(variant: tv.Variant, which: str):
+    """The excess per ζ² on the stable or the scaled family, with its gradient and Hessian in the
+    family's parameters."""
+    model = tv.derive(variant)
+    P, params = (model.stable, model.stable_params) if which == "stable" else (model.scaled, model.scaled_params)
+    e = model.excess_of_state.subs(tv.p, P)
+    return [sp.diff(e, *[params[i] for i in o]) if o else e for o in _orders(len(params))], [*params, s_sym]
+
+
+@lru_cache(maxsize=None)
+def _jet(variant: tv.Variant):
+    return compiled("variant_jet_" + _key(variant), lambda: _jet_build(variant))
+
+
+@lru_cache(maxsize=None)
+def _family(variant: tv.Variant, which: str):
+    return compiled(f"variant_{which}_" + _key(variant), lambda: _family_build(variant, which))
+
+
+def _supported(variant) -> tv.Variant:
+    try:
+        v = tv.Variant.parse(variant).require_supported()
+    except tv.VariantError as e:
+        raise InputError(str(e)) from None
+    if v.param == "untied":
+        raise InputError(f"variant {v.text}: the untied LCA has its own numerics (mmicl.untied_excess, "
+                         "mmicl.optimal_schedule), one α per layer; these functions take param=one or param=two")
+    return v
+
+
+def _bounded(law: TaskLaw) -> tuple[float, float]:
+    law.require_bounded("the LCA variants")
+    sig = law.signal_bounds()
+    if sig is None:
+        raise InputError("s ≡ 0: the tokens carry no information about y (m = 0); give s a law with s > 0")
+    return sig
+
+
+def _assemble(flat: np.ndarray, k: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """Value, gradient and Hessian from the values in ``_orders(k)`` order."""
+    grad = np.array(flat[1:1 + k], float)
+    hess = np.zeros((k, k))
+    for (i, j), v in zip([o for o in _orders(k) if len(o) == 2], flat[1 + k:]):
+        hess[i, j] = hess[j, i] = v
+    return float(flat[0]), grad, hess
+
+
+@dataclass
+class VariantLoss:
+    """The excess over Bayes of ``variant`` at depth ``T`` on ``law``, ``E[ζ² e(s, P_T(λ))]``, as a
+    function of the parameters (``model.params``).  ``jet(θ)`` gives ``(value, gradient, Hessian)``;
+    ``values(Θ)`` the value at many parameter points at once (rows of Θ)."""
+
+    law: TaskLaw
+    T: int
+    variant: tv.Variant
+
+    def __post_init__(self):
+        self.variant = _supported(self.variant)
+        self.T = check_depth(self.T, MAX_DEPTH_VARIANT, "the variant's loss")
+        _bounded(self.law)
+        self.model = tv.derive(self.variant)
+        self.k = len(self.model.params)
+        self.rule = self.law.rule(depth=self.T)
+        self._f = _jet(self.variant)
+        self._n = len(_orders(self.k))
+
+    def _states(self, theta: np.ndarray) -> list[np.ndarray]:
+        """The jet of ``P_T`` at parameter rows ``theta`` (shape (G, k)), each (G, N)."""
+        G, nodes = theta.shape[0], self.rule.nodes[None, :]
+        cols = [theta[:, i:i + 1] for i in range(self.k)]
+        state = [np.full((G, nodes.shape[1]), float(self.model.p0))] + [np.zeros((G, nodes.shape[1]))] * (self._n - 1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for _ in range(self.T):
+                out = self._f(*state, *cols, nodes)
+                state = [np.broadcast_to(np.asarray(x, float), (G, nodes.shape[1])) for x in out[:self._n]]
+        return state
+
+    def _losses(self, theta: np.ndarray) -> np.ndarray:
+        state = self._states(theta)
+        G, nodes = theta.shape[0], self.rule.nodes[None, :]
+        cols = [theta[:, i:i + 1] for i in range(self.k)]
+        with np.errstate(over="ignore", invalid="ignore"):
+            out = self._f(*state, *cols, nodes)[self._n:]
+            terms = [np.broadcast_to(np.asarray(x, float), (G, nodes.shape[1])) for x in out]
+            return np.array([t @ self.rule.weights for t in terms])  # (n, G)
+
+    def values(self, theta) -> np.ndarray:
+        """The excess at each row of ``theta``; ``+inf`` where float64 overflows."""
+        theta = np.atleast_2d(np.asarray(theta, float)).reshape(-1, self.k) if self.k else np.zeros((1, 0))
+        v = self._losses(theta)[0]
+        return np.where(np.isfinite(v), v, np.inf)
+
+    def jet(self, theta) -> tuple[float, np.ndarray, np.ndarray]:
+        theta = np.asarray(theta, float).reshape(1, self.k)
+        return _assemble(self._losses(theta)[:, 0], self.k)
+
+
+@dataclass
+class MinimiseResult:
+    """``params``: the minimiser found (a tuple, empty where the loss does not depend on the
+    parameters); ``excess``: the loss there; ``grid``: points searched; ``gradient_norm`` at the
+    minimiser; ``unique``: False where another grid basin came within ``1e-9`` relative of it."""
+
+    params: tuple[float, ...]
+    excess: float
+    grid: int
+    gradient_norm: float
+    unique: bool
+    note: str = ""
+
+
+def _grid_axes(law: TaskLaw, T: int, names: tuple[sp.Symbol, ...]) -> list[np.ndarray]:
+    """The parameter values the search visits: for α and β, the scaled range ±12/(T(1 + s_lo))
+    joined with the stable range of W^V = −α or β (|1 + w_V λ| < 1 up to 2/(1 + s_lo)), so that
+    every regime the large-depth analysis names is visited."""
+    lo, hi = _bounded(law)
+    lam_lo, n = 1.0 + lo, GRID.get(len(names), 1)
+    scaled = np.sinh(np.linspace(-4, 4, n // 2)) / math.sinh(4) * 12.0 / (T * lam_lo)
+    wide = np.linspace(-2.2 / lam_lo, 2.2 / lam_lo, n - n // 2)
+    axis = np.unique(np.concatenate([scaled, wide]))
+    return [axis for _ in names]
+
+
+def _search(fun_values, jet, axes: list[np.ndarray], k: int) -> MinimiseResult:
+    if k == 0:
+        v = float(fun_values(np.zeros((1, 0)))[0])
+        return MinimiseResult((), v, 1, 0.0, True, "the prediction does not depend on the parameters")
+    mesh = np.stack([m.ravel() for m in np.meshgrid(*axes, indexing="ij")], axis=1)
+    vals = fun_values(mesh)
+    order = np.argsort(vals)
+    best = None
+    tried = []
+    for idx in order[: 4]:
+        if not np.isfinite(vals[idx]):
+            break
+        x0 = mesh[idx]
+        res = optimize.minimize(lambda x: jet(x)[0], x0, jac=lambda x: jet(x)[1], hess=lambda x: jet(x)[2],
+                                method="trust-exact", options={"gtol": 1e-14, "maxiter": 200})
+        x = res.x if np.isfinite(res.fun) and res.fun <= vals[idx] else x0
+        v, g, _ = jet(x)
+        tried.append((v, tuple(float(t) for t in x), float(np.linalg.norm(g))))
+    if not tried:
+        raise InputError("the loss overflows float64 at every grid point: the depth is too large for this law")
+    tried.sort()
+    v, x, gn = tried[0]
+    unique = all(abs(w - v) > 1e-9 * max(abs(v), 1e-300) or np.allclose(y, x, rtol=1e-6, atol=1e-12)
+                 for w, y, _ in tried[1:])
+    return MinimiseResult(x, float(v), int(mesh.shape[0]), gn, bool(unique))
+
+
+@takes_law
+def minimise(law: TaskLaw, T: int, variant) -> MinimiseResult:
+    """The minimiser of ``variant``'s population loss at depth ``T`` (module docstring)."""
+    loss = VariantLoss(law, T, variant)
+    return _search(loss.values, loss.jet, _grid_axes(law, loss.T, loss.model.params), loss.k)
+
+
+@takes_law
+def excess_at(law: TaskLaw, T: int, variant, params) -> float:
+    """``variant``'s excess over Bayes at depth ``T`` and the parameters ``params``."""
+    loss = VariantLoss(law, T, variant)
+    params = tuple(np.atleast_1d(np.asarray(params, float))) if loss.k else ()
+    if len(params) != loss.k:
+        raise InputError(f"variant {loss.variant.text} has {loss.k} parameter(s) "
+                         f"({', '.join(map(str, loss.model.params)) or 'none'}), got {len(params)}")
+    return float(loss.values(np.array([params]))[0])
+
+
+@dataclass
+class Floor:
+    """The least excess of a variant as ``T → ∞``: ``value``; ``regime`` (``"stable"`` or
+    ``"scaled"``) where it is attained, with the family's parameters there (``params``, named
+    ``names``); both families' minima (``stable``, ``scaled``)."""
+
+    value: float
+    regime: str
+    params: tuple[float, ...]
+    names: tuple[str, ...]
+    stable: float
+    scaled: float
+    variant: str = ""
+    details: dict = field(default_factory=dict)
+
+
+@takes_law
+def floor(law: TaskLaw, variant) -> Floor:
+    """The floor of ``variant`` on ``law`` (module docstring): the smaller of the minima over the
+    stable family (fixed parameters with ``|1 + w_V λ| < 1`` on the support) and the scaled family
+    (``params = φ/T``)."""
+    v = _supported(variant)
+    _bounded(law)
+    model = tv.derive(v)
+    rule = law.rule(depth=1)
+    out = {}
+    for which, names in (("stable", model.stable_params), ("scaled", model.scaled_params)):
+        f = _family(v, which)
+        n = len(_orders(len(names)))
+
+        def values(theta, f=f, k=len(names)):
+            cols = [theta[:, i:i + 1] for i in range(k)]
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                t = np.broadcast_to(np.asarray(f(*cols, rule.nodes[None, :])[0], float), (theta.shape[0], rule.nodes.size))
+                r = t @ rule.weights
+            return np.where(np.isfinite(r), r, np.inf)
+
+        def jet(x, f=f, k=len(names), n=n):
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                terms = [np.broadcast_to(np.asarray(t, float), rule.nodes.shape) @ rule.weights
+                         for t in f(*[float(c) for c in x], rule.nodes)]
+            return _assemble(np.array(terms[:n]), k)
+
+        half = GRID.get(len(names), 1) // 2
+        axes = [np.concatenate([-np.geomspace(30, 1e-3, half), np.geomspace(1e-3, 30, half)]) for _ in names]
+        out[which] = (_search(values, jet, axes, len(names)), tuple(map(str, names)))
+    (best, names) = min(out.values(), key=lambda r: r[0].excess)
+    regime = "stable" if out["stable"][0] is best else "scaled"
+    return Floor(best.excess, regime, best.params, names, out["stable"][0].excess, out["scaled"][0].excess, v.text,
+                 {"unique": best.unique, "gradient_norm": best.gradient_norm})
+
+
+def matrix_excess_variant(m: np.ndarray, zeta: float, variant, params, T: int) -> float:
+    """The excess over Bayes of one prompt (task ``m``, label scale ``ζ``) computed with d×d
+    matrices in the large-context limit, independently of the scalar reduction: every column of
+    F evolves as ``M ↦ M + W^S + W^V Λ M`` (``F^t = M_t X``, ``M_0 = 0`` or ``I``, Λ = I + m mᵀ),
+    the readout weight is ``w = M_T ζ m`` (one raw side) or ``M_Tᵀ M_T ζ m`` (both evolved), and
+    the excess of ``ŷ = wᵀ x`` is ``wᵀΛw − 2ζ wᵀm + ζ² s/(1+s)``."""
+    v = _supported(variant)
+    d = m.size
+    Lam = np.eye(d) + np.outer(m, m)
+    names = tuple(map(str, tv.derive(v).params))
+    vals = dict(zip(names, params))
+    a, b = float(vals.get("alpha", 0.0)), float(vals.get("beta", 0.0))
+    w_s = a if v.skip == "on" else 0.0
+    w_v = -a if v.param == "one" else b
+    M = np.zeros((d, d)) if v.f0 == "zero" else np.eye(d)
+    for _ in range(T):
+        M = M + w_s * np.eye(d) + w_v * Lam @ M
+    h = zeta * m
+    w = {"raw-keys": M.T @ h, "evolved-keys": M @ h, "evolved-keys-and-query": M.T @ (M @ h)}[v.readout]
+    s = float(m @ m)
+    return float(w @ Lam @ w - 2 * zeta * (w @ m) + zeta**2 * s / (1 + s))
