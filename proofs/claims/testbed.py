@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
+from scipy import stats as _st
 
 from mmicl.numerics.atomic import write_json
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
@@ -30,14 +31,16 @@ from mmicl.numerics.testbed.experiments import Arm, ArmResults, StoredRun
 from mmicl.numerics.testbed.figures import plot_against, plot_curves
 from mmicl.numerics.testbed.metrics import baselines, uniform_baselines
 from mmicl.numerics.testbed.plateau import plateau_exit, plateau_level
-from mmicl.numerics.testbed.stats import Interval, decide, spearman, stratified_association, t_interval, welch_interval
+from mmicl.numerics.testbed.stats import (LEVEL, Interval, decide, spearman, stratified_association, t_interval,
+                                          welch_interval)
 from mmicl.numerics.testbed.train import History
 
-from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, corroborating, register
+from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, corroborating, register
 from ..sweep.runner import run_here, run_sweep
 from ..sweep.runs import KINDS
 from ..sweep.spec import RunSpec
 from ..sweep.store import Store
+from .number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
 
 
 @dataclass(frozen=True)
@@ -183,31 +186,106 @@ def _run(config: RunConfig, model: ModelConfig, arms: list[Arm], description: st
     return _ensembles(config, {description: (model, arms, analysis)}, seeds)[description]
 
 
-def compare(name: str, a: np.ndarray, b: np.ndarray, what: str) -> Check:
-    """Check that mean(a) > mean(b) over seeds (Welch 95% interval of the difference)."""
+
+# ---- how far a testbed number may move between two runs (``Check.atol``; number_tolerances) ---------
+# Training diverges between machines (CPU vs CUDA, BLAS, threads, torch patch release), so each
+# seed's trained model is, at worst, a fresh draw: a per-seed number moves like one seed against
+# another, a mean over seeds like an independent re-run of the mean.
+def seed_sd(values, n_eval: int | None = None) -> float:
+    """How far one seed's number may differ from a run to an independent one, as a standard
+    deviation: the sample sd over the seeds, and, for an accuracy on ``n_eval`` sequences, at least
+    the binomial sd √(p(1−p)/n_eval) at the mean p (p kept within [1/n_eval, 1 − 1/n_eval], so that
+    seeds all at 0 or 1 may still move by about one sequence).  0 when neither is available."""
+    v = np.asarray(values, float).ravel()
+    v = v[np.isfinite(v)]
+    sd = float(v.std(ddof=1)) if v.size >= 2 else 0.0
+    if n_eval and v.size:
+        p = min(max(float(v.mean()), 1 / n_eval), 1 - 1 / n_eval)
+        sd = max(sd, math.sqrt(p * (1 - p) / n_eval))
+    return sd
+
+
+def mean_se(values, n_eval: int | None = None) -> float:
+    """Standard error of the mean over seeds of ``values`` (``seed_sd``/√n, finite values only)."""
+    n = int(np.isfinite(np.asarray(values, float)).sum())
+    return seed_sd(values, n_eval) / math.sqrt(n) if n else 0.0
+
+
+def interval_atol(se: float, df: float) -> float:
+    """``sampling_atol`` of an interval's numbers (mean, lo, hi under one key): its mean moves with
+    standard error ``se``; its ends mean ∓ q·se also through the error of se itself, ≈ se/√(2·df),
+    so (first order) with se·√(1 + q²/(2·df)), q the t quantile of the interval's level."""
+    if not (math.isfinite(df) and df > 0):   # one seed: the ends are null, only the mean is a number
+        return sampling_atol(se)
+    q = float(_st.t.ppf(0.5 + LEVEL / 2, df))
+    return sampling_atol(se * math.sqrt(1 + q * q / (2 * df)))
+
+
+def t_atol(values, n_eval: int | None = None) -> float:
+    """``interval_atol`` of the t interval of ``values`` over seeds."""
+    n = int(np.isfinite(np.asarray(values, float)).sum())
+    return interval_atol(mean_se(values, n_eval), n - 1)
+
+
+def welch_atol(a, b, n_eval: int | None = None) -> float:
+    """``interval_atol`` of the Welch interval of mean(a) − mean(b): se² = se_a² + se_b², and the
+    Welch–Satterthwaite degrees of freedom of those two."""
+    na, nb = (int(np.isfinite(np.asarray(x, float)).sum()) for x in (a, b))
+    va, vb = mean_se(a, n_eval) ** 2, mean_se(b, n_eval) ** 2
+    df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1)) if va + vb > 0 and min(na, nb) >= 2 else math.nan
+    return interval_atol(math.sqrt(va + vb), df)
+
+
+def rank_atol(m: int) -> float:
+    """``sampling_atol`` of a rank correlation of ``m`` items: its standard error taken as 1/√(m − 1),
+    its sd when there is no association (an upper bound away from ±1)."""
+    return sampling_atol(1 / math.sqrt(max(m - 1, 1)))
+
+
+def seeds_why(n_eval: int | None = None, extra: str = "") -> str:
+    """The ``numbers_tolerance`` of a check built on per-seed numbers."""
+    floor = f" (at least the binomial sd of an accuracy on {n_eval} sequences)" if n_eval else ""
+    return (f"{SAMPLING_WHY}. Training diverges across machines, so each seed may move like a fresh seed: a "
+            f"per-seed number by the sd over seeds{floor}; a mean by its se; an interval's ends also through the "
+            f"error of its se (first order){extra}")
+
+
+def compare(name: str, a: np.ndarray, b: np.ndarray, what: str, n_eval: int | None = None) -> Check:
+    """Check that mean(a) > mean(b) over seeds (Welch 95% interval of the difference).  ``n_eval``:
+    a and b are accuracies on that many sequences (a floor of their spread, ``seed_sd``)."""
     iv = welch_interval(a, b)
     return Check(name=name, method="empirical (seeds)", passed=decide(iv),
                  numbers={"difference": iv.to_json(), "a": a.round(4).tolist(), "b": b.round(4).tolist()},
                  tolerance=f"Welch 95% interval over {iv.n} seeds; passes if it lies above 0, fails if below",
-                 detail=f"{what}: difference {iv}")
+                 detail=f"{what}: difference {iv}",
+                 atol={"difference": welch_atol(a, b, n_eval), "a": sampling_atol(seed_sd(a, n_eval)),
+                       "b": sampling_atol(seed_sd(b, n_eval))},
+                 numbers_tolerance=seeds_why(n_eval))
 
 
-def above(name: str, values: np.ndarray, threshold: float, what: str) -> Check:
-    """Check that the mean over seeds exceeds ``threshold`` (t 95% interval)."""
+def _threshold_atol(values: np.ndarray, n_eval: int | None) -> dict[str, float]:
+    return {"interval": t_atol(values, n_eval), "threshold": EXACT, "seeds": sampling_atol(seed_sd(values, n_eval))}
+
+
+def above(name: str, values: np.ndarray, threshold: float, what: str, n_eval: int | None = None) -> Check:
+    """Check that the mean over seeds exceeds ``threshold`` (t 95% interval).  ``n_eval``: the values
+    are accuracies on that many sequences."""
     iv = t_interval(values)
     return Check(name=name, method="empirical (seeds)", passed=decide(iv, threshold),
                  numbers={"interval": iv.to_json(), "threshold": threshold, "seeds": values.round(4).tolist()},
                  tolerance=f"t 95% interval over {iv.n} seeds against {threshold:.3g}",
-                 detail=f"{what}: {iv} vs {threshold:.3g}")
+                 detail=f"{what}: {iv} vs {threshold:.3g}",
+                 atol=_threshold_atol(values, n_eval), numbers_tolerance=seeds_why(n_eval, "; the threshold exact"))
 
 
-def below(name: str, values: np.ndarray, threshold: float, what: str) -> Check:
+def below(name: str, values: np.ndarray, threshold: float, what: str, n_eval: int | None = None) -> Check:
     iv = t_interval(values)
     d = decide(iv, threshold)
     return Check(name=name, method="empirical (seeds)", passed=None if d is None else not d,
                  numbers={"interval": iv.to_json(), "threshold": threshold, "seeds": values.round(4).tolist()},
                  tolerance=f"t 95% interval over {iv.n} seeds against {threshold:.3g}",
-                 detail=f"{what}: {iv} vs {threshold:.3g}")
+                 detail=f"{what}: {iv} vs {threshold:.3g}",
+                 atol=_threshold_atol(values, n_eval), numbers_tolerance=seeds_why(n_eval, "; the threshold exact"))
 
 
 def _chance(d: DataConfig) -> tuple[float, float]:
@@ -245,24 +323,26 @@ def claim1(config: RunConfig):
     uniform, copy = _chance(d)
     zhi = f"highK_zipf{sz.zipf_hi:g}"
     icl, iwl = (lambda a: r.final("acc_icl", a)), (lambda a: r.final("acc_iwl", a))
+    n = sz.train.eval_size  # every number of these checks is an accuracy on n sequences
     checks = [  # the four regimes corroborate (the setting shows ICL and IWL); the comparisons decide
         corroborating(above("high-K bursty: ICL above the copy baseline B/N", icl("highK_bursty"), copy,
-                            f"ICL accuracy at K={sz.K_hi}, p_B=1")),
+                            f"ICL accuracy at K={sz.K_hi}, p_B=1", n_eval=n)),
         corroborating(below("high-K bursty: IWL at chance (below 2/L)", iwl("highK_bursty"), 2 * uniform,
-                            f"IWL accuracy at K={sz.K_hi}, p_B=1")),
-        corroborating(above("low-K iid: IWL above 1/2", iwl("lowK_iid"), 0.5, f"IWL accuracy at K={sz.K_lo}, p_B=0")),
+                            f"IWL accuracy at K={sz.K_hi}, p_B=1", n_eval=n)),
+        corroborating(above("low-K iid: IWL above 1/2", iwl("lowK_iid"), 0.5, f"IWL accuracy at K={sz.K_lo}, p_B=0",
+                            n_eval=n)),
         corroborating(below("low-K iid: ICL at chance (below 2/L)", icl("lowK_iid"), 2 * uniform,
-                            f"ICL accuracy at K={sz.K_lo}, p_B=0")),
+                            f"ICL accuracy at K={sz.K_lo}, p_B=0", n_eval=n)),
         compare("more classes K → more ICL", icl("highK_bursty"), icl("lowK_bursty"),
-                f"ICL(K={sz.K_hi}) − ICL(K={sz.K_lo}), bursty"),
+                f"ICL(K={sz.K_hi}) − ICL(K={sz.K_lo}), bursty", n_eval=n),
         compare("burstiness → more ICL", icl("highK_bursty"), icl("highK_iid"),
-                f"ICL(p_B=1) − ICL(p_B=0) at K={sz.K_hi}"),
+                f"ICL(p_B=1) − ICL(p_B=0) at K={sz.K_hi}", n_eval=n),
         compare("within-class variation ε → more ICL", icl("edgeK_eps_hi"), icl("edgeK_eps_lo"),
-                f"ICL(ε={sz.eps_hi}) − ICL(ε={d.eps}) at K={sz.K_edge}, bursty"),
+                f"ICL(ε={sz.eps_hi}) − ICL(ε={d.eps}) at K={sz.K_edge}, bursty", n_eval=n),
         compare("Zipf α → more IWL", iwl(zhi), iwl("highK_zipf0"),
-                f"IWL(α={sz.zipf_hi}) − IWL(α=0) at K={sz.K_hi}, p_B=0.9"),
+                f"IWL(α={sz.zipf_hi}) − IWL(α=0) at K={sz.K_hi}, p_B=0.9", n_eval=n),
         compare("Zipf α → less ICL", icl("highK_zipf0"), icl(zhi),
-                f"ICL(α=0) − ICL(α={sz.zipf_hi}) at K={sz.K_hi}, p_B=0.9"),
+                f"ICL(α=0) − ICL(α={sz.zipf_hi}) at K={sz.K_hi}, p_B=0.9", n_eval=n),
     ]
     out = _out(config)
     figs = [plot_curves(r, out / "claim1_curves.png", ("acc_icl", "acc_iwl", "induction_max"),
@@ -275,8 +355,12 @@ def claim1(config: RunConfig):
     plateau = plateau_table(r, sz)
     write_json(out / "claim1.json", _provenance(config, "claim1", sz, record) | {
         "table": r.table(), "plateau": plateau, "history": r.run.history.to_json()})
-    summary = {"ICL_highK_bursty": float(icl("highK_bursty").mean()), "IWL_lowK_iid": float(iwl("lowK_iid").mean()),
-               "highK_bursty_seeds_off_plateau": f"{plateau['highK_bursty']['n_ended_above']}/{len(r.seeds)}"}
+    summary = Summary(
+        {"ICL_highK_bursty": float(icl("highK_bursty").mean()), "IWL_lowK_iid": float(iwl("lowK_iid").mean()),
+         "highK_bursty_seeds_off_plateau": f"{plateau['highK_bursty']['n_ended_above']}/{len(r.seeds)}"},
+        atol={"ICL_highK_bursty": sampling_atol(mean_se(icl("highK_bursty"), n)),
+              "IWL_lowK_iid": sampling_atol(mean_se(iwl("lowK_iid"), n))},
+        why=f"{SAMPLING_WHY}: a mean over seeds by its se over seeds (at least the binomial se on {n} sequences)")
     return _hyps(sz, config), checks, summary, figs
 
 
@@ -314,8 +398,14 @@ def claim2(config: RunConfig):
         c = compare(f"{n} favours IWL over {base} (both at their final plateau)", pref[n], pref[base],
                     f"final (IWL − ICL) of {n} minus that of {base}")
         unsettled = {m: int((~at_plateau[m]).sum()) for m in (n, base)}
+        area = {m: _area(runs[m], "acc_icl") for m in (n, base)}
         c.numbers |= {"seeds_not_at_plateau": unsettled, "plateau_tolerance": round(tol, 4),
-                      "area_under_icl": {m: _area(runs[m], "acc_icl").round(4).tolist() for m in (n, base)}}
+                      "area_under_icl": {m: a.round(4).tolist() for m, a in area.items()}}
+        c.atol |= exact("seeds_not_at_plateau", "plateau_tolerance") | {
+            "area_under_icl": max(sampling_atol(seed_sd(a, sz.train.eval_size)) for a in area.values())}
+        c.numbers_tolerance += (f"; area_under_icl (per seed: the mean ICL accuracy along training) by the sd over "
+                                f"seeds of each shape, at least the binomial sd on {sz.train.eval_size} sequences; the "
+                                "counts of seeds not at their plateau and the plateau tolerance exact")
         c.tolerance += (f"; decided only when every seed of both shapes is at its final plateau (last-quarter "
                         f"change ≤ {tol:.3f} in ICL and IWL, ICL off the copy plateau B/N)")
         if any(unsettled.values()):
@@ -337,7 +427,9 @@ def claim2(config: RunConfig):
         "plateau": {n: plateau_table(r, sz) for n, r in runs.items()},
         "tables": {n: r.table() for n, r in runs.items()},
         "histories": {n: r.run.history.to_json() for n, r in runs.items()}})
-    summary = {f"IWL-ICL_{n}": float(v.mean()) for n, v in pref.items()}
+    summary = Summary({f"IWL-ICL_{n}": float(v.mean()) for n, v in pref.items()},
+                      atol={f"IWL-ICL_{n}": sampling_atol(mean_se(v)) for n, v in pref.items()},
+                      why=f"{SAMPLING_WHY}: each a mean over seeds of IWL − ICL, by its se over seeds")
     return _hyps(sz, config), checks, summary, figs
 
 
@@ -368,13 +460,14 @@ def threshold(status: dict[int, str]) -> int | None:
     return None
 
 
-def threshold_check(icl: dict[str, dict[int, np.ndarray]], copy: float) -> Check:
+def threshold_check(icl: dict[str, dict[int, np.ndarray]], copy: float, n_eval: int | None = None) -> Check:
     """RoPE raises the ICL threshold: decided on each arm's threshold over the K grid.
 
     Holds when APE has a threshold, RoPE's is larger (or RoPE has none), and at APE's threshold
     APE's ICL is above RoPE's (Welch interval above 0).  Fails when RoPE has a threshold, APE's is
     larger (or APE has none), and at RoPE's threshold RoPE's ICL is above APE's.  Otherwise
-    (equal thresholds, or no decisive difference at the threshold) inconclusive."""
+    (equal thresholds, or no decisive difference at the threshold) inconclusive.  ``n_eval``: the ICL
+    accuracies are on that many sequences (for the numbers' tolerances only)."""
     status = {p: {k: icl_status(v, copy) for k, v in by_k.items()} for p, by_k in icl.items()}
     th = {p: threshold({k: st for k, (st, _) in by_k.items()}) for p, by_k in status.items()}
     diff = {k: welch_interval(icl["ape"][k], icl["rope"][k]) for k in icl["ape"]}
@@ -397,6 +490,11 @@ def threshold_check(icl: dict[str, dict[int, np.ndarray]], copy: float) -> Check
                  "ICL(APE) - ICL(RoPE)": {str(k): iv.to_json() for k, iv in diff.items()}},
         tolerance="t 95% intervals of ICL against B/N per K and arm; Welch 95% interval of APE − RoPE at the "
                   "threshold",
+        atol=exact("threshold", "copy_baseline") | {
+            "status": max(t_atol(v, n_eval) for by_k in icl.values() for v in by_k.values()),
+            "ICL(APE) - ICL(RoPE)": max(welch_atol(icl["ape"][k], icl["rope"][k], n_eval) for k in icl["ape"])},
+        numbers_tolerance=seeds_why(n_eval, "; each key the largest over its arms and K; the thresholds (K of the "
+                                            "grid) and B/N exact"),
         detail=why + "; per K " + "; ".join(
             f"K={k}: APE {status['ape'][k][1]} ({status['ape'][k][0]}), RoPE {status['rope'][k][1]} "
             f"({status['rope'][k][0]})" for k in sorted(diff)))
@@ -409,7 +507,7 @@ def claim3(config: RunConfig):
     runs = {pos: r for pos, (r, _) in done.items()}
     _, copy = _chance(sz.data)
     icl = {p: {k: r.final("acc_icl", f"K{k}") for k in sz.K_grid} for p, r in runs.items()}
-    checks = [threshold_check(icl, copy)]
+    checks = [threshold_check(icl, copy, n_eval=sz.train.eval_size)]
     k_hi = f"K{sz.K_hi}"
     base = uniform_baselines(sz.data.N, sz.data.B)
     for metric, what in (("prev_token_max", "previous-token"), ("induction_max", "induction")):
@@ -418,6 +516,8 @@ def claim3(config: RunConfig):
                               f"max {what} strength APE − RoPE at K={sz.K_hi} (APE {a.mean():.3f}, RoPE {r.mean():.3f}; "
                               f"uniform attention {base[metric.removesuffix('_max')]:.3f})"))
         checks[-1].numbers["uniform_attention"] = base[metric.removesuffix("_max")]
+        checks[-1].atol |= exact("uniform_attention")
+        checks[-1].numbers_tolerance += "; the uniform-attention baseline (closed form) exact"
     out = _out(config)
     figs = [plot_against(list(sz.K_grid), {f"ICL {p}": [runs[p].final("acc_icl", f"K{k}") for k in sz.K_grid] for p in runs}
                          | {f"IWL {p}": [runs[p].final("acc_iwl", f"K{k}") for k in sz.K_grid] for p in runs},
@@ -429,7 +529,8 @@ def claim3(config: RunConfig):
         "thresholds": th, "tables": {p: r.table() for p, r in runs.items()},
         "plateau": {p: plateau_table(r, sz) for p, r in runs.items()},
         "histories": {p: r.run.history.to_json() for p, r in runs.items()}})
-    summary = {f"K_threshold_{p}": str(t) for p, t in th.items()}
+    summary = Summary({f"K_threshold_{p}": str(t) for p, t in th.items()}, atol=EXACT,
+                      why="the thresholds are K values of the grid (or None), as text: exact")
     return _hyps(sz, config), checks, summary, figs
 
 
@@ -453,6 +554,7 @@ def claim8(config: RunConfig):
     assoc_prev = stratified_association(prev, icl)
     along = {name: np.array([spearman(x[:, s], icl[:, s]) for s in range(len(seeds))])
              for name, x in (("induction", ind), ("previous_token", prev), ("step", np.repeat(steps[:, None], len(seeds), 1)))}
+    n = sz.train.eval_size  # the ICL accuracies are on n sequences
     checks = [Check(
         name="at matched training time, seeds with stronger induction heads do more ICL",
         method="empirical (seeds; permutation test)", passed=assoc.decision(),
@@ -462,6 +564,13 @@ def claim8(config: RunConfig):
         tolerance=f"two-sided 5% permutation test over {len(seeds)} seeds ({assoc.permutations} permutations of whole "
                   f"ICL curves{', exact' if assoc.exact else ''}); ranks within each of {len(steps)} evaluation steps, "
                   "so training time contributes nothing",
+        atol={"induction": rank_atol(len(seeds)), "previous_token (control)": rank_atol(len(seeds)),
+              "along_training_spearman": rank_atol(len(steps))},
+        numbers_tolerance=f"{SAMPLING_WHY}. Training diverges across machines, so the seeds' curves may move like "
+                          f"fresh seeds: a rank correlation of m items by its se 1/√(m − 1) (its sd without "
+                          f"association), m = {len(seeds)} seeds for the stratified statistic, {len(steps)} evaluation "
+                          "steps for the along-training Spearmans; its p-values and counts share the key's tolerance "
+                          "(a statistic that may move that far leaves them free)",
         detail=f"stratified rank correlation {assoc.statistic:.3f} (p> {assoc.p_greater:.4f}, p< {assoc.p_less:.4f}, "
                f"{assoc.informative_steps} informative steps); previous-token strength, for comparison: "
                f"{assoc_prev.statistic:.3f} (p> {assoc_prev.p_greater:.4f}). Along training (not time-controlled) the "
@@ -475,9 +584,9 @@ def claim8(config: RunConfig):
     has = np.array(ab["has_control"])
     control = np.array([v for v in ab["icl_without_control_heads"] if v is not None])
     matched = int(np.sum(np.array(ab["control_layer_matched"]) & has))
-    checks.append(above("the model does ICL before ablation (above B/N)", before, copy, "final ICL accuracy"))
+    checks.append(above("the model does ICL before ablation (above B/N)", before, copy, "final ICL accuracy", n_eval=n))
     checks.append(below(f"zeroing the induction heads (score > {INDUCTION_HEAD} on a held-out set) brings ICL to at "
-                        "most B/N", after, copy, "ICL accuracy with the induction heads zeroed"))
+                        "most B/N", after, copy, "ICL accuracy with the induction heads zeroed", n_eval=n))
     if has.sum() >= 2:
         spec = t_interval(control - after[has])
         checks.append(Check(
@@ -489,13 +598,20 @@ def claim8(config: RunConfig):
             tolerance=f"paired t 95% interval over {int(has.sum())} seeds with a control; passes if above 0",
             detail=f"ICL with control heads zeroed minus with induction heads zeroed: {spec}; controls layer-matched "
                    f"in {matched} of {int(has.sum())} seeds; {int((~has).sum())} seeds have no non-induction head",
-            role=CORROBORATING))  # specificity: a control, not in the statement
+            role=CORROBORATING,  # specificity: a control, not in the statement
+            atol=exact("members_with_control", "layer_matched") | {
+                "difference": t_atol(control - after[has]),
+                "with_control_ablated": sampling_atol(seed_sd(control, n)),
+                "with_induction_ablated": sampling_atol(seed_sd(after[has], n))},
+            numbers_tolerance=seeds_why(n, "; the paired differences by their own sd over seeds; the counts of "
+                                           "seeds with a control and layer-matched exact")))
     else:
         checks.append(Check("the collapse is specific: zeroing as many non-induction heads costs less",
                             "empirical (seeds; paired)", None, numbers={"members_with_control": int(has.sum())},
                             tolerance="needs ≥ 2 seeds with a non-induction head",
                             detail=f"only {int(has.sum())} seeds have a non-induction head to ablate",
-                            role=CORROBORATING))
+                            role=CORROBORATING, atol=exact("members_with_control"),
+                            numbers_tolerance="a count of seeds: exact"))
     out = _out(config)
     figs = [plot_curves(r, out / "claim8_curves.png", ("acc_icl", "induction_max", "prev_token_max"),
                         "claim 8: induction strength and ICL along training")]
@@ -503,10 +619,18 @@ def claim8(config: RunConfig):
         "model": asdict(model), "association": assoc.to_json(), "association_previous_token": assoc_prev.to_json(),
         "along_training_spearman": {k: [None if not np.isfinite(v) else float(v) for v in vs] for k, vs in along.items()},
         "ablation": ab, "plateau": plateau_table(r, sz), "history": r.run.history.to_json()})
-    summary = {"association": assoc.statistic, "ICL_before": float(before.mean()),
-               "ICL_ablated_induction_heads": float(after.mean()),
-               "ICL_ablated_control_heads": float(control.mean()) if control.size else float("nan"),
-               "induction_heads_per_model": float(np.array(ab["induction_heads"]).reshape(len(seeds), -1).sum(1).mean())}
+    heads_per_model = np.array(ab["induction_heads"]).reshape(len(seeds), -1).sum(1)
+    summary = Summary(
+        {"association": assoc.statistic, "ICL_before": float(before.mean()),
+         "ICL_ablated_induction_heads": float(after.mean()),
+         "ICL_ablated_control_heads": float(control.mean()) if control.size else float("nan"),
+         "induction_heads_per_model": float(heads_per_model.mean())},
+        atol={"association": rank_atol(len(seeds)), "ICL_before": sampling_atol(mean_se(before, n)),
+              "ICL_ablated_induction_heads": sampling_atol(mean_se(after, n)),
+              "ICL_ablated_control_heads": sampling_atol(mean_se(control, n)),
+              "induction_heads_per_model": sampling_atol(mean_se(heads_per_model))},
+        why=f"{SAMPLING_WHY}: a mean over seeds by its se over seeds (for an accuracy at least the binomial se on "
+            f"{n} sequences); the association, a rank correlation of {len(seeds)} seeds, by 1/√({len(seeds)} − 1)")
     return _hyps(sz, config), checks, summary, figs
 
 

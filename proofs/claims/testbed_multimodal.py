@@ -33,8 +33,9 @@ from mmicl.numerics.testbed.multimodal_experiments import (MultimodalArm, run_fu
 from mmicl.numerics.testbed.multimodal_metrics import ablation_drop, baselines, uniform_baselines
 from mmicl.numerics.testbed.stats import decide, t_interval, welch_interval
 
-from ..registry import Check, Claim, Hypothesis, RunConfig, check_verdict, register
-from .testbed import above, compare, threaded
+from ..registry import Check, Claim, Hypothesis, RunConfig, Summary, check_verdict, register
+from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
+from .testbed import above, compare, mean_se, threaded
 
 VERSIONS = {"claim4": 1, "claim5": 1, "claim6": 1, "claim7": 2, "claim9": 1}
 """The version of each claim's settings and rule; a change of either is a new version.  Claim 7,
@@ -173,6 +174,16 @@ def _verdict(check: Check) -> str:
     return check_verdict(check)
 
 
+def _means_summary(numbers: dict, seeds: dict[str, np.ndarray], n_eval: int | None, extra_atol: dict | None = None,
+                   extra_why: str = "") -> Summary:
+    """``numbers`` as a ``Summary``: each key of ``seeds`` (a mean over seeds of those per-seed values)
+    may move by ``sampling_atol`` of its se over seeds (for an accuracy on ``n_eval`` sequences at least
+    the binomial se), the keys of ``extra_atol`` by theirs."""
+    atol = {k: sampling_atol(mean_se(v, n_eval)) for k, v in seeds.items()} | (extra_atol or {})
+    floor = f" (at least the binomial se of an accuracy on {n_eval} sequences)" if n_eval else ""
+    return Summary(numbers, atol=atol, why=f"{SAMPLING_WHY}: a mean over seeds by its se over seeds{floor}{extra_why}")
+
+
 def _record(config: RunConfig, name: str, sz: MultimodalSizes, runs: dict[str, ArmResults], **extra) -> None:
     write_json(_out(config) / f"{name}.json", {
         "version": VERSIONS[name], "seeds": _seeds(config, sz), "data_seed": config.seed, "device": config.device,
@@ -196,13 +207,16 @@ def claim4(config: RunConfig):
     r = run_stage2(s1, arms, sz.stage2, trainable=sz.trainable, device=config.device, data_seed=config.seed,
                    progress=True, description="testbed.claim4 stage 2")
     copy, at_L, ctrl = _copy(sz), f"K2={L}", f"random_decoder_K2={L}"
+    n = sz.stage2.eval_size  # the accuracies are on n sequences
     ours = [above(f"M2-necessary ICL at K2 = L = {L} is above the copy baseline B/N",
-                  r.final("acc_icl_m2only", at_L), copy, "M2-necessary ICL accuracy after stage 2"),
+                  r.final("acc_icl_m2only", at_L), copy, "M2-necessary ICL accuracy after stage 2", n_eval=n),
             compare("M1 pretraining is what makes it work (stage-1 decoder minus a random frozen decoder)",
                     r.final("acc_icl_m2only", at_L), r.final("acc_icl_m2only", ctrl),
-                    f"M2-necessary ICL at K2 = {L}: pretrained − random decoder")]
-    confounded = [above("confounded ICL set at K2 = L above B/N", r.final("acc_icl", at_L), copy, "ICL (query M1 in context)"),
-                  compare("confounded: pretrained − random", r.final("acc_icl", at_L), r.final("acc_icl", ctrl), "ICL")]
+                    f"M2-necessary ICL at K2 = {L}: pretrained − random decoder", n_eval=n)]
+    confounded = [above("confounded ICL set at K2 = L above B/N", r.final("acc_icl", at_L), copy, "ICL (query M1 in context)",
+                        n_eval=n),
+                  compare("confounded: pretrained − random", r.final("acc_icl", at_L), r.final("acc_icl", ctrl), "ICL",
+                          n_eval=n)]
     out = _out(config)
     figs = [plot_against(list(sz.K2_grid), {
         "M2-necessary ICL": [r.final("acc_icl_m2only", f"K2={k}") for k in sz.K2_grid],
@@ -214,10 +228,13 @@ def claim4(config: RunConfig):
     figs.append(plot_curves(r, out / "claim4_curves.png", ("acc_icl_m2only", "acc_icl", "induction_max"), "claim 4: stage 2"))
     _record(config, "claim4", sz, {"stage2": r}, stage1_final=s1.final,
             confounded={c.name: _verdict(c) for c in confounded}, confounded_checks=[asdict(c) for c in confounded])
-    summary = {"ICL_M2necessary_K2=L": float(r.final("acc_icl_m2only", at_L).mean()),
-               "ICL_confounded_K2=L": float(r.final("acc_icl", at_L).mean()),
-               "ICL_M2necessary_random_decoder": float(r.final("acc_icl_m2only", ctrl).mean()),
-               "confounded_evaluation_verdicts": {c.name: _verdict(c) for c in confounded}}
+    summary = _means_summary(
+        {"ICL_M2necessary_K2=L": float(r.final("acc_icl_m2only", at_L).mean()),
+         "ICL_confounded_K2=L": float(r.final("acc_icl", at_L).mean()),
+         "ICL_M2necessary_random_decoder": float(r.final("acc_icl_m2only", ctrl).mean()),
+         "confounded_evaluation_verdicts": {c.name: _verdict(c) for c in confounded}},
+        {"ICL_M2necessary_K2=L": r.final("acc_icl_m2only", at_L), "ICL_confounded_K2=L": r.final("acc_icl", at_L),
+         "ICL_M2necessary_random_decoder": r.final("acc_icl_m2only", ctrl)}, n)
     return _hyps(sz, config) + [_stage1_hypothesis(s1, sz)], ours, summary, figs
 
 
@@ -253,12 +270,14 @@ def claim5(config: RunConfig):
                                 data_seed=config.seed, progress=True, description=f"testbed.claim5 {name}")
     v = {k: r.final("acc_icl_m2only", arm[0].name) for k, r in runs.items()}
     conf = {k: r.final("acc_icl", arm[0].name) for k, r in runs.items()}
+    n_eval = sz.stage2.eval_size  # the accuracies are on n_eval sequences
     ours = [compare(f"{sz.deep_layers} layers beat {base.layers} at the same width ({base.width})",
-                    v["deep_same_width"], v["base"], "M2-necessary ICL, deep − base")]
+                    v["deep_same_width"], v["base"], "M2-necessary ICL, deep − base", n_eval=n_eval)]
     fixed_params = compare(f"{sz.deep_layers} layers beat {base.layers} at the same parameter count "
                            f"(width {w_eq}: {params['deep_same_params']} vs {params['base']} weights)",
-                           v["deep_same_params"], v["base"], "M2-necessary ICL, deep − base")
-    confounded = compare("confounded ICL: deep − base at the same width", conf["deep_same_width"], conf["base"], "ICL")
+                           v["deep_same_params"], v["base"], "M2-necessary ICL, deep − base", n_eval=n_eval)
+    confounded = compare("confounded ICL: deep − base at the same width", conf["deep_same_width"], conf["base"], "ICL",
+                         n_eval=n_eval)
     out = _out(config)
     names = list(shapes)
     figs = [plot_against(list(range(len(names))), {
@@ -270,10 +289,14 @@ def claim5(config: RunConfig):
             fixed_parameter_count={"verdict": _verdict(fixed_params), "check": asdict(fixed_params)},
             confounded={"verdict": _verdict(confounded), "check": asdict(confounded)},
             stage1_final={k: s.final for k, s in stage1s.items()})
-    summary = {f"ICL_M2necessary_{k}": float(x.mean()) for k, x in v.items()} | {
-        "parameters": params, "fixed_parameter_count_verdict": _verdict(fixed_params),
-        "fixed_parameter_count_difference": fixed_params.numbers["difference"],
-        "confounded_evaluation_verdict": _verdict(confounded)}
+    summary = _means_summary(
+        {f"ICL_M2necessary_{k}": float(x.mean()) for k, x in v.items()} | {
+            "parameters": params, "fixed_parameter_count_verdict": _verdict(fixed_params),
+            "fixed_parameter_count_difference": fixed_params.numbers["difference"],
+            "confounded_evaluation_verdict": _verdict(confounded)},
+        {f"ICL_M2necessary_{k}": x for k, x in v.items()}, n_eval,
+        {"parameters": EXACT, "fixed_parameter_count_difference": fixed_params.atol["difference"]},
+        "; the fixed-parameter-count difference as its check's interval; the parameter counts exact")
     # the multimodal protocol starts from a decoder that does ICL on M1: each of the three must
     hyps = _hyps(sz, config) + [_stage1_hypothesis(s, sz, prefix=f"{k}: ") for k, s in stage1s.items()]
     return hyps, ours, summary, figs
@@ -299,14 +322,18 @@ def claim6(config: RunConfig):
                                               description=f"testbed.claim6 fusion {layout}")
     f = {k: (r.final("conflict_follow_m1", r.arms[0].name), r.final("conflict_follow_m2", r.arms[0].name))
          for k, r in runs.items()}
+    # follow rates: fractions of the conflict set (eval_size sequences of each run's training settings)
+    n_conflict = {k: (fusion_train if k.startswith("fusion") else sz.stage2).eval_size for k in runs}
     checks = [
         compare("early fusion, [M1, M2, y]: the label-adjacent M2 is followed more than M1 (conflict set)",
-                f["fusion_m1_first"][1], f["fusion_m1_first"][0], "follow-M2 − follow-M1"),
+                f["fusion_m1_first"][1], f["fusion_m1_first"][0], "follow-M2 − follow-M1",
+                n_eval=n_conflict["fusion_m1_first"]),
         compare("early fusion, swapped [M2, M1, y]: the label-adjacent M1 is followed more than M2",
-                f["fusion_m2_first"][0], f["fusion_m2_first"][1], "follow-M1 − follow-M2"),
+                f["fusion_m2_first"][0], f["fusion_m2_first"][1], "follow-M1 − follow-M2",
+                n_eval=n_conflict["fusion_m2_first"]),
         compare("staged training, [M1, M2, y]: the pretrained M1 is followed more than the label-adjacent M2 "
                 "(the asymmetry that fusion reverses)", f["staged_m1_first"][0], f["staged_m1_first"][1],
-                "follow-M1 − follow-M2"),
+                "follow-M1 − follow-M2", n_eval=n_conflict["staged_m1_first"]),
     ]
     # the confounded reading: dominance from the M-necessary accuracies instead of a conflict set
     nec = {k: (r.final("acc_icl_m1only", r.arms[0].name), r.final("acc_icl_m2only", r.arms[0].name))
@@ -319,8 +346,12 @@ def claim6(config: RunConfig):
         out / "claim6_follow_rates.png", "protocol and layout", "claim 6: which modality the prediction follows",
         categories=names)]
     _record(config, "claim6", sz, runs, stage1_final=s1.final)
-    summary = {f"{k}_follow_m1": float(v[0].mean()) for k, v in f.items()} | {
-        f"{k}_follow_m2": float(v[1].mean()) for k, v in f.items()}
+    summary = Summary(
+        {f"{k}_follow_m1": float(v[0].mean()) for k, v in f.items()} | {
+            f"{k}_follow_m2": float(v[1].mean()) for k, v in f.items()},
+        atol={f"{k}_follow_m{i + 1}": sampling_atol(mean_se(v[i], n_conflict[k])) for k, v in f.items() for i in (0, 1)},
+        why=f"{SAMPLING_WHY}: a mean follow rate over seeds by its se over seeds (at least the binomial se on the "
+            f"conflict set's {sorted(set(n_conflict.values()))} sequences)")
     return _hyps(sz, config) + [_stage1_hypothesis(s1, sz)], checks, summary, figs
 
 
@@ -370,11 +401,18 @@ def claim7(config: RunConfig):
     _record(config, "claim7", sz, {"stage2": r}, encoder_quality=quality.tolist(), slopes=slope.tolist(),
             confounded={"verdict": _verdict(confounded), "check": asdict(confounded)},
             new_m2_classes={"verdict": _verdict(new_classes), "check": asdict(new_classes)}, stage1_final=s1.final)
-    summary = {"encoder_quality_by_dose": quality.mean(1).round(4).tolist(),
-               "ICL_M2necessary_known_by_dose": icl.mean(1).round(4).tolist(),
-               "ICL_M2necessary_new_by_dose": fresh.mean(1).round(4).tolist(),
-               "slope_mean": float(np.nanmean(slope)), "new_M2_classes_verdict": _verdict(new_classes),
-               "confounded_evaluation_verdict": _verdict(confounded)}
+    n = sz.stage2.eval_size  # the accuracies (ICL sets and the encoder's held-out items) are on n of them
+    summary = _means_summary(
+        {"encoder_quality_by_dose": quality.mean(1).round(4).tolist(),
+         "ICL_M2necessary_known_by_dose": icl.mean(1).round(4).tolist(),
+         "ICL_M2necessary_new_by_dose": fresh.mean(1).round(4).tolist(),
+         "slope_mean": float(np.nanmean(slope)), "new_M2_classes_verdict": _verdict(new_classes),
+         "confounded_evaluation_verdict": _verdict(confounded)}, {}, n,
+        {"encoder_quality_by_dose": max(sampling_atol(mean_se(x, n)) for x in quality),
+         "ICL_M2necessary_known_by_dose": max(sampling_atol(mean_se(x, n)) for x in icl),
+         "ICL_M2necessary_new_by_dose": max(sampling_atol(mean_se(x, n)) for x in fresh),
+         "slope_mean": sampling_atol(mean_se(slope))},
+        "; a list by dose by its largest; the mean slope by the se of the per-seed slopes")
     return hyps, checks, summary, figs
 
 
@@ -404,11 +442,16 @@ def claim9(config: RunConfig):
     _record(config, "claim9", sz, {"stage2": r}, stage1_final=s1.final, ablation_drop_m2only=drop.tolist(),
             per_seed={"induction_before": ind[0].tolist(), "induction_after": ind[-1].tolist(),
                       "prev_token_before": prev[0].tolist(), "prev_token_after": prev[-1].tolist()})
-    summary = {"induction_before": float(ind[0].mean()), "induction_after": float(ind[-1].mean()),
-               "prev_token_before": float(prev[0].mean()), "prev_token_after": float(prev[-1].mean()),
-               "stage1_unimodal_induction": float(np.max(np.asarray(s1.final["induction"]).reshape(s1.E, -1), 1).mean()),
-               "stage1_unimodal_prev_token": float(np.max(np.asarray(s1.final["prev_token"]).reshape(s1.E, -1), 1).mean()),
-               "uniform_baselines": base}
+    s1_max = {m: np.max(np.asarray(s1.final[m]).reshape(s1.E, -1), 1) for m in ("induction", "prev_token")}
+    summary = _means_summary(
+        {"induction_before": float(ind[0].mean()), "induction_after": float(ind[-1].mean()),
+         "prev_token_before": float(prev[0].mean()), "prev_token_after": float(prev[-1].mean()),
+         "stage1_unimodal_induction": float(s1_max["induction"].mean()),
+         "stage1_unimodal_prev_token": float(s1_max["prev_token"].mean()),
+         "uniform_baselines": base},
+        {"induction_before": ind[0], "induction_after": ind[-1], "prev_token_before": prev[0], "prev_token_after": prev[-1],
+         "stage1_unimodal_induction": s1_max["induction"], "stage1_unimodal_prev_token": s1_max["prev_token"]}, None,
+        {"uniform_baselines": EXACT}, " (attention strengths: no binomial floor); the uniform baselines (closed form) exact")
     return _hyps(sz, config) + [_stage1_hypothesis(s1, sz)], checks, summary, figs
 
 
