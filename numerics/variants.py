@@ -35,7 +35,8 @@ from .task_law import TaskLaw
 from .law_language import takes_law
 from .validate import InputError, check_depth
 
-__all__ = ["VariantLoss", "MinimiseResult", "Floor", "minimise", "floor", "excess_at", "MAX_DEPTH_VARIANT",
+__all__ = ["VariantLoss", "MinimiseResult", "Floor", "VariantFlow", "minimise", "floor", "excess_at", "gradient_flow",
+           "MAX_DEPTH_VARIANT", "REST_STEP",
            "matrix_excess_variant"]
 
 MAX_DEPTH_VARIANT = 10_000
@@ -321,3 +322,69 @@ def matrix_excess_variant(m: np.ndarray, zeta: float, variant, params, T: int) -
     w = {"raw-keys": M.T @ h, "evolved-keys": M @ h, "evolved-keys-and-query": M.T @ (M @ h)}[v.readout]
     s = float(m @ m)
     return float(w @ Lam @ w - 2 * zeta * (w @ m) + zeta**2 * s / (1 + s))
+
+
+@dataclass
+class VariantFlow:
+    """The end of the gradient flow ``θ' = −∇L_T(θ)`` of a variant from ``start``: ``params`` at
+    ``t_end``, ``converged`` (within ``REST_STEP`` of a strict local minimum of the population
+    loss, by Newton's step), the loss and gradient norm there."""
+
+    params: tuple[float, ...]
+    converged: bool
+    t_end: float
+    excess: float
+    gradient_norm: float
+    reason: str
+
+
+REST_STEP = 1e-12
+"""The flow is at rest where the Hessian is positive definite and the Newton step ``|H⁻¹∇L|`` is
+below ``REST_STEP·(1 + |θ|)`` (the minimiser is then that close), or where the gradient is exactly
+0 (a stationary point the flow cannot leave)."""
+
+
+def _newton_step(g: np.ndarray, h: np.ndarray) -> float | None:
+    """``|H⁻¹g|`` where H is positive definite, else None."""
+    if not (np.all(np.isfinite(h)) and np.all(np.isfinite(g))):
+        return None
+    try:
+        np.linalg.cholesky(h)
+    except np.linalg.LinAlgError:
+        return None
+    return float(np.linalg.norm(np.linalg.solve(h, g)))
+
+
+@takes_law
+def gradient_flow(law: TaskLaw, T: int, variant, start=None, t_max: float = 1e9) -> VariantFlow:
+    """Integrate ``θ' = −∇L_T(θ)`` (LSODA with the derived Hessian as Jacobian) from ``start``
+    (default: every parameter 0, the LCA's usual start) until the gradient norm is below
+    ``REST_STEP`` away from a strict local minimum by Newton's step, or ``t_max``.  The flow follows the loss downhill: where the loss has
+    more than one basin (both sides evolved) it ends in the basin of its start, which need not be
+    the global one (``minimise``)."""
+    from scipy.integrate import solve_ivp
+
+    loss = VariantLoss(law, T, variant)
+    if loss.k == 0:
+        v = float(loss.values(np.zeros((1, 0)))[0])
+        return VariantFlow((), True, 0.0, v, 0.0, "the loss does not depend on the parameters")
+    x0 = np.zeros(loss.k) if start is None else np.asarray(start, float).reshape(loss.k)
+
+    def rest(t, x):
+        v, g, h = loss.jet(x)
+        if not np.isfinite(v) or not np.any(g):
+            return -1.0
+        step = _newton_step(g, h)
+        return 1.0 if step is None else step - REST_STEP * (1 + float(np.linalg.norm(x)))
+    rest.terminal = True
+
+    sol = solve_ivp(lambda t, x: -loss.jet(x)[1], (0.0, t_max), x0, method="LSODA", rtol=1e-10, atol=1e-14,
+                    jac=lambda t, x: -loss.jet(x)[2], events=rest)
+    x = sol.y[:, -1]
+    v, g, h = loss.jet(x)
+    gn, step = float(np.linalg.norm(g)), _newton_step(g, h)
+    at_min = step is not None and step <= REST_STEP * (1 + float(np.linalg.norm(x))) * 1.0001
+    reason = ("at rest at a strict local minimum" if at_min else
+              "stuck at a stationary point that is not a strict minimum (the gradient is exactly 0 there)"
+              if not np.any(g) else f"not at rest by t = {sol.t[-1]:.3g} (gradient norm {gn:.3g})")
+    return VariantFlow(tuple(float(t) for t in x), bool(at_min), float(sol.t[-1]), float(v), gn, reason)
