@@ -25,7 +25,8 @@ from mmicl.numerics.task_law import TaskLaw
 from mmicl.numerics.lca_matrix import matrix_excess
 from mmicl.proofs import figures
 from mmicl.proofs import hypotheses as hyp
-from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
+from mmicl.proofs.claims.number_tolerances import EXACT, exact
+from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, register
 
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=twopoint(1,3,0.3)"]
 FULL_LAWS = QUICK_LAWS + ["s=beta(0.5,2,0.2,3)", "sv=uniform(0,2); sr=point(1); d1=3; d2=2",
@@ -40,6 +41,49 @@ FLOW_VS_ROOT_TOL = flows.REST_HALF_WIDTH + 1e-15
 # gradient and for the Newton polish of the minimiser.
 FLOW2_VS_MIN_TOL = 5e-12
 EPS = 2.0**-52
+
+# How far the numbers may move between two runs (``number_tolerances``; not the decision tolerances).
+ALPHA_T_MOVE = 2 * (1e-16 + 4 * EPS + 8 * 2.0**-53)
+"""α_T (Brent, ``lca.alpha_T``): within 1e-16 + 4·eps·α + 8u of the root of the exact derivative at
+the same nodes, α ≤ 1; two runs are each that close, so differ by at most twice it."""
+CLOSED_FORM_RTOL = 4 * EPS
+"""A closed form of the law's ends (α* = 2/(2 + s_lo + s_hi), 1/(1+s), the predicted rates): a few
+roundings, a few ulps (``lca.alpha_star``); libm's may differ by an ulp between machines."""
+EXCESS_RTOL = 1e-9
+"""The excess risk by log-scaled quadrature or the profile minimisation: 1e-9 relative (the
+accuracy the checks rely on; ``lca.excess_risk_scaled`` derives ~T·1e-16/ρ)."""
+LOG10_EXCESS_ATOL = math.log10(1 + EXCESS_RTOL)
+"""``EXCESS_RTOL`` as an absolute accuracy of log10 excess."""
+TWO_MOVE = 2 * flows.REST_NEWTON_STEP
+"""Each of γ_T, β_T: the minimiser passes the rest test (``flows.rest_two``: the Newton step to the
+minimum, widened by the gradient's rounding bound, < REST_NEWTON_STEP); two runs differ by twice it."""
+FLOW_ONE_CLOCK_RTOL = 0.5
+"""The one-parameter flow's clock at rest: the time of the first accepted LSODA step inside the rest
+window, set by the step grid, not by the orbit.  Not stated in the code: measured moves up to 9%
+under a 1e-15 change of the start or 1e-6 of the solver's rtol; 0.5 leaves margin."""
+HORIZON_ATOL = 1.0
+"""The flow's horizon log(1 + log(10^12)·tr(MH)/(det H − its rounding bound)) where it exceeds τ_max:
+there det H is barely above its rounding bound, so the ratio is known to a factor ~e at best; 1 in
+log-time.  Not stated in the code."""
+HORIZON_WHY = "flow_horizon: 1 in log-time (HORIZON_ATOL: det H barely above its rounding bound there)"
+FLOW_TWO_T_END_RTOL = 100.0
+"""The two-parameter flow's end time: where the bounded Newton test first passes while the flow
+creeps along the valley, set by rounding near the threshold.  Not stated in the code: measured
+moves up to ×31 under a 1e-15 change of the start; 100 leaves margin."""
+SLOPE_RANGE = 600.0
+"""The range of a clamped decade slope, log10(1e300/1e-300): a slope's tolerance where a distance
+is within its accuracy of 0 (rounding alone sets it)."""
+MATRIX_ATOL = {"trials": EXACT, "worst_error_over_allowed": 1.0}
+MATRIX_NUMBERS_WHY = ("worst_error_over_allowed: an error in units of its accuracy (MATRIX_TOLERANCE), anywhere "
+                      "in [0, 1]; trials exact")
+
+
+def decade_slope_atol(d0: float, d1: float, delta: float) -> float:
+    """First-order move of log10(d1/d0) when each distance may move by ``delta``:
+    (δ/d0 + δ/d1)/ln 10; ``SLOPE_RANGE`` where a distance is within ``delta`` of 0."""
+    if min(d0, d1) <= delta:
+        return SLOPE_RANGE
+    return (delta / d0 + delta / d1) / math.log(10.0)
 
 
 def _laws(config: RunConfig) -> list[str]:
@@ -87,6 +131,7 @@ def _symbolic_vs_matrix(rng: np.random.Generator, model: str, trials: int = 20) 
         {"trials": trials, "worst_error_over_allowed": worst}, MATRIX_TOLERANCE,
         "random d ∈ [2, 6], s ∈ [0.1, 4], T ∈ [1, 11], parameters in the stable region",
         role=CORROBORATING,  # a second route to the loss every other check evaluates
+        atol=MATRIX_ATOL, rtol=EXACT, numbers_tolerance=MATRIX_NUMBERS_WHY,
     )
 
 
@@ -126,7 +171,12 @@ def _flow_check(text: str, rows: list[dict]) -> Check:
         f"{FLOW_VS_ROOT_TOL:.3g}: the flow stops where L' changes sign within ±{flows.REST_HALF_WIDTH:g} of α "
         "(the minimiser is then that close); Brent's root is within 1e-15",
         "flow from α₀ = 0 (LSODA in log-time; at large T or at a degenerate minimum a positive rescaling "
-        "of the same vector field, which has the same orbit) vs Brent's root of the scaled derivative")
+        "of the same vector field, which has the same orbit) vs Brent's root of the scaled derivative",
+        atol={"max_abs_difference": FLOW_VS_ROOT_TOL, **exact("T", "clocks")},
+        rtol={"clocks": FLOW_ONE_CLOCK_RTOL, **exact("max_abs_difference", "T")},
+        numbers_tolerance=(f"max_abs_difference: an error, anywhere in [0, {FLOW_VS_ROOT_TOL:.3g}] (rest window + Brent); "
+                           f"clocks: {FLOW_ONE_CLOCK_RTOL:g} relative (FLOW_ONE_CLOCK_RTOL: set by the step grid, "
+                           "measured); T exact"))
 
 
 def _interval_check(text: str, alphas: np.ndarray, lo: float, hi: float) -> Check:
@@ -134,7 +184,9 @@ def _interval_check(text: str, alphas: np.ndarray, lo: float, hi: float) -> Chec
     return Check(
         f"[{text}] α_T lies in [1/(1+s_hi), 1/(1+s_lo)]", "root-finding", inside,
         {"alpha_T": alphas.tolist(), "interval": [1 / (1 + hi), 1 / (1 + lo)]}, "exact bound (1e-15 rounding)",
-        role=CORROBORATING)  # a side fact about α_T
+        role=CORROBORATING,  # a side fact about α_T
+        atol={"alpha_T": ALPHA_T_MOVE, "interval": EXACT}, rtol={"alpha_T": EXACT, "interval": CLOSED_FORM_RTOL},
+        numbers_tolerance="alpha_T: Brent's accuracy (ALPHA_T_MOVE); interval: 1/(1+s) of the law's ends, a few ulps")
 
 
 def _convexity_check(text: str, law: TaskLaw, lo: float) -> Check:
@@ -149,15 +201,30 @@ def _convexity_check(text: str, law: TaskLaw, lo: float) -> Check:
         negative == 0 and zeros <= 3,
         {"alpha_grid": [float(grid[0]), float(grid[-1]), len(grid)], "T": [1, 10, 1000],
          "points_with_negative_curvature": negative, "points_with_zero_curvature": zeros},
-        "sign of L''(α) (log-scaled, no tolerance); a zero is allowed at one isolated point per T")
+        "sign of L''(α) (log-scaled, no tolerance); a zero is allowed at one isolated point per T",
+        atol=EXACT, rtol=EXACT, numbers_tolerance="settings and counts: exact")
+
+
+def _decade_ends(Ts: list[int], dist: np.ndarray, T_end: int) -> tuple[float, float] | None:
+    """``dist`` at T_end/10 and at T_end, or None if the sweep lacks either depth."""
+    if T_end not in Ts or T_end % 10 or T_end // 10 not in Ts:
+        return None
+    return dist[Ts.index(T_end // 10)], dist[Ts.index(T_end)]
 
 
 def _decade_slope(Ts: list[int], dist: np.ndarray, T_end: int) -> float | None:
     """log-log slope of ``dist`` from T_end/10 to T_end, or None if the sweep lacks either depth."""
-    if T_end not in Ts or T_end % 10 or T_end // 10 not in Ts:
+    ends = _decade_ends(Ts, dist, T_end)
+    if ends is None:
         return None
-    d0, d1 = dist[Ts.index(T_end // 10)], dist[Ts.index(T_end)]
+    d0, d1 = ends
     return float(np.log(max(d1, 1e-300) / max(d0, 1e-300)) / np.log(10.0))
+
+
+def _decade_slope_move(Ts: list[int], dist: np.ndarray, T_end: int, delta: float) -> float:
+    """How far ``_decade_slope`` may move when each distance may move by ``delta`` (0 where it is None)."""
+    ends = _decade_ends(Ts, dist, T_end)
+    return 0.0 if ends is None else decade_slope_atol(*ends, delta)
 
 
 def _limit_check(text: str, Ts: list[int], alphas: np.ndarray, a_star: float, degenerate: bool) -> Check:
@@ -182,10 +249,19 @@ def _limit_check(text: str, Ts: list[int], alphas: np.ndarray, a_star: float, de
     before = _decade_slope(Ts, dist, Ts[-1] // 10) if Ts[-1] % 10 == 0 else None
     nums = {"alpha_star": a_star, "distance": dist.tolist(), "T": Ts, "last_decade_slope": last,
             "previous_decade_slope": before, "rounding": rounding}
+    delta = ALPHA_T_MOVE + CLOSED_FORM_RTOL * a_star  # each distance |α_T − α*|
+    atol = {"distance": delta, "T": EXACT, "alpha_star": EXACT, "rounding": EXACT,
+            "last_decade_slope": _decade_slope_move(Ts, dist, Ts[-1], delta),
+            "previous_decade_slope": _decade_slope_move(Ts, dist, Ts[-1] // 10, delta) if Ts[-1] % 10 == 0 else 0.0}
+    rtol = {"alpha_star": CLOSED_FORM_RTOL, "rounding": CLOSED_FORM_RTOL}
+    why = ("alpha_star, rounding: closed forms, a few ulps; distance: α_T's (Brent) plus α*'s; decade slopes: "
+           f"(δ/d0 + δ/d1)/ln 10 with this sweep's distances (the clamped range {SLOPE_RANGE:g} where a distance "
+           "is within δ of 0); T exact")
     if degenerate:
         ok = bool(np.all(dist <= 4 * EPS * a_star))
         return Check(f"[{text}] α_T = α* = 1/(1+s) at every T (s takes one value where m ≠ 0)", "root-finding",
-                     ok, nums, "4·eps·α* (rounding of Brent's root)")
+                     ok, nums, "4·eps·α* (rounding of Brent's root)",
+                     atol=atol, rtol=rtol, numbers_tolerance=why)
     falling = bool(np.all(np.diff(dist[half:]) < 0))
     if np.all(dist[half:] <= rounding) or (falling and last is not None and last <= -0.5):
         passed = True
@@ -198,7 +274,8 @@ def _limit_check(text: str, Ts: list[int], alphas: np.ndarray, a_star: float, de
         "holds: strict decrease over the deeper half of the sweep and a last-decade log-log slope ≤ −1/2 "
         "(the end-balance argument predicts (A log T + B)/T, a slope near −1), or distances within rounding; "
         "fails: the last two decades both flatter than −0.1 (a plateau); otherwise inconclusive",
-        f"|α_T − α*| ~ T^{last:.3f} over the last decade" if last is not None else "")
+        f"|α_T − α*| ~ T^{last:.3f} over the last decade" if last is not None else "",
+        atol=atol, rtol=rtol, numbers_tolerance=why)
 
 
 def _zero_predictor_excess(law: TaskLaw) -> float:
@@ -234,6 +311,7 @@ def _excess_bound_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]
             worst = max(worst, r["log10_excess"] - bound)
     ok = r_T[-1] < 1 and worst <= math.log10(1 + 1e-9)  # r_T includes its rounding
     above = [T for T, x in zip(Ts, r_T) if x >= 1]
+    r_move = (1 + hi) * ALPHA_T_MOVE  # |∂r_T/∂α| ≤ 1 + s_hi
     return Check(
         f"[{text}] the excess risk at α_T → 0: below E[ζ²]E[s/(1+s)]·r_T^(2T) at every T, r_T = max|1 − α_T(1+s)| < 1 "
         "at the deepest T",
@@ -242,7 +320,19 @@ def _excess_bound_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]
          "r_limit": (hi - lo) / (2 + lo + hi), "T": Ts},
         "1e-9 relative (log-scaled quadrature rounding); the bound itself is exact",
         "computed in log scale (float64 underflows beyond T ≈ 10^3)"
-        + (f"; r_T ≥ 1 at T = {above}, where the bound does not yet decay (allowed: the limit decides)" if above else ""))
+        + (f"; r_T ≥ 1 at T = {above}, where the bound does not yet decay (allowed: the limit decides)" if above else ""),
+        atol={"log10_excess": LOG10_EXCESS_ATOL, "r_T": r_move, "T": EXACT, "r_limit": EXACT,
+              "log10_bound": LOG10_EXCESS_ATOL + _log10_power_move(Ts, r_T, r_move)},
+        rtol={"r_limit": CLOSED_FORM_RTOL},
+        numbers_tolerance=("log10_excess: EXCESS_RTOL in log10; r_T: α_T's move × (1 + s_hi); log10_bound: the "
+                           "prefactor's quadrature plus 2T·δr/(r ln 10) at the worst T of this sweep; r_limit: a closed "
+                           "form; T exact"))
+
+
+def _log10_power_move(Ts: list[int], r_T: list[float], r_move: float) -> float:
+    """The largest first-order move of log10 r^(2T) over the sweep, 2T·δr/(r ln 10), when each r may
+    move by ``r_move`` (where r = 0 the value is −inf, not compared)."""
+    return max((2 * T * r_move / (r * math.log(10.0)) for T, r in zip(Ts, r_T) if r > 0), default=0.0)
 
 
 def _reading_check(text: str, name: str, alpha_deep: float, a_star: float, other: float, why: str) -> Check:
@@ -256,7 +346,9 @@ def _reading_check(text: str, name: str, alpha_deep: float, a_star: float, other
         {"alpha_T_deepest": alpha_deep, "this_reading": a_star, "other_reading": other},
         "closer to this reading than to the other at the deepest T; inconclusive where the readings differ "
         "by less than 4× the remaining distance |α_T − α*|", why,
-        role=CORROBORATING)  # which reading of the formula: the limit check decides the statement
+        role=CORROBORATING,  # which reading of the formula: the limit check decides the statement
+        atol={"alpha_T_deepest": ALPHA_T_MOVE}, rtol={"this_reading": CLOSED_FORM_RTOL, "other_reading": CLOSED_FORM_RTOL},
+        numbers_tolerance="alpha_T_deepest: Brent's accuracy (ALPHA_T_MOVE); the readings: closed forms, a few ulps")
 
 
 def _mpmath_affordable(law: TaskLaw) -> bool:
@@ -275,7 +367,10 @@ def _mpmath_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict], dept
         f"[{text}] α_{mp_T} in float64 = α_{mp_T} in 30-digit mpmath", "mpmath quadrature",
         diff < 1e-12, {"float64": a64, "mpmath": str(a_mp), "difference": diff},
         "1e-12: float64 log-scaled quadrature (~1e-14 relative) and Brent xtol 1e-16",
-        role=CORROBORATING)  # the same α_T by another arithmetic
+        role=CORROBORATING,  # the same α_T by another arithmetic
+        atol={"float64": ALPHA_T_MOVE, "difference": ALPHA_T_MOVE}, rtol=EXACT,
+        numbers_tolerance=("float64: Brent's accuracy (ALPHA_T_MOVE); difference: the same (the 30-digit mpmath "
+                           "side does not move); mpmath: a string, not compared"))
 
 
 def _mpmath_left_out(text: str, Ts: list[int], depth: int) -> Check:
@@ -287,7 +382,7 @@ def _mpmath_left_out(text: str, Ts: list[int], depth: int) -> Check:
         f"[{text}] α_{mp_T} in float64 = α_{mp_T} in 30-digit mpmath", "mpmath quadrature", None,
         {"left_out_at": "smoke"}, "1e-12 (not run)",
         "not run at the smoke size (30-digit quadrature, about a second per law); run at quick and full",
-        role=CORROBORATING)
+        role=CORROBORATING, atol=EXACT, rtol=EXACT)
 
 
 def evaluate_thm62(config: RunConfig):
@@ -349,6 +444,9 @@ def evaluate_thm62(config: RunConfig):
                 checks += thm62_mc_checks(config, law)
     figs = ([figures.alpha_sweep(config.figures / "thm6.2_alpha_sweep.png", sweeps)]
             if sweeps and not config.smoke else [])
+    summary = Summary(summary, atol={k: ALPHA_T_MOVE for k in summary if k.startswith("alpha_") and k != "alpha_star"},
+                      rtol={"alpha_star": CLOSED_FORM_RTOL},
+                      why="alpha_star: a closed form, a few ulps; the deepest α_T: Brent's accuracy (ALPHA_T_MOVE)")
     return hyps, checks, summary, figs
 
 
@@ -414,7 +512,12 @@ def _flow_two_check(text: str, law: TaskLaw, flow_Ts: list[int], rows: list[dict
         f"{FLOW2_VS_MIN_TOL:g}: the flow stops at Newton step < 1e-12; the minimiser is Newton-polished. "
         "Inconclusive where the flow does not come to rest at the minimiser (the theorem's condition on "
         "the start is not explicit); fails only if the flow rests at a lower loss than the minimiser found",
-        "log-time LSODA with the SymPy Hessian vs grid + Brent on the profile in β + Newton in (γ, β)")
+        "log-time LSODA with the SymPy Hessian vs grid + Brent on the profile in β + Newton in (γ, β)",
+        atol={"max_abs_difference": FLOW2_VS_MIN_TOL, **exact("T", "t_end", "T_where_flow_found_lower_loss")},
+        rtol={"t_end": FLOW_TWO_T_END_RTOL, **exact("max_abs_difference", "T", "T_where_flow_found_lower_loss")},
+        numbers_tolerance=(f"max_abs_difference: an error, anywhere in [0, {FLOW2_VS_MIN_TOL:g}]; t_end: "
+                           f"{FLOW_TWO_T_END_RTOL:g} relative (FLOW_TWO_T_END_RTOL: set by rounding at the rest test, "
+                           "measured); depths exact"))
 
 
 def _approach_rule(values: np.ndarray, Ts: list[int], decide_from: int = 20) -> bool | None:
@@ -440,7 +543,11 @@ def _valley_check(text: str, Ts: list[int], rows: list[dict], a_star: float) -> 
         {"abs_alpha_plus_beta": sums.tolist(), "abs_alpha_minus_alpha_star": dist.tolist(), "T": Ts},
         "holds: strict decrease of both over the deeper half of the sweep; fails (sweeps reaching T ≥ 20 only): "
         "the deepest T is not the closest of the deeper half; otherwise inconclusive",
-        "γ_T = α_T + β_T is computed as its own coordinate (it falls below float64's rounding of α)")
+        "γ_T = α_T + β_T is computed as its own coordinate (it falls below float64's rounding of α)",
+        atol={"abs_alpha_plus_beta": TWO_MOVE, "abs_alpha_minus_alpha_star": 2 * TWO_MOVE + CLOSED_FORM_RTOL * a_star,
+              "T": EXACT}, rtol=EXACT,
+        numbers_tolerance=("|γ_T|: the rest test's Newton step (TWO_MOVE); |α_T − α*|: α = γ − β, twice that, plus "
+                           "α*'s ulps; T exact"))
 
 
 def _nesting_check(text: str, Ts: list[int], rows: list[dict]) -> Check:
@@ -449,7 +556,9 @@ def _nesting_check(text: str, Ts: list[int], rows: list[dict]) -> Check:
         f"[{text}] the two-parameter minimum is no worse than the one-parameter one (β = −α is allowed)",
         "optimisation", bool(all(x <= 1 + 1e-9 for x in ratio)), {"excess_ratio_two_over_one": ratio, "T": Ts},
         "1e-9 relative: the profile minimisation's tolerance",
-        role=CORROBORATING)  # a side fact: the models are nested
+        role=CORROBORATING,  # a side fact: the models are nested
+        atol=EXACT, rtol={"excess_ratio_two_over_one": 2 * EXCESS_RTOL, "T": EXACT},
+        numbers_tolerance="the ratio of two excesses, each EXCESS_RTOL relative: 2·EXCESS_RTOL; T exact")
 
 
 def _excess_two_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]) -> Check:
@@ -463,6 +572,7 @@ def _excess_two_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]) 
         r_T.append(rt)
         bounds.append(w * rt ** (2 * r["T"]))
     exc = [r["excess"] for r in rows]
+    r_move = (1 + hi) * ALPHA_T_MOVE  # |∂r_T/∂α| ≤ 1 + s_hi
     ok = r_T[-1] < 1 and all(e <= b * (1 + 1e-9) + 1e-300 for e, b in zip(exc, bounds))  # r_T < 1 deepest (see _excess_bound_check)
     rises = [Ts[k + 1] for k in range(len(exc) - 1) if exc[k + 1] >= exc[k]]
     return Check(
@@ -472,7 +582,12 @@ def _excess_two_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict]) 
         "1e-9 relative (the profile minimisation's tolerance); the bound itself is exact",
         "not monotone at small T on every law: depth-T models are not nested in the two-parameter "
         "family (e.g. mix(0.5*uniform(0.5,1),0.5*uniform(3,4)): 0.0037564 at T = 2, 0.0037855 at T = 3)"
-        if rises else "")
+        if rises else "",
+        atol={"r_T": r_move, **exact("T", "T_where_it_rose", "excess", "bound")},
+        rtol={"excess": EXCESS_RTOL, "r_T": EXACT, "T": EXACT, "T_where_it_rose": EXACT,
+              "bound": EXCESS_RTOL + math.log(10.0) * _log10_power_move(Ts, r_T, r_move)},
+        numbers_tolerance=("excess: EXCESS_RTOL; r_T: α_T's move × (1 + s_hi); bound: the prefactor's EXCESS_RTOL plus "
+                           "2T·δr/r at the worst T of this sweep; depths exact"))
 
 
 def evaluate_thm63(config: RunConfig):
@@ -540,7 +655,8 @@ def evaluate_thm63(config: RunConfig):
                     "the minimiser found must pass the flow's rest test (flows.rest_two: Hessian positive definite "
                     "beyond its rounding bound, Newton step widened by the gradient's bound < 1e-12)",
                     f"at T = {unresolved_at} the minimiser found does not pass it: float64 cannot tell the minimiser "
-                    "from its neighbours along the valley; the checks use the depths before it only"))
+                    "from its neighbours along the valley; the checks use the depths before it only",
+                    atol=EXACT, rtol=EXACT, numbers_tolerance="depths: exact"))
             law_Ts = [r["T"] for r in rows]
             if len(rows) < 2:
                 continue
@@ -548,7 +664,9 @@ def evaluate_thm63(config: RunConfig):
                        _valley_check(text, law_Ts, rows, a_star),
                        _nesting_check(text, law_Ts, rows), _excess_two_check(text, law, law_Ts, rows)]
             if text == law_texts[0]:
-                summary.update({"alpha_T": rows[-1]["alpha"], "beta_T": rows[-1]["beta"], "T": law_Ts[-1]})
+                summary = Summary({**summary, "alpha_T": rows[-1]["alpha"], "beta_T": rows[-1]["beta"], "T": law_Ts[-1]},
+                                  atol={"alpha_T": 2 * TWO_MOVE, "beta_T": TWO_MOVE, "T": EXACT}, rtol=EXACT,
+                                  why="β_T: the rest test's Newton step (TWO_MOVE); α_T = γ_T − β_T: twice that; T exact")
                 for T in [T for T in basin_Ts if T in law_Ts]:
                     row = next(r for r in rows if r["T"] == T)
                     if row["flow_horizon"] > flows.TAU_MAX_TWO:
@@ -557,7 +675,8 @@ def evaluate_thm63(config: RunConfig):
                             None, {"flow_horizon": row["flow_horizon"]},
                             "not mapped: no flow can come to rest before τ_max",
                             f"the flow's slowest mode at the minimiser needs log(1 + t) ≈ {row['flow_horizon']:.3g} "
-                            f"> τ_max = {flows.TAU_MAX_TWO:g}", role=CORROBORATING))
+                            f"> τ_max = {flows.TAU_MAX_TWO:g}", role=CORROBORATING,
+                            atol=HORIZON_ATOL, numbers_tolerance=HORIZON_WHY))
                         continue
                     mini = lca.minimise_two(law, T)
                     basin = _basin(law, T, n_grid, progress, mini)
@@ -576,7 +695,8 @@ def evaluate_thm63(config: RunConfig):
                         "cannot resolve); 'diverged' = left |α|,|β| ≤ 10 or the excess exceeded float64; "
                         "'stiff-failure' = the stiff integrator gave up; 'moving' = none of these by the end",
                         "the condition on the start was not available to us: this maps it",
-                        role=CORROBORATING))  # maps the unstated condition on the start; cannot refute it
+                        role=CORROBORATING,  # maps the unstated condition on the start; cannot refute it
+                        atol=EXACT, rtol=EXACT, numbers_tolerance="counts of starts: exact"))
                     summary[f"basin_T{T}"] = f"{counts['rest']}/{n_grid * n_grid}"
                     figs.append(_plane_figure(config, law, T, basin, mini, a_star))
             if _with_monte_carlo(config, text) and not config.smoke:

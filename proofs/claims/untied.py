@@ -28,8 +28,10 @@ from mmicl.numerics.law_language import parse_law
 from mmicl.numerics.scalar_laws import Beta, Discrete, Mixture, Point, ScalarLaw, SumLaw
 from mmicl.numerics.task_law import TaskLaw
 from mmicl.proofs import hypotheses as hyp
-from mmicl.proofs.claims.lca import MATRIX_TOLERANCE, random_prompt
-from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
+from mmicl.proofs.claims.lca import (CLOSED_FORM_RTOL, MATRIX_ATOL, MATRIX_NUMBERS_WHY, MATRIX_TOLERANCE,
+                                     random_prompt)
+from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
+from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, register
 
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=beta(0.5,2,0.2,8)", "s=twopoint(1,3,0.3)",
               "s=discrete(0.5:0.2,1:0.3,2:0.3,4:0.2)"]
@@ -42,6 +44,39 @@ against a doubled discretisation margin, ~1e-12 against mpmath at moderate T).""
 LOG10_ACCURACY = math.log10(1 + REL_ACCURACY)
 EPS = 2.0**-52
 Z = 3.0  # Monte Carlo agreement in standard errors (two-sided p ≈ 0.003)
+
+# How far the numbers may move between two runs (``number_tolerances``; not the decision tolerances).
+ALPHA_RTOL = 1e-10
+"""α_t and the Gauss nodes: float64 eigenvalues of a Jacobi matrix (~1e-13 relative, ``numerics.untied``),
+with the room for the Cholesky step that the mpmath check allows."""
+BFGS_ALPHA_ACCURACY = 1e-6
+"""BFGS's α's on a flat minimum: known to the square root of its ~1e-12 relative precision on the
+value (``_scipy_check``); measured ≤ 4e-8."""
+AT_REST_ELSEWHERE_RTOL = 1.0
+"""A flow at rest away from the optimum: its end is where the stop test first passes along a
+flat direction (its rescaled time, its α's); not stated in the code: only its presence is the result."""
+
+
+def _slope_move(Ts) -> list[float]:
+    """The first-order move of each window slope Δ log10 excess / ΔT, each end LOG10_ACCURACY."""
+    return [2 * LOG10_ACCURACY / (b - a) for a, b in zip(Ts[:-1], Ts[1:])]
+
+
+def _fit_move(Ts) -> float:
+    """The largest move of any number of a least-squares line through (T, log10 excess) (``RateFit``:
+    the values, slope, intercept, rate and residuals) when each value may move by LOG10_ACCURACY:
+    the fit is linear in the values, so δ·(1 + Σ|intercept weights| + max T·Σ|slope weights|)."""
+    x = np.asarray(Ts, float)
+    c = (x - x.mean()) / np.sum((x - x.mean()) ** 2)  # slope = c·y
+    d = 1 / x.size - x.mean() * c  # intercept = d·y
+    return LOG10_ACCURACY * (1 + np.abs(d).sum() + x.max() * np.abs(c).sum())
+
+
+def _rounding_floor_move(kappa: float, atoms: int) -> float:
+    """How far the log10 of the zero schedule's float64 excess may move: a non-zero root factor
+    1 − α_t λ_k is at least u = 2⁻⁵³ and at most 8κ·eps = 16κ·u, and the bound adds log10(atoms), so
+    the value lies within log10(atoms) + 2·log10(16κ) decades below its bound."""
+    return math.log10(atoms) + 2 * math.log10(16 * kappa)
 
 
 def _sizes(config: RunConfig) -> dict:
@@ -124,7 +159,8 @@ def _matrix_check(rng: np.random.Generator, trials: int = 20) -> Check:
     return Check(
         "untied excess: SymPy closed form A(s)·∏(1 − α_t(1+s))² = d×d matrix recurrence", "symbolic", worst < 1,
         {"trials": trials, "worst_error_over_allowed": worst}, MATRIX_TOLERANCE,
-        "random d ∈ [2, 6], s ∈ [0.1, 4], T ∈ [1, 11], α_t i.i.d. in (0.05, 1.8/(1+s))")
+        "random d ∈ [2, 6], s ∈ [0.1, 4], T ∈ [1, 11], α_t i.i.d. in (0.05, 1.8/(1+s))",
+        atol=MATRIX_ATOL, rtol=EXACT, numbers_tolerance=MATRIX_NUMBERS_WHY)
 
 
 def _sweep(law: TaskLaw, Ts: list[int]) -> list[dict]:
@@ -148,7 +184,11 @@ def _not_above_tied_check(text: str, rows: list[dict]) -> Check:
          "T_where_above": over},
         f"untied ≤ tied·(1 + 2·{REL_ACCURACY:g}): the relative accuracy of both (the tied excess by log-scaled "
         "quadrature, the untied optimum by Lanczos on an exact discretisation)",
-        "the tied schedule α_t ≡ α_T is one of the untied schedules, so the minimum cannot be above it")
+        "the tied schedule α_t ≡ α_T is one of the untied schedules, so the minimum cannot be above it",
+        atol={"untied_log10": LOG10_ACCURACY, "tied_log10": LOG10_ACCURACY, "decades_gained": 2 * LOG10_ACCURACY,
+              **exact("T", "T_where_above")}, rtol=EXACT,
+        numbers_tolerance=f"log10 excesses: {REL_ACCURACY:g} relative each (LOG10_ACCURACY); their difference: "
+                          "twice it; depths exact")
 
 
 def _fin(x: float) -> float | None:
@@ -188,7 +228,11 @@ def _zero_check(text: str, law: TaskLaw, atoms: int, rows: list[dict]) -> Check:
         "quadrature", not wrong, {"atoms": atoms, "T": [r["T"] for r in rows], "T_wrong": wrong,
                                   "rounding_at_zero": floors},
         "exact (μ lives on the atoms: Lanczos stops there); the float64 excess of the zero schedule below "
-        "Σ_k w_k A(s_k)(8κ·eps)²∏_{t≠t_k}(1 − α_t λ_k)², the rounding of its root factors")
+        "Σ_k w_k A(s_k)(8κ·eps)²∏_{t≠t_k}(1 − α_t λ_k)², the rounding of its root factors",
+        atol={"rounding_at_zero": _rounding_floor_move(kappa, s.size), **exact("atoms", "T", "T_wrong")}, rtol=EXACT,
+        numbers_tolerance=("rounding_at_zero: the float64 excess of the zero schedule is rounding, anywhere within "
+                           "log10(atoms) + 2·log10(16κ) decades below its bound (root factors between u and 16κ·u); "
+                           "counts and depths exact"))
 
 
 def _mpmath_check(text: str, law: TaskLaw, T: int) -> Check:
@@ -198,7 +242,8 @@ def _mpmath_check(text: str, law: TaskLaw, T: int) -> Check:
         ok = f64.exact_zero and mpv.exact_zero
         return Check(f"[{text}] the optimum at T = {T}: float64 = 40-digit mpmath (both exactly 0)", "mpmath",
                      ok, {"float64_zero": f64.exact_zero, "mpmath_zero": mpv.exact_zero}, "exact",
-                     role=CORROBORATING)  # the same optimum by another arithmetic
+                     role=CORROBORATING,  # the same optimum by another arithmetic
+                     atol=EXACT, rtol=EXACT, numbers_tolerance="booleans only")
     d_log = abs(f64.log10_excess - mpv.log10_excess)
     d_alpha = float(np.max(np.abs(np.asarray(f64.alphas) / np.asarray(mpv.alphas) - 1)))
     return Check(
@@ -210,7 +255,13 @@ def _mpmath_check(text: str, law: TaskLaw, T: int) -> Check:
         "eigenvalues of a Jacobi matrix of norm ≤ λ_hi, ~1e-14, with room for the Cholesky step)",
         "independent discretisation (mpmath's Gauss–Jacobi, finer margin), arithmetic (40 digits) and algorithm "
         "(Stieltjes on μ and on λ dμ, not Lanczos and the Christoffel step)",
-        role=CORROBORATING)  # the same optimum by another arithmetic
+        role=CORROBORATING,  # the same optimum by another arithmetic
+        atol={"log10_float64": LOG10_ACCURACY, "log10_difference": LOG10_ACCURACY,
+              "max_relative_alpha_difference": ALPHA_RTOL},
+        rtol={"nodes_float64": ALPHA_RTOL, "log10_mpmath": EPS, "nodes_mpmath": EPS},
+        numbers_tolerance=(f"float64 log10 optimum and its difference from mpmath: {REL_ACCURACY:g} relative "
+                           "(LOG10_ACCURACY; the 40-digit side moves by its float64 rounding, eps); α_t and nodes: "
+                           "ALPHA_RTOL (float64 eigenvalues)"))
 
 
 def _log_excess_on(law: TaskLaw, rule):
@@ -248,7 +299,10 @@ def _scipy_check(text: str, law: TaskLaw, Ts: list[int]) -> Check:
         {"rows": rows},
         f"minimum: {REL_ACCURACY:g} relative (the optimum's accuracy; BFGS's own error is ~gtol² ≈ 1e-20); "
         "α_t: 1e-4 relative (a flat minimum: an error δ in α moves the excess by O(δ²), so the α's BFGS returns "
-        "are only as good as the square root of its precision on the value, ~1e-8, with margin)")
+        "are only as good as the square root of its precision on the value, ~1e-8, with margin)",
+        atol={"rows": BFGS_ALPHA_ACCURACY}, rtol=EXACT,
+        numbers_tolerance=(f"rows (one tolerance for the key): BFGS's α's, {BFGS_ALPHA_ACCURACY:g} (BFGS_ALPHA_ACCURACY); "
+                           f"the relative difference of the minima, an error of scale {REL_ACCURACY:g}, is within it"))
 
 
 def _rate_check(text: str, law: TaskLaw, windows: list[int], covers: bool) -> tuple[Check, dict]:
@@ -280,6 +334,13 @@ def _rate_check(text: str, law: TaskLaw, windows: list[int], covers: bool) -> tu
         "tied_fit": tied_fit.to_json(),
         "decades_per_layer_untied_over_tied": float(slopes[-1] / tied_slopes[-1]),
     }
+    moves = _slope_move(fit.Ts)  # the tied log10 excesses have the same relative accuracy (_not_above_tied_check)
+    rate_rtol = math.log(10.0) * max(moves)
+    atol = {"untied_last_window_minus_predicted_log10": moves[-1], "tolerance_log10": moves[-1] + moves[-2],
+            "untied_fit": _fit_move(fit.Ts), "tied_fit": _fit_move(tied_fit.Ts), "windows": EXACT}
+    rtol = {"untied_window_rates": rate_rtol, "tied_window_rates": rate_rtol,
+            "untied_predicted_rate": CLOSED_FORM_RTOL, "tied_predicted_rate": CLOSED_FORM_RTOL,
+            "decades_per_layer_untied_over_tied": moves[-1] / abs(slopes[-1]) + moves[-1] / abs(tied_slopes[-1])}
     name = ("the optimal untied excess falls per layer like ((√κ − 1)/(√κ + 1))²" if covers else
             "the optimal untied excess falls per layer at least like ((√κ − 1)/(√κ + 1))² (an upper bound here)")
     return Check(
@@ -287,7 +348,13 @@ def _rate_check(text: str, law: TaskLaw, windows: list[int], covers: bool) -> tu
         "|last window slope − predicted| ≤ |last − previous window slope| + rounding: the Richardson estimate "
         "of the finite-depth correction, which falls like 1/T² (see the method)",
         f"measured {10 ** slopes[-1]:.6g} per layer over T ∈ [{fit.Ts[-2]}, {fit.Ts[-1]}], predicted "
-        f"{pred['untied']:.6g}; tied {10 ** tied_slopes[-1]:.6g} (predicted {pred['tied']:.6g})"), numbers
+        f"{pred['untied']:.6g}; tied {10 ** tied_slopes[-1]:.6g} (predicted {pred['tied']:.6g})",
+        atol=atol, rtol=rtol,
+        numbers_tolerance=("each log10 excess LOG10_ACCURACY, propagated to first order over these windows: a window "
+                           "slope 2·LOG10_ACCURACY/ΔT (a rate ln 10 times that, relative), the deviation and the "
+                           "tolerance from the last two windows, the slope ratio from its two slopes, the fits "
+                           "through their least-squares weights; predicted rates: closed forms of κ, a few ulps; "
+                           "windows exact")), numbers
 
 
 def _flow_check(text: str, law: TaskLaw, Ts: list[int], starts: int, seed: int) -> Check:
@@ -309,7 +376,13 @@ def _flow_check(text: str, law: TaskLaw, Ts: list[int], starts: int, seed: int) 
         f"reached: relative gap (L_end − L*)/L* ≤ {untied_flow.GAP_REACHED:g} (the optimum's accuracy); at rest: "
         f"‖∇ log L‖∞ ≤ {untied_flow.GRADIENT_REST:g}; fails only if a flow rests at a higher excess",
         "LSODA on the rescaled clock dα/dσ = −∇ log L (the same orbit as the real flow) with the exact Hessian; "
-        "α_t i.i.d. uniform on (0, 2/(1 + s_lo))")
+        "α_t i.i.d. uniform on (0, 2/(1 + s_lo))",
+        atol={"worst_relative_gap": untied_flow.GAP_REACHED, **exact("T", "starts_per_T", "reached", "fraction", "box")},
+        rtol={"worst_relative_gap": 2 * REL_ACCURACY, "box": CLOSED_FORM_RTOL,
+              "at_rest_elsewhere": AT_REST_ELSEWHERE_RTOL},
+        numbers_tolerance=(f"worst_relative_gap: an error, anywhere in [0, {untied_flow.GAP_REACHED:g}] where reached "
+                           f"(GAP_REACHED), else 2·{REL_ACCURACY:g} relative (L_end and L*); box: 2/(1 + s_lo), a few "
+                           "ulps; at_rest_elsewhere: AT_REST_ELSEWHERE_RTOL; counts exact"))
 
 
 def _monte_carlo_checks(config: RunConfig, text: str, law: TaskLaw, T: int, sz: dict) -> list[Check]:
@@ -330,7 +403,9 @@ def _monte_carlo_checks(config: RunConfig, text: str, law: TaskLaw, T: int, sz: 
     nums = {"T": T, "start": a0.tolist(), "learnt": learnt, "steps": res.steps_done, "seconds": round(res.seconds, 2)}
     if res.diverged:
         return [Check(f"[{text}] Monte Carlo training of the untied model (T = {T})", "monte-carlo", False,
-                      nums, detail=res.message)]
+                      nums, detail=res.message, atol=exact("T", "start", "steps"), rtol={"learnt": 1.0},
+                      numbers_tolerance="a diverged training's α's: 1 relative (only the divergence is the result); "
+                                        "settings exact")]
     est = conditional_excess(model, law, n=None, samples=sz["samples"], seed=config.seed + 1000 + T,
                              device=config.device)
     pop = untied.untied_excess(law, learnt).value
@@ -342,16 +417,32 @@ def _monte_carlo_checks(config: RunConfig, text: str, law: TaskLaw, T: int, sz: 
                  "optimal_excess": opt.excess, "tied_excess_at_alpha_T": tied, "start_excess": start,
                  "relative_gap_to_optimum": (pop - opt.excess) / opt.excess,
                  "share_of_untied_gain": (tied - pop) / (tied - opt.excess), "optimal_alphas": list(opt.alphas)})
+    # training: two runs are two trainings, each its own distance from the optimum (an error-type scale)
+    pop_move = (pop - opt.excess) + REL_ACCURACY * opt.excess
+    mean_move, se_move = sampling_atol(est.se), sampling_atol(est.se / math.sqrt(2 * est.samples))
+    atol = {"mc_excess": mean_move, "mc_se": se_move, "population_excess": pop_move,
+            "learnt": float(np.max(np.abs(np.asarray(learnt) - np.asarray(opt.alphas)))),
+            "z": (mean_move + pop_move + abs(z) * se_move) / est.se,
+            "relative_gap_to_optimum": pop_move / opt.excess, "share_of_untied_gain": pop_move / (tied - opt.excess),
+            **exact("T", "start", "steps", "samples")}
+    rtol = {"optimal_excess": REL_ACCURACY, "tied_excess_at_alpha_T": REL_ACCURACY, "start_excess": REL_ACCURACY,
+            "optimal_alphas": ALPHA_RTOL}
+    why = (f"{SAMPLING_WHY}; mc_se: the same for the se's own standard error se/√(2n); the trained schedule's α's "
+           "and population excess: their distance from the optimum (another training's is of that size), propagated "
+           f"to z, the gap and the share; optimal, tied and start excesses {REL_ACCURACY:g} relative, the optimal "
+           "α's ALPHA_RTOL")
     return [
         Check(f"[{text}] Monte Carlo excess of the trained untied model = population excess of its schedule "
               f"(T = {T})", "monte-carlo", abs(z) <= Z, nums,
               f"{Z} standard errors (the query integrated out exactly; float64)",
-              role=CORROBORATING),  # the sampled excess against the closed form
+              role=CORROBORATING,  # the sampled excess against the closed form
+              atol=atol, rtol=rtol, numbers_tolerance=why),
         Check(f"[{text}] Monte Carlo training of the untied model beats the best tied model (T = {T})",
               "monte-carlo", pop < tied, nums,
               "strict: the learnt schedule's population excess (accurate to 1e-9) below the tied excess at α_T",
               f"ends {nums['relative_gap_to_optimum']:.2%} above the untied optimum, with "
-              f"{nums['share_of_untied_gain']:.1%} of the untied model's gain over the tied one"),
+              f"{nums['share_of_untied_gain']:.1%} of the untied model's gain over the tied one",
+              atol=atol, rtol=rtol, numbers_tolerance=why),
     ]
 
 
@@ -387,10 +478,15 @@ def evaluate_untied(config: RunConfig):
             checks.append(check)
             curve["windows"] = numbers
             if "law" not in summary:  # the first law with a rate: the table's numbers
-                summary.update({"law": text, "untied_per_layer": numbers["untied_window_rates"][-1],
-                                "untied_predicted": numbers["untied_predicted_rate"],
-                                "tied_per_layer": numbers["tied_window_rates"][-1],
-                                "tied_predicted": numbers["tied_predicted_rate"]})
+                summary = Summary({"law": text, "untied_per_layer": numbers["untied_window_rates"][-1],
+                                   "untied_predicted": numbers["untied_predicted_rate"],
+                                   "tied_per_layer": numbers["tied_window_rates"][-1],
+                                   "tied_predicted": numbers["tied_predicted_rate"]},
+                                  rtol={"untied_per_layer": check.rtol["untied_window_rates"],
+                                        "tied_per_layer": check.rtol["tied_window_rates"],
+                                        "untied_predicted": CLOSED_FORM_RTOL, "tied_predicted": CLOSED_FORM_RTOL},
+                                  why="as the rate check's: the measured rates from their window slopes; the "
+                                      "predicted ones closed forms of κ")
             if k == 0 or config.law:
                 checks.append(_flow_check(text, law, sz["flow_Ts"], sz["starts"], config.seed))
                 for T in sz["mc_Ts"]:
