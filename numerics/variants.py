@@ -35,7 +35,7 @@ from .task_law import TaskLaw
 from .law_language import takes_law
 from .validate import InputError, check_depth
 
-__all__ = ["VariantLoss", "MinimiseResult", "Floor", "VariantFlow", "minimise", "floor", "excess_at", "gradient_flow",
+__all__ = ["Variant", "DEFAULT_VARIANT", "parse_variant", "VariantLoss", "MinimiseResult", "Floor", "VariantFlow", "minimise", "floor", "excess_at", "gradient_flow", "closed_form",
            "MAX_DEPTH_VARIANT", "REST_STEP",
            "matrix_excess_variant"]
 
@@ -45,6 +45,19 @@ MAX_DEPTH_VARIANT = 10_000
 GRID = {1: 161, 2: 41}
 """Grid points per parameter of the global search (``minimise``, ``floor``), by the number of
 parameters (a 41 × 41 grid for two: each point costs T layer maps)."""
+
+
+Variant = tv.Variant
+DEFAULT_VARIANT = tv.DEFAULT
+
+
+def parse_variant(text) -> tv.Variant:
+    """``Variant.parse`` with a bad text as one ``InputError`` line (the keys, values and an
+    example), and a variant that no derivation covers refused the same way."""
+    try:
+        return tv.Variant.parse(text).require_supported()
+    except tv.VariantError as e:
+        raise InputError(str(e)) from None
 
 
 def _key(variant: tv.Variant) -> str:
@@ -100,10 +113,7 @@ def _family(variant: tv.Variant, which: str):
 
 
 def _supported(variant) -> tv.Variant:
-    try:
-        v = tv.Variant.parse(variant).require_supported()
-    except tv.VariantError as e:
-        raise InputError(str(e)) from None
+    v = parse_variant(variant)
     if v.param == "untied":
         raise InputError(f"variant {v.text}: the untied LCA has its own numerics (mmicl.untied_excess, "
                          "mmicl.optimal_schedule), one α per layer; these functions take param=one or param=two")
@@ -229,6 +239,20 @@ def _search(fun_values, jet, axes: list[np.ndarray], k: int) -> MinimiseResult:
     unique = all(abs(w - v) > 1e-9 * max(abs(v), 1e-300) or np.allclose(y, x, rtol=1e-6, atol=1e-12)
                  for w, y, _ in tried[1:])
     return MinimiseResult(x, float(v), int(mesh.shape[0]), gn, bool(unique))
+
+
+def _closed_build(variant: tv.Variant):
+    model = tv.derive(variant)
+    return [model.excess], [*model.params, s_sym, tv.T]
+
+
+def closed_form(variant):
+    """The excess per ζ² of one prompt from the closed form in symbolic T (``derive(...).excess``),
+    as ``f(params, s, T)``: a second route to ``VariantLoss`` (it divides by ``w_V λ`` where there
+    are two parameters, so it is not used near β = 0)."""
+    v = _supported(variant)
+    f = compiled("variant_closed_" + _key(v), lambda: _closed_build(v))
+    return lambda params, s, T: float(f(*[float(x) for x in params], float(s), int(T))[0])
 
 
 @takes_law

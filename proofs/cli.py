@@ -110,12 +110,16 @@ def _law_text(ctx, param, value):
 @click.option("--plugin", "plugins", multiple=True, metavar="FILE_OR_MODULE",
               help="Load claims from a .py file or an importable module (repeatable); installed plugins "
                    "(entry-point group mmicl.claims) load by themselves.")
+@click.option("--variant", default=None, metavar="KEY=VALUE,...",
+              help="An LCA variant, e.g. readout=evolved-keys-and-query or f0=tokens,skip=off (keys readout, f0, "
+                   "skip, param; see docs/variants.md): the paper's theorems then say hypothesis-not-met, and "
+                   "variant.floor checks the variant.")
 @click.option("--baseline", type=click.Path(exists=True, path_type=Path), default=None, metavar="OLD",
               help="After the run, compare it with an earlier one (its folder or verdicts.json), as "
                    "`mmicl compare OLD OUT` does; exit 1 on any regression.")
 @click.option("--rtol", type=click.FloatRange(0, None, max_open=True), default=None,
               help="With --baseline: the relative change allowed where a check states no numeric tolerance.")
-def verify(quick, size, claims, everything, out, seed, device, law, threads, scheduler, plugins, baseline, rtol):
+def verify(quick, size, claims, everything, out, seed, device, law, threads, scheduler, plugins, variant, baseline, rtol):
     """Run the registry: print a verdict table; write OUT/verdicts.json, OUT/report.md, OUT/report.html.
 
     Figure paths in verdicts.json and report.md are relative to OUT, so the folder can be moved.
@@ -127,6 +131,7 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
     from rich.markup import escape
 
     from mmicl.numerics.atomic import require_space
+    from mmicl.numerics.validate import InputError
 
     from .plugins import load_plugins
     from .registry import RunConfig, select
@@ -146,8 +151,13 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
     if quick and size not in (None, "quick"):
         raise click.BadParameter(f"--quick means --size quick; it cannot go with --size {size}", param_hint="--size")
     size = size or ("quick" if quick else "full")
-    config = RunConfig.sized(size, out=out, seed=seed, device=device, law=law, scheduler=scheduler,
-                             testbed_threads=threads)
+    try:
+        config = RunConfig.sized(size, out=out, seed=seed, device=device, law=law, scheduler=scheduler,
+                                 testbed_threads=threads, variant=variant)
+    except InputError as e:
+        if variant is not None and str(e).startswith("variant"):
+            raise click.BadParameter(str(e), param_hint="--variant") from None
+        raise
     require_space(out, SPACE_PER_CLAIM * len(chosen), f"a run of {len(chosen)} claim(s)")
     _one_torch_thread()
     table = verdict_table(f"mmicl verify ({size}, seed {seed})")

@@ -149,6 +149,11 @@ class RunConfig:
     they train in this process)."""
     testbed_threads: int | None = None
     """torch CPU threads while a testbed claim trains (None: torch's setting is left alone)."""
+    variant: str | None = None
+    """The LCA variant to check (``numerics.variants.parse_variant`` text, e.g.
+    ``"readout=evolved-keys-and-query"``); None or the default's text: mmicl's default LCA.  Stored
+    as the variant's full text, or None for the default.  The built-in claims about the paper's
+    theorems say ``hypothesis-not-met`` on another variant; the claims ``variant.*`` check it."""
 
     def __post_init__(self):
         """A bad seed, device, folder or law is refused here, before any claim runs (``InputError``,
@@ -165,6 +170,11 @@ class RunConfig:
             raise InputError(f"law must be LAW text (a str) or None, got {type(self.law).__name__}")
         if self.scheduler is not None and (not isinstance(self.scheduler, str) or not self.scheduler.strip()):
             raise InputError(f"scheduler must be a Dask scheduler address such as 'tcp://host:8786', got {self.scheduler!r}")
+        if self.variant is not None:
+            from mmicl.numerics.variants import parse_variant
+
+            v = parse_variant(self.variant)  # an InputError names the bad key or value
+            self.variant = None if v.is_default else v.text
         if self.testbed_threads is not None and (isinstance(self.testbed_threads, bool) or
                                                  not isinstance(self.testbed_threads, int) or self.testbed_threads < 1):
             raise InputError(f"testbed_threads must be a positive whole number or None, got {self.testbed_threads!r}")
@@ -376,6 +386,10 @@ class Claim:
     """Where the claim comes from: ``"built-in"``, the plugin that registered it (its distribution
     and version, or its file or module), or ``"user"`` (a script or notebook).  Left ``None``,
     ``register`` fills it in from where it is called."""
+    variants: tuple[str, ...] = ()
+    """The LCA variants (``RunConfig.variant`` texts) the statement covers besides mmicl's default;
+    ``("*",)``: any.  A built-in claim run with another variant says ``hypothesis-not-met`` without
+    computing anything; a claim of another origin gets ``config.variant`` and decides itself."""
 
     def run(self, config: RunConfig) -> ClaimResult:
         """Evaluate the claim and decide its verdict.  A full disk propagates, and so does, from a
@@ -387,6 +401,8 @@ class Claim:
         import traceback
 
         t0 = time.perf_counter()
+        if config.variant is not None and self.origin == BUILTIN and not {"*", config.variant} & set(self.variants):
+            return self._not_this_variant(config, t0)
         try:
             returned = self.evaluate(config)
         except Exception as e:  # noqa: BLE001 -- reported as this claim's verdict, see the docstring
@@ -417,6 +433,19 @@ class Claim:
             seconds=time.perf_counter() - t0,
             origin=self.origin,
         )
+
+    def _not_this_variant(self, config: RunConfig, t0: float) -> ClaimResult:
+        """A built-in claim about the paper's model, asked about another variant: its hypothesis
+        that the model is mmicl's default is not met, and nothing is computed."""
+        from mmicl.numerics.variants import DEFAULT_VARIANT
+
+        hyp = Hypothesis(f"the model is mmicl's default LCA ({DEFAULT_VARIANT.text}): the statement is about it",
+                         False, f"this run's variant is {config.variant}; what is derived for a variant is "
+                                "checked by the claims variant.* (mmicl verify --claim 'variant.*')")
+        verdict, reason = decide([hyp], [])
+        return ClaimResult(id=self.id, verdict=verdict, verdict_reason=reason, statement=self.statement,
+                           hypotheses=[hyp], checks=[], summary={}, figures=[],
+                           seconds=time.perf_counter() - t0, origin=self.origin)
 
     def _error(self, e: Exception, trace: str, t0: float) -> ClaimResult:
         message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
@@ -551,7 +580,8 @@ def select(patterns: list[str] | tuple[str, ...], everything: bool = False) -> l
 
 def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True, law=None, seed: int = 0,
            device: str = "cpu", out: str | Path = "results", everything: bool = False,
-           plugins: str | list[str] | tuple[str, ...] = (), size: str | None = None) -> list[ClaimResult]:
+           plugins: str | list[str] | tuple[str, ...] = (), size: str | None = None,
+           variant: str | None = None) -> list[ClaimResult]:
     """Run claims and return their results (``ClaimResult``: ``.verdict``, ``.hypotheses``,
     ``.checks``, ``.summary``, ``.figures``, ``.origin``, ``.to_json()``).
 
@@ -559,7 +589,9 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
     default claims (all of them with ``everything=True``).  ``law``: a ``TaskLaw`` or LAW text to
     check the claims on instead of each claim's own laws.  ``plugins``: files (``claims.py``) or
     module names to load claims from, beside the installed plugins.  Figures go to
-    ``out/figures``.  Unlike the ``mmicl verify`` command this writes no ``verdicts.json`` or report
+    ``out/figures``.  ``variant``: an LCA variant (``"readout=evolved-keys-and-query"``, …): the
+    paper's theorems then say ``hypothesis-not-met`` and the claims ``variant.*`` check it.
+    Unlike the ``mmicl verify`` command this writes no ``verdicts.json`` or report
     and leaves torch's thread count alone.
 
     Refused before any claim runs, each with a one-line ``InputError``/``LawError``/``PluginError``:
@@ -581,5 +613,6 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
         parse_law(law)  # a bad law fails here, before any claim runs
     if size is None:
         size = "quick" if quick else "full"
-    config = RunConfig.sized(size, out=Path(out), seed=seed, device=device, law=law)  # checks size, seed, device
+    config = RunConfig.sized(size, out=Path(out), seed=seed, device=device, law=law,
+                             variant=variant)  # checks size, seed, device, variant
     return [claim.run(config) for claim in chosen]

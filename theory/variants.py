@@ -99,6 +99,12 @@ class Variant:
         return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self))
 
     @property
+    def short(self) -> str:
+        """The choices that differ from the default (``"default"`` for the default itself)."""
+        return ",".join(f"{f.name}={getattr(self, f.name)}" for f in fields(self)
+                        if getattr(self, f.name) != f.default) or "default"
+
+    @property
     def is_default(self) -> bool:
         return self == DEFAULT
 
@@ -106,8 +112,8 @@ class Variant:
     def unsupported(self) -> str | None:
         """Why no derivation covers this variant, or None where one does."""
         if self.param == "untied" and (self.readout == "evolved-keys-and-query" or self.f0 != "zero" or self.skip != "on"):
-            return ("the untied LCA (one α per layer) is derived for F⁰ = 0 with the skip on and a raw "
-                    f"side in the readout only (theory.untied); {self.text} is not")
+            return ("the untied LCA (one α per layer) is derived only with f0=zero, skip=on and a raw side in "
+                    "the readout (raw-keys or evolved-keys); drop param=untied or those choices")
         return None
 
     def require_supported(self) -> "Variant":

@@ -11,6 +11,7 @@ CLAIM_MODULES = [
     "mmicl.proofs.claims.montecarlo",
     "mmicl.proofs.claims.lsa",
     "mmicl.proofs.claims.untied",
+    "mmicl.proofs.claims.variants",
 ]
 
 _token = _ORIGIN.set(BUILTIN)
