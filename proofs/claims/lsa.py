@@ -71,7 +71,9 @@ from mmicl.numerics.law_language import parse_law
 from mmicl.numerics.task_law import TaskLaw
 
 from mmicl.proofs import hypotheses as hyp
-from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
+from .mc_evidence import Z_ATOL, alpha_T_atol
+from .number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
+from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, register
 
 THEOREM_LAWS = (
     "s=uniform(0.5,4)",
@@ -85,6 +87,21 @@ K_SE = 3.0  # standard errors of one Monte Carlo comparison on its own
 P_TAIL = math.erfc(K_SE / math.sqrt(2))  # its two-sided tail, 0.0027: the false-alarm rate of a whole run
 EPS = float(np.finfo(float).eps)
 POINT_TOL = 1e-20  # used by the figure only: a gap below it is drawn as 0
+QUANTILE_RTOL = 1e-10
+"""How far k (``k_family``: scipy's normal quantile), the χ² threshold (scipy's χ² quantile) and the
+tail erfc(k/√2) may move relatively between two runs: each is accurate to a few ulp, and a patch
+release's change of algorithm moves the tail by k² ≈ 15 times k's relative change; 1e-10 covers that."""
+GAMMA_RTOL = 1e-10
+"""The best LSA's γ where no closed-form check states its accuracy: the normal equations' solution
+is accurate to cond(A)·(K + d²)·ε relatively; cond(A) is not computed there, 1e-10 allows cond(A) ≲ 10³."""
+
+
+def _rounding(law: TaskLaw) -> float:
+    """(K + d²)·ε·E[ζ²]: the float64 rounding of best_lsa's K-node sums on the E[ζ²] scale of its
+    risk and gap (the accuracy of an exact risk or gap where no closed-form check states one)."""
+    from mmicl.numerics.lsa import norm_blocks
+
+    return (norm_blocks(law).weights.size + law.d**2) * EPS * law.zeta.second_moment()
 
 
 @dataclass(frozen=True)
@@ -228,6 +245,14 @@ def _closed_form_check(law: TaskLaw, n: int | None, gap: float | None = None, ga
         tolerance=("|Δgap| ≤ mpmath error (|30 − 20 digits|) + rule truncation (|depth-1 − depth-2 rule|, the "
                    "closed form in float64) + (K + d²)·ε·E[ζ²](κ + bᵀA⁻¹b) float64 rounding of best_lsa's "
                    f"K = {K}-node sums; |Δγ| ≤ cond(A)·(K + d²)·ε·|γ| + the same two differences in γ"),
+        atol={**{k: tol for k in ("gap", "closed_form_gap", "gap_difference", "gap_tolerance", "mpmath_error",
+                                  "rule_error", "rounding_bound")},
+              **{k: tol_g for k in ("gamma", "closed_form_gamma_blocks", "gamma_difference", "gamma_tolerance")},
+              **exact("n", "nodes", "cond_A")},
+        rtol={"cond_A": cond * (K + law.d**2) * EPS},
+        numbers_tolerance=("the gap, γ and their errors: the check's own error bound (gap_tolerance, gamma_tolerance), "
+                           "which each error term lies within; cond(A): cond·(K + d²)·ε relative (its smallest "
+                           "singular value's rounding); settings exact"),
         detail=("closed form: one γ per block of m, E e = E[ζ²](γᵀAγ − 2bᵀγ + κ) with A, b, κ from E S_b, "
                 "E S_b², E[s/(1+s)] by mpmath tanh-sinh (expect_mp); best_lsa: d×d normal equations from "
                 "coordinate moments (direction moments × norm moments) on the graded Gauss rule"),
@@ -283,6 +308,12 @@ def _mc_risk_check(law: TaskLaw, n: int | None, gamma, exact_risk: float, exact_
         numbers={"n": None if n is None else n, "exact_risk": float(exact_risk), "mc_risk": risk, "mc_risk_se": se_r,
                  "z_risk": z_r, "exact_gap": float(exact_gap), "mc_gap": gap, "mc_gap_se": se_g, "z_gap": z_g,
                  "samples": samples, "k": k, "decidable": decidable},
+        atol={**exact("n", "samples", "k"), "exact_risk": _rounding(law), "exact_gap": _rounding(law),
+              "mc_risk": sampling_atol(se_r), "mc_risk_se": sampling_atol(se_r), "mc_gap": sampling_atol(se_g),
+              "mc_gap_se": sampling_atol(se_g), "z_risk": Z_ATOL, "z_gap": Z_ATOL},
+        rtol={"k": QUANTILE_RTOL},
+        numbers_tolerance=("exact risk and gap: best_lsa's K-node rounding (K + d²)·ε·E[ζ²]; k: QUANTILE_RTOL; "
+                           f"z's: 4·√2; {SAMPLING_WHY}"),
         tolerance=(f"|z| ≤ k = {k:.3g} for both (se = sd/√{samples}; k from the run's false-alarm budget, see "
                    "k_family); inconclusive unless k·se(gap) < MC gap / 2"),
         detail=("prompts from sample_prompts (tokens) or the exact limit moments at n = ∞; ŷ = last entry of the "
@@ -309,7 +340,7 @@ def _stationarity_check(law: TaskLaw, n: int | None, gamma, samples: int, seed: 
     d = law.d
     theta = torch.as_tensor(theta_star(gamma), dtype=torch.float64, device=device)
     p = theta.numel()
-    sum_g, sum_gg, sum_jj, sum_ex = np.zeros(p), np.zeros((p, p)), np.zeros((p, p)), 0.0
+    sum_g, sum_gg, sum_jj, sum_ex, sum_ex2 = np.zeros(p), np.zeros((p, p)), np.zeros((p, p)), 0.0, 0.0
     for gram, zq, yq, bayes in sampled_layer_inputs(law, n, samples, seed, device):
         th = theta.expand(gram.shape[0], p).clone().requires_grad_(True)
         P, Q = layer_weights(th, d)
@@ -326,7 +357,9 @@ def _stationarity_check(law: TaskLaw, n: int | None, gamma, samples: int, seed: 
             sum_g += g.sum(0)
             sum_gg += g.T @ g
             sum_jj += J.T @ J
-        sum_ex += float(((yhat - bayes) ** 2).sum())
+        ex = (yhat - bayes) ** 2
+        sum_ex += float(ex.sum())
+        sum_ex2 += float((ex**2).sum())  # for the se of mc_gap (its numeric tolerance only)
     N = samples
     gbar = sum_g / N
     S = (sum_gg - N * np.outer(gbar, gbar)) / (N - 1)
@@ -352,6 +385,17 @@ def _stationarity_check(law: TaskLaw, n: int | None, gamma, samples: int, seed: 
                  "chi2_threshold": thr, "largest_z": float(gbar[worst] / math.sqrt(S[worst, worst] / N)),
                  "largest_z_index": worst, "mean_gradient": gbar.tolist(),
                  "resolution_risk": resolution, "mc_gap": gap_est, "tail": tail, "decidable": decidable},
+        atol={**exact("n", "samples", "parameters", "rank", "largest_z_index", "chi2_threshold", "tail"),
+              "T2": sampling_atol(math.sqrt(2 * rank + 4 * t2)), "largest_z": Z_ATOL,
+              "mean_gradient": sampling_atol(float(np.sqrt(np.max(np.diag(S)) / N))),
+              "resolution_risk": EXACT, "mc_gap": sampling_atol(_estimate(sum_ex, sum_ex2, N).se)},
+        rtol={"chi2_threshold": QUANTILE_RTOL, "tail": QUANTILE_RTOL,
+              "resolution_risk": sampling_atol(3 * math.sqrt(2 / N))},
+        numbers_tolerance=("T²: sampling_atol of a noncentral χ²_rank's sd √(2·rank + 4·T²); mean gradient: "
+                           "sampling_atol of its largest coordinate se √(S_jj/N); largest z: 4·√2; mc_gap: "
+                           "sampling_atol of its se; resolution ∝ 1/ρ, ρ an eigenvalue of H S⁻¹ H (three sample "
+                           "means of N outer products, relative se ≈ √(2/N) each: no se is stated): relative "
+                           f"sampling_atol(3·√(2/N)); quantile and tail: QUANTILE_RTOL; {SAMPLING_WHY}"),
         tolerance=(f"Hotelling T² = N ḡᵀS⁻¹ḡ ≤ the χ²_{rank} quantile at tail {tail:.2g} (that of a k = {k:.3g} "
                    "se two-sided test); inconclusive unless a perturbation costing half the MC gap would give "
                    "T² ≥ 4× that quantile (resolution_risk ≤ mc_gap/2)"),
@@ -379,6 +423,10 @@ def _conclusion_check(law: TaskLaw, gap: float, gap_tol: float, mc_gap: Estimate
         f"the best LSA is not Bayes-optimal (n=∞) on {law.spec()}", "quadrature+monte-carlo", passed,
         numbers={"gap": gap, "gap_tolerance": gap_tol, "mc_gap": mc_gap.mean, "mc_gap_se": mc_gap.se,
                  "mc_lower_bound": lower},
+        atol={"gap": gap_tol, "gap_tolerance": gap_tol, "mc_gap": sampling_atol(mc_gap.se),
+              "mc_gap_se": sampling_atol(mc_gap.se), "mc_lower_bound": (1 + k) * sampling_atol(mc_gap.se)},
+        numbers_tolerance=("gap: its error bound (gap_tolerance, which the bound lies within too); the lower bound "
+                           f"mean − k·se: (1 + k)·sampling_atol(se), first order; {SAMPLING_WHY}"),
         tolerance=f"gap > its error bound (closed-form check, else K-node rounding) and MC gap − k·se > 0, k = {k:.3g}",
         detail=("inconclusive if the exact gap is within its error bound (float64 cannot resolve it) or if only "
                 "the Monte Carlo cannot confirm it" + (f"; float64 cannot resolve the gap: {gap:.3g} ≤ its rounding "
@@ -444,12 +492,14 @@ def _train_restarts(law: TaskLaw, n: int, sz: Sizes, gamma, seed: int, device: s
     return runs
 
 
-def _training_verdict(runs: list[dict], exact_risk: float, gap_n: float, meta: dict, k: float = K_SE) -> Check:
+def _training_verdict(runs: list[dict], exact_risk: float, gap_n: float, meta: dict, k: float = K_SE,
+                      exact_atol: float = EXACT) -> Check:
     """Two-sided: the best tested restart's paired difference (trained − best LSA) within ±k se.
     Below: something beats the exact optimum (contradiction).  Above: no restart reached it.
     Inconclusive when k se is not below half the gap at this n, or when no restart could be tested.
     A tested restart more than k se above is 'stalled'; a screened-out one is only counted as 'far
-    above at screening' (more than gap(n)/2 above the exact risk: stalled, or not yet converged)."""
+    above at screening' (more than gap(n)/2 above the exact risk: stalled, or not yet converged).
+    ``exact_atol``: the accuracy of ``exact_risk`` and ``gap_n`` (their numeric tolerance only)."""
     tested = [r for r in runs if "difference" in r]
     for r in tested:
         d = r["difference"]
@@ -478,9 +528,18 @@ def _training_verdict(runs: list[dict], exact_risk: float, gap_n: float, meta: d
             passed = None
         else:
             passed = bool(abs(d["mean"]) <= k * d["se"])
+    atol = {**{key: EXACT for key, v in numbers.items() if isinstance(v, int)}, "best_gamma": EXACT,
+            "exact_best_risk": exact_atol, "gap_at_n": exact_atol, "restarts": Z_ATOL}
+    if best is not None:
+        atol |= {"trained_minus_best": sampling_atol(d["se"]), "trained_minus_best_se": sampling_atol(d["se"]),
+                 "z": Z_ATOL, "trained_test_risk": sampling_atol(best["trained_test_risk"]["se"])}
     return Check(
         "the trained full LSA reaches the exact best LSA and does not beat it", "monte-carlo", passed,
-        numbers=numbers,
+        numbers=numbers, atol=atol, rtol={"best_gamma": GAMMA_RTOL},
+        numbers_tolerance=("paired difference, test risk and se's: sampling_atol(se); z: 4·√2; the restarts' "
+                           "records (seeds, losses, se's, γ's and z's under one key): 4·√2, what their z's may "
+                           "move by; the exact best risk and gap at n: best_lsa's K-node rounding (K + d²)·ε·E[ζ²]; "
+                           f"best γ: GAMMA_RTOL; settings and counts exact; {SAMPLING_WHY}"),
         tolerance=(f"best restart: |paired mean(trained − best LSA)| ≤ k·se, k = {k:.3g} (below: the exact optimum "
                    f"is beaten; above: no restart reached it); inconclusive unless k·se < gap(n)/2 or if no "
                    "restart could be tested"),
@@ -497,7 +556,7 @@ def _training_left_out() -> Check:
     return Check(
         "the trained full LSA reaches the exact best LSA and does not beat it", "monte-carlo", None,
         numbers={"left_out_at": "smoke", "n": N_CONTEXT},
-        tolerance="not run: see the quick and full sizes",
+        tolerance="not run: see the quick and full sizes", atol=EXACT,
         detail=("not trained at the smoke size (screened random restarts of the full layer: seconds to minutes "
                 "per law); undecided, so the claim is at best inconclusive at this size"),
     )
@@ -511,7 +570,7 @@ def _training_check(law: TaskLaw, sz: Sizes, seed: int, device: str, k: float = 
     meta = {"n": N_CONTEXT, "screen_restarts": sz.screen_restarts, "screen_steps": sz.screen_steps,
             "screen_batch": sz.screen_batch, "screen_eval": sz.screen_eval, "keep": sz.keep, "steps": sz.steps, "batch": sz.batch,
             "test_prompts": sz.test, "best_gamma": best.gamma.tolist()}
-    return _training_verdict(runs, best.lsa_risk, best.gap, meta, k)
+    return _training_verdict(runs, best.lsa_risk, best.gap, meta, k, exact_atol=_rounding(law))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -537,6 +596,10 @@ def _lca_check(law: TaskLaw) -> Check:
         "quadrature", bool(ok),
         numbers={"lca_T1_alpha": a1, "lca_T1_excess": ex1, "lsa_gap": best.gap, "difference": ex1 - best.gap,
                  "tolerance": tol},
+        atol={"lca_T1_alpha": alpha_T_atol(a1), **{k: tol for k in ("lca_T1_excess", "lsa_gap", "difference",
+                                                                   "tolerance")}},
+        numbers_tolerance=("α: alpha_T's stated brentq accuracy 1e-16 + 8·eps·α; the excesses, their difference "
+                           "and the bound: the check's rounding bound, which each lies within"),
         tolerance=("2·(K + d²)·ε·E[ζ²]·2κ: float64 rounding of two K-node quadratures of terms bounded by the "
                    "κ = E[s/(1+s)] scale (α and γ errors enter only to second order at a minimum)"),
         detail=("the T=1 LCA is the LSA with Γ = αI: equal for s-laws (Γ* = γI), a subset of the diagonal Γ's "
@@ -571,7 +634,7 @@ def _symbolic_check(d: int = 2) -> Check:
         "the full LSA collapses to x_qᵀΓh (+ label-even terms) and its finite-n risk is the closed form",
         "symbolic", ok,
         numbers=copy.deepcopy(dict(numbers)),
-        tolerance="exact (SymPy simplification to 0)",
+        tolerance="exact (SymPy simplification to 0)", atol=EXACT,
         detail=f"d={d}, prompt with 2 symbolic context tokens; Γ = p_y Q11ᵀ + q21 p_xᵀ",
     )
 
@@ -652,7 +715,7 @@ def _law_checks(law: TaskLaw, sz: Sizes, seed: int, device: str, role: str = "",
     (``evaluate``); the checks at n = ∞ are those of quick, with the same samples, seeds and k, so
     their numbers are quick's (the stationarity check's up to the rounding of its sums, which are
     formed by torch at smoke: ``_stationarity_check``)."""
-    from mmicl.numerics.lsa import best_lsa, block_closed_form_applicable, norm_blocks
+    from mmicl.numerics.lsa import best_lsa, block_closed_form_applicable
 
     checks, info = [], {}
     gap_tol = None
@@ -670,7 +733,7 @@ def _law_checks(law: TaskLaw, sz: Sizes, seed: int, device: str, role: str = "",
         return checks, info
     best_inf = best_lsa(law)
     if gap_tol is None:  # rounding of the K-node sum only
-        gap_tol = (norm_blocks(law).weights.size + law.d**2) * EPS * law.zeta.second_moment()
+        gap_tol = _rounding(law)
     mc_inf = None
     for j, n in enumerate((None, N_CONTEXT)[:len(ns)]):
         best = best_inf if n is None else best_lsa(law, n)
@@ -700,7 +763,7 @@ def evaluate(config: RunConfig):
                     checks.append(_closed_form_check(law, None)[0])
                 except ZeroDivisionError:  # a block of m that is 0 a.s. (s=point(0), sv=point(0)): its normal
                     pass                   # equations are singular, the gap is 0 and the claim is already decided
-        return hyps, checks, {"law": theorem[0].spec()}, []
+        return hyps, checks, Summary({"law": theorem[0].spec()}, atol=EXACT), []
 
     from mmicl.numerics.lsa import best_lsa
 
@@ -711,13 +774,15 @@ def evaluate(config: RunConfig):
     k = k_family(len(theorem) * (2 * 3 + 1) + 1)
     checks = [_symbolic_check()]
     summary: dict = {"k_se": k}
+    atol: dict = {"k_se": EXACT}
     # a theorem law that float64 cannot resolve (the gap needs γ − 1/(1+s) over the support: the spread
     # of 1 + s at depth 1, TaskLaw.float64_unresolved): inconclusive with the reason, its checks not run
     unresolved = [(law, hyp.float64_resolution_check(f"[{law.spec()}]", law)) for law in theorem]
     checks += [c for _, c in unresolved if c is not None]
     theorem = [law for law, c in unresolved if c is None]
     if not theorem:
-        return hyps, checks, {"law": unresolved[0][0].spec(), "k_se": k}, []
+        return hyps, checks, Summary({"law": unresolved[0][0].spec(), "k_se": k}, atol=atol,
+                                     rtol={"k_se": QUANTILE_RTOL}, why="k: QUANTILE_RTOL"), []
     for i, law in enumerate(theorem):
         cs, info = _law_checks(law, sz, config.seed + 100 * i, config.device, k=k, smoke=config.smoke)
         checks += cs
@@ -725,6 +790,11 @@ def evaluate(config: RunConfig):
             main = best_lsa(law)
             summary |= {"law": law.spec(), "gap": main.gap, "gamma": main.to_json()["gamma"],
                        "mc_gap": info["mc_gap"].mean, "mc_gap_se": info["mc_gap"].se}
+            conclusion = cs[-1]
+            closed = [c for c in cs if c.name.startswith("best LSA = block closed form (n=∞)")]
+            atol |= {key: conclusion.atol[key] for key in ("gap", "mc_gap", "mc_gap_se")}
+            atol["gamma"] = closed[0].atol["gamma"] if closed else EXACT
+            rtol = {} if closed else {"gamma": GAMMA_RTOL}
     for law in controls:
         checks += _law_checks(law, sz, config.seed, config.device, role=" (control: gap 0 expected)")[0]
     # The smoke size does not train: 16 screened restarts of the full layer and two continued ones
@@ -736,8 +806,12 @@ def evaluate(config: RunConfig):
     tn = train.numbers
     summary |= {key: tn[key] for key in ("trained_minus_best", "trained_minus_best_se", "tested_restarts",
                                          "stalled_restarts", "far_above_at_screening") if key in tn}
+    atol |= {key: train.atol[key] for key in summary if key in tn and key in train.atol}
     checks += [_lca_check(law) for law in theorem + controls]
     figs = [] if config.smoke else [_figure(theorem + controls, config.figures)]  # a figure decides nothing
+    summary = Summary(summary, atol=atol, rtol={"k_se": QUANTILE_RTOL, **rtol},
+                      why="each number's tolerance in the check it comes from (the conclusion at n = ∞, the closed "
+                          "form at n = ∞ for γ, training); k: QUANTILE_RTOL")
     return hyps, checks, summary, figs
 
 

@@ -28,10 +28,15 @@ from mmicl.numerics.atomic import save_figure, write_json
 from mmicl.numerics.law_language import parse_law
 from mmicl.proofs.experiments import depth_study, log_log_slope, noskip_study, sample_mean_baselines
 from mmicl.proofs import hypotheses as hyp
-from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, register
+from mmicl.proofs.claims.mc_evidence import CLOSED_FORM_RTOL, Z_ATOL, alpha_T_atol, excess_rtol
+from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
+from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, register
 
 DEFAULT_LAW = "s=uniform(0.5,4); zeta=normal; d1=1; d2=1"
 Z = 3.0
+NOSKIP_WHY = ("risks, paired differences and their se's: sampling_atol(se); z: 4·√2; the trained max weight: "
+              "relative sampling_atol(risk_se/risk), the precision of the sampled risk it is trained on (no se "
+              f"of the weights is stated); E[ζ²] and the finite-n bias E[ζ²]/n: closed forms; {SAMPLING_WHY}")
 
 
 def _law(config: RunConfig):
@@ -43,7 +48,10 @@ def _noskip_flat_check(first: dict, last: dict) -> Check:
     return Check("no-skip risk does not fall with T", "monte-carlo", last["risk"] >= first["risk"] - Z * se,
                  {"T_first": first["T"], "risk_first": first["risk"], "T_last": last["T"],
                   "risk_last": last["risk"], "se_of_difference": se},
-                 tolerance=f"falls by less than {Z} se of the difference (independent samples)")
+                 tolerance=f"falls by less than {Z} se of the difference (independent samples)",
+                 atol={**exact("T_first", "T_last"), "risk_first": sampling_atol(first["risk_se"]),
+                       "risk_last": sampling_atol(last["risk_se"]), "se_of_difference": sampling_atol(se)},
+                 numbers_tolerance=SAMPLING_WHY)
 
 
 def _noskip_vs_sample_mean_check(r: dict, ez2: float, n: int) -> Check:
@@ -51,14 +59,27 @@ def _noskip_vs_sample_mean_check(r: dict, ez2: float, n: int) -> Check:
     z = abs(r["minus_label_mean"] - bias) / r["minus_label_mean_se"] if r["minus_label_mean_se"] > 0 else np.inf
     return Check(f"no-skip risk = sample-mean risk − E[ζ²]/n (T={r['T']})", "monte-carlo", z <= Z,
                  {**r, "finite_n_bias": bias, "z": z, "E_zeta2": ez2, "n": n},
-                 tolerance=f"{Z} se of the paired difference, after the exact finite-n bias E[ζ²]/n")
+                 tolerance=f"{Z} se of the paired difference, after the exact finite-n bias E[ζ²]/n",
+                 **_noskip_tolerance(r))
+
+
+def _noskip_tolerance(r: dict) -> dict:
+    """``atol``, ``rtol`` and ``numbers_tolerance`` of a no-skip row's check (``noskip_study``):
+    see ``NOSKIP_WHY``."""
+    risk_atol, diff_atol = sampling_atol(r["risk_se"]), sampling_atol(r["minus_label_mean_se"])
+    return dict(atol={**exact("T", "n"), "risk": risk_atol, "risk_se": risk_atol, "minus_label_mean": diff_atol,
+                      "minus_label_mean_se": diff_atol, "z": Z_ATOL, "max_abs_prediction_weight": EXACT,
+                      "finite_n_bias": EXACT, "E_zeta2": EXACT},
+                rtol={"max_abs_prediction_weight": sampling_atol(r["risk_se"] / r["risk"]) if r["risk"] > 0 else EXACT,
+                      "finite_n_bias": CLOSED_FORM_RTOL, "E_zeta2": CLOSED_FORM_RTOL},
+                numbers_tolerance=NOSKIP_WHY)
 
 
 def _noskip_vs_zero_check(r: dict, ez2: float) -> Check:
     z0 = abs(r["risk"] - ez2) / r["risk_se"]
     return Check(f"no-skip risk = E[ζ²] = risk of predicting 0 (T={r['T']})", "monte-carlo", z0 <= Z,
                  {"T": r["T"], "risk": r["risk"], "risk_se": r["risk_se"], "E_zeta2": ez2, "z": z0},
-                 tolerance=f"{Z} standard errors",
+                 tolerance=f"{Z} standard errors", **_noskip_tolerance(r),
                  role=CORROBORATING)  # the mechanism (ŷ ≡ 0), not the statement's comparison
 
 
@@ -67,7 +88,7 @@ def evaluate_appF(config: RunConfig):
     ez2 = law.zeta.second_moment()
     hyps = [hyp.label_scale(law)]
     if not all(h.met for h in hyps):
-        return hyps, [], {}, []
+        return hyps, [], Summary({}, atol=EXACT), []
     Ts = [1, 4, 16] if config.quick else [1, 2, 4, 8, 16, 32]
     if config.smoke:
         # The smoke size trains and measures the shallowest and the deepest depth of quick's sweep
@@ -88,9 +109,12 @@ def evaluate_appF(config: RunConfig):
     write_json(config.out / "montecarlo" / "appF.json", {"law": law.spec(), "n": n, "rows": rows, "baselines": base,
                                                         "seed": config.seed})
     summary = {"risk_T_max": rows[-1]["risk"], "E_zeta2": ez2}
+    atol = {"risk_T_max": sampling_atol(rows[-1]["risk_se"])}
     if base is not None:
         summary["sample_mean_risk"] = base["label_mean"][0]
-    return hyps, checks, summary, []
+        atol["sample_mean_risk"] = sampling_atol(base["label_mean"][1])
+    return hyps, checks, Summary(summary, atol=atol, rtol={"E_zeta2": CLOSED_FORM_RTOL},
+                                 why=f"E[ζ²]: a closed form; {SAMPLING_WHY}"), []
 
 
 def _depth_hypotheses(law) -> list[Hypothesis]:
@@ -124,37 +148,83 @@ def _falls_check(a: dict, b: dict, short_training: int | None = None) -> Check:
         tolerance += (f"; at the smoke size ({short_training} training steps) a missing decrease is inconclusive, "
                       "not a failure (the training may be too short)")
     return Check(f"excess risk falls from T={a['T']} to T={b['T']}", "monte-carlo", passed, nums,
-                 tolerance=tolerance)
+                 tolerance=tolerance,
+                 atol={"excess_before": sampling_atol(a["excess_se"]), "excess_after": sampling_atol(b["excess_se"]),
+                       "se": sampling_atol(se), **exact("resolution_after", "training_steps")},
+                 rtol={"resolution_after": CLOSED_FORM_RTOL},
+                 numbers_tolerance=f"the rounding floor: a closed form; {SAMPLING_WHY}")
 
 
-def _theory_match_check(r: dict) -> Check:
+def _depth_row_tolerance(law, r: dict) -> dict:
+    """``atol``, ``rtol`` and ``numbers_tolerance`` of a ``depth_study`` row and its z.  The trained
+    α states no se: two trainings that each end within the row's own training error |α − α_T| of
+    α_T are at most 2·|α − α_T| apart.  The theory's excess at the trained α moves with the trained
+    α as the measured excess does: by the measurement's sampling_atol(excess_se)."""
+    ex = sampling_atol(r["excess_se"])
+    a_T = alpha_T_atol(r["alpha_T"])
+    return dict(atol={"T": EXACT, "alpha": 2 * abs(r["alpha"] - r["alpha_T"]) + a_T, "alpha_T": a_T, "excess": ex,
+                      "excess_se": ex, "theory_excess_at_trained_alpha": ex, "theory_excess_at_alpha_T": EXACT,
+                      "resolution": EXACT, "z": Z_ATOL},
+                rtol={"theory_excess_at_alpha_T": excess_rtol(law, r["T"]), "theory_excess_at_trained_alpha":
+                      excess_rtol(law, r["T"]), "resolution": CLOSED_FORM_RTOL},
+                numbers_tolerance=("trained α: 2·|α − α_T| (no se stated; two trainings each within their own "
+                                   "error of α_T); theory's excess: excess_risk's stated T·u/ρ, at the trained α "
+                                   "also the measured excess's sampling_atol(excess_se); α_T: brentq's stated "
+                                   f"accuracy; rounding floor: a closed form; z: 4·√2; {SAMPLING_WHY}"))
+
+
+def _theory_match_check(law, r: dict) -> Check:
     z = abs(r["excess"] - r["theory_excess_at_trained_alpha"]) / r["excess_se"] if r["excess_se"] > 0 else np.inf
     return Check(f"measured excess = theory's excess at the trained α (T={r['T']})", "monte-carlo",
-                 (z <= Z) if _resolved(r) else None, {**r, "z": z},
+                 (z <= Z) if _resolved(r) else None, {**r, "z": z}, **_depth_row_tolerance(law, r),
                  tolerance=f"{Z} standard errors of the direct estimate of E[(ŷ − ŷ_Bayes)²]; inconclusive "
                            "where the theory's excess is within 100× of the rounding floor (row 'resolution')",
                  role=CORROBORATING)  # the measurement against the theory, beside the statement
 
 
-def _rate_check(rows: list[dict]) -> Check:
+def _slope_weights(T_arr: list[int]) -> np.ndarray:
+    """w with the least-squares slope of log v on log T = Σ w_i log v_i."""
+    x = np.log(T_arr)
+    return (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+
+
+def _slope_se(T_arr: list[int], values: list[float], ses: list[float]) -> float:
+    """se of the least-squares slope of log(value) on log T from each point's se (delta method:
+    se(log v) = se/v)."""
+    w = _slope_weights(T_arr)
+    return float(np.sqrt(np.sum((w * np.array([se / v for se, v in zip(ses, values)])) ** 2)))
+
+
+def _rate_check(law, rows: list[dict]) -> Check:
     """The measured log-log rate of the excess along T against the theory's rate at the trained
     α's (the models trained, not the ideal α_T: training error shifts the rate by itself, by
     ``slope_shift_from_training_error``), within Z standard errors of the measured slope."""
     T_arr = [r["T"] for r in rows]
     measured = [r["excess"] for r in rows]
     slope_mc = log_log_slope(T_arr, measured)
-    slope_trained = log_log_slope(T_arr, [r["theory_excess_at_trained_alpha"] for r in rows])
+    at_trained = [r["theory_excess_at_trained_alpha"] for r in rows]
+    slope_trained = log_log_slope(T_arr, at_trained)
     slope_th = log_log_slope(T_arr, [r["theory_excess_at_alpha_T"] for r in rows])
-    # se of the least-squares slope from the per-point se of log(excess) (delta method)
-    x = np.log(T_arr)
-    w = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
-    slope_se = float(np.sqrt(np.sum((w * np.array([r["excess_se"] / r["excess"] for r in rows])) ** 2)))
+    ses = [r["excess_se"] for r in rows]
+    slope_se = _slope_se(T_arr, measured, ses)
+    # how far the slopes may move: sampling_atol of their delta-method se (the theory at the trained
+    # α moves by its points' sampling_atol(excess_se), see _depth_row_tolerance); the slope at α_T
+    # by its points' relative accuracy, each times its least-squares weight |w_i| (first order)
+    trained_atol = sampling_atol(_slope_se(T_arr, at_trained, ses)) if all(v > 0 for v in at_trained) else 0.0
+    theory_atol = float(np.abs(_slope_weights(T_arr)) @ [excess_rtol(law, T) for T in T_arr])
     return Check("measured log-log rate of the excess along T = the theory's at the trained α", "monte-carlo",
                  bool(abs(slope_mc - slope_trained) <= Z * slope_se) if all(_resolved(r) for r in rows) else None,
                  {"slope_measured": slope_mc, "slope_theory_at_trained_alpha": slope_trained,
                   "slope_theory": slope_th, "slope_se": slope_se,
                   "slope_shift_from_training_error": slope_trained - slope_th, "Ts": T_arr},
                  tolerance=f"{Z} se of the measured slope (delta method from each depth's se)",
+                 atol={"slope_measured": sampling_atol(slope_se), "slope_se": sampling_atol(slope_se),
+                       "slope_theory_at_trained_alpha": trained_atol, "slope_theory": theory_atol,
+                       "slope_shift_from_training_error": trained_atol + theory_atol, "Ts": EXACT},
+                 numbers_tolerance=("measured slope and its se: sampling_atol(slope_se); the slope of the theory at "
+                                    "the trained α: sampling_atol of its own delta-method se from the excess se's; "
+                                    "at α_T: Σ |w_i|·(excess_risk's stated relative accuracy T·u/ρ), w the least-squares weights; "
+                                    "the shift: the sum of the two"),
                  detail="slope_theory is the rate at α_T, the ideal the training approaches",
                  role=CORROBORATING)  # the statement reports the comparison; it does not claim a match
 
@@ -163,7 +233,7 @@ def evaluate_depth(config: RunConfig):
     law = _law(config)
     hyps = _depth_hypotheses(law)
     if not all(h.met for h in hyps):
-        return hyps, [], {}, []
+        return hyps, [], Summary({}, atol=EXACT), []
     Ts = [1, 2, 4, 8] if config.quick else [1, 2, 4, 8, 16, 32]
     steps, samples = (300, 20_000) if config.quick else (3000, 400_000)
     short = None
@@ -178,13 +248,16 @@ def evaluate_depth(config: RunConfig):
         Ts, steps, short = [1, 2], 100, 100
     rows = depth_study(law, Ts, n=None, steps=steps, samples=samples, seed=config.seed, device=config.device)
     checks = [_falls_check(a, b, short) for a, b in zip(rows, rows[1:])]
-    checks += [_theory_match_check(r) for r in rows]
-    checks.append(_rate_check(rows))
+    checks += [_theory_match_check(law, r) for r in rows]
+    checks.append(_rate_check(law, rows))
     write_json(config.out / "montecarlo" / "depth.json", {"law": law.spec(), "rows": rows, "seed": config.seed})
     figs = [] if config.smoke else [_depth_figure(config, rows)]
+    rate = checks[-1]
     summary = {"excess_T_min": rows[0]["excess"], "excess_T_max": rows[-1]["excess"],
-               "slope_mc": checks[-1].numbers["slope_measured"], "slope_theory": checks[-1].numbers["slope_theory"]}
-    return hyps, checks, summary, figs
+               "slope_mc": rate.numbers["slope_measured"], "slope_theory": rate.numbers["slope_theory"]}
+    atol = {"excess_T_min": sampling_atol(rows[0]["excess_se"]), "excess_T_max": sampling_atol(rows[-1]["excess_se"]),
+            "slope_mc": rate.atol["slope_measured"], "slope_theory": rate.atol["slope_theory"]}
+    return hyps, checks, Summary(summary, atol=atol, why=rate.numbers_tolerance + f"; {SAMPLING_WHY}"), figs
 
 
 def _depth_figure(config: RunConfig, rows):
