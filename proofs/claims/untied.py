@@ -554,4 +554,5 @@ register(Claim(
                "schedule from random starts and Monte Carlo training reach it."),
     evaluate=evaluate_untied,
     default=False,
+    variants=("readout=raw-keys,f0=zero,skip=on,param=untied",),  # its model; it compares with the default
 ))
