@@ -148,17 +148,25 @@ def _limit_rule(Ts: list[int], gap: np.ndarray, accuracy: np.ndarray) -> tuple[b
     return None, nums
 
 
-def _limit_check(text: str, Ts: list[int], rows: list[dict], fl: nv.Floor) -> Check:
+def _accuracy(Ts: list[int], ex: np.ndarray, F: float, zero: float) -> np.ndarray:
+    """How well E_T − F is known: EXCESS_RTOL of the larger, plus the excess that a residual
+    λP_T − 1 of 64·T·eps produces, E[ζ² s/(1+s)]·(64·T·eps)² (the iterated layer forms P_T to
+    about T·u; where E_T is at that level its value is rounding, as the default's is at T ≥ 100)."""
+    return EXCESS_RTOL * np.maximum(ex, F) + zero * (64 * np.array(Ts, float) * EPS) ** 2
+
+
+def _limit_check(text: str, Ts: list[int], rows: list[dict], fl: nv.Floor, zero: float) -> Check:
     ex = np.array([r["excess"] for r in rows])
     gap = ex - fl.value
-    accuracy = EXCESS_RTOL * np.maximum(ex, fl.value) + 64 * np.array(Ts) * EPS * ex
+    accuracy = _accuracy(Ts, ex, fl.value, zero)
     passed, slopes = _limit_rule(Ts, gap, accuracy)
     return Check(
         f"[{text}] the least excess E_T = min_θ L_T − Bayes → the derived floor F = {fl.value:.6g} ({fl.regime} family)",
         "optimisation + quadrature", passed,
         {"T": Ts, "excess": ex.tolist(), "floor": fl.value, "gap": gap.tolist(), "accuracy": accuracy.tolist(),
          **slopes, "grid": rows[0]["grid"]},
-        "holds: |E_T − F| within accuracy (EXCESS_RTOL relative + 64·T·eps) at the deepest T, or strictly falling over "
+        "holds: |E_T − F| within accuracy (EXCESS_RTOL relative + the excess of a residual 64·T·eps) at the deepest T, "
+        "or strictly falling over "
         "the deeper half with a last log-log slope ≤ −1/2 (the scaled family is reached at O(1/T)); fails: the last "
         "two slopes flatter than −0.1 above accuracy (a plateau at another value); otherwise inconclusive",
         "E_T by a global grid search and trust-region refinement (not certified: a search)",
@@ -259,7 +267,7 @@ def _one(config: RunConfig, law: TaskLaw, variant: nv.Variant, sizes: dict) -> t
         rows.append({"T": T, "params": r.params, "excess": r.excess, "grid": r.grid})
     k = len(rows[0]["params"])
     checks = [_routes_check(text, variant, config.rng("variant.routes", variant.text)),
-              _limit_check(text, sizes["Ts"], rows, fl),
+              _limit_check(text, sizes["Ts"], rows, fl, _zero_excess(law)),
               _scaling_check(text, sizes["Ts"], rows, fl, k),
               _flow_check(text, law, variant, sizes["Ts"][0], rows[0]["params"])]
     if sizes["mc"] is not None and k:
