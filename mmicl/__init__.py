@@ -55,6 +55,14 @@ _API: dict[str, tuple[str, str | None]] = {
     "flow_one": ("mmicl.numerics.flows", "gradient_flow_one"),
     "flow_two": ("mmicl.numerics.flows", "gradient_flow_two"),
     "FlowResult": ("mmicl.numerics.flows", "FlowResult"),
+    # LCA variants (readout, F⁰, skip, parametrisation)
+    "Variant": ("mmicl.numerics.variants", "Variant"),
+    "parse_variant": ("mmicl.numerics.variants", "parse_variant"),
+    "variant_excess": ("mmicl.numerics.variants", "excess_at"),
+    "variant_minimum": ("mmicl.numerics.variants", "minimise"),
+    "variant_floor": ("mmicl.numerics.variants", "floor"),
+    "variant_flow": ("mmicl.numerics.variants", "gradient_flow"),
+    "VariantLCA": ("mmicl.numerics.variant_models", "VariantLCA"),
     # depth T → ∞
     "alpha_expansion": ("mmicl.numerics.asymptotics", "alpha_expansion"),
     "excess_expansion": ("mmicl.numerics.asymptotics", "excess_expansion"),

@@ -1,0 +1,58 @@
+"""docs/variants.md's table of floors is recomputed: every number in it, to the digits it shows."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from mmicl.numerics import variants as nv
+from mmicl.numerics.law_language import parse_law
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "variants.md"
+LAW = "sv=beta(2,5,0.2,3); sr=twopoint(0.5,2,0.5); zeta=rademacher; d1=3; d2=2"
+ZERO = 1e-12  # a "0" in the table: at most this fraction of the zero predictor's excess (rounding)
+
+
+def _rows() -> list[list[str]]:
+    text = DOC.read_text(encoding="utf-8")
+    table = text[text.index("| variant | floor |"):].split("\n\n")[0].splitlines()[2:]
+    return [[c.strip() for c in line.strip("|").split("|")] for line in table]
+
+
+def _agrees(shown: str, value: float, scale: float) -> bool:
+    """``value`` rounds to ``shown`` (half a unit of its last digit), or is 0 to rounding where it shows 0."""
+    if shown in ("0", "0.0"):
+        return abs(value) <= ZERO * scale
+    digits = shown.replace("−", "-").lstrip("-")
+    mant, _, exp = digits.partition("e")
+    last = 10.0 ** (-(len(mant.split(".")[1]) if "." in mant else 0) + (int(exp) if exp else 0))
+    return abs(value - float(shown.replace("−", "-"))) <= 0.5 * last * (1 + 1e-9)
+
+
+def test_the_table_lists_the_variants_it_says():
+    assert [r[0] for r in _rows()][:2] == ["default", "`param=two`"] and len(_rows()) == 9
+
+
+@pytest.mark.parametrize("row", _rows(), ids=lambda r: r[0])
+def test_each_row_is_what_mmicl_computes(row):
+    name, floor, regime, phi, stable, e50, theta50 = row
+    variant = "default" if name == "default" else name.strip("`")
+    fl = nv.floor(LAW, variant)
+    scale = parse_law(LAW).rule(1).expect(lambda s: s / (1 + s))  # the zero predictor's excess
+    assert _agrees(floor, fl.value, scale) and _agrees(stable, fl.stable, scale)
+    assert regime.split()[0] == fl.regime
+    if fl.regime == "scaled":
+        assert all(_agrees(s, v, 1) for s, v in zip(re.findall(r"[−-]?\d+\.\d+", phi.split("=")[-1]), fl.params))
+    m = nv.minimise(LAW, 50, variant)
+    assert _agrees(e50, m.excess, scale)
+    shown = re.findall(r"[−-]?\d+\.\d+", theta50)
+    assert len(shown) == len(m.params) and all(_agrees(s, v, 1) for s, v in zip(shown, m.params))
+
+
+def test_the_approach_from_below_that_the_page_quotes():
+    text = DOC.read_text(encoding="utf-8")
+    e10, e100, F = re.search(r"E_10 = ([\d.]+), E_100 = ([\d.]+) against F = ([\d.]+)", text).groups()
+    v = "readout=evolved-keys-and-query"
+    assert _agrees(e10, nv.minimise(LAW, 10, v).excess, 1) and _agrees(e100, nv.minimise(LAW, 100, v).excess, 1)
+    assert _agrees(F, nv.floor(LAW, v).value, 1)
