@@ -102,6 +102,10 @@ CLAIM_API = ["test_claim_api.py"]  # issue 20: the public claim API and plugins
 FACTS = ["test_testing_api.py::test_the_facts_of_a_drawn_task_law_are_the_laws_own",
          "test_testing_api.py::test_the_facts_of_a_drawn_scalar_law_are_the_laws_own"]
 BASELINES = ["test_regression_example.py"]
+TOLERANCES = ["test_number_tolerances.py::test_a_per_key_tolerance_judges_each_number_by_its_own",
+              "test_number_tolerances.py::test_a_summary_states_its_tolerance_through_summary",
+              "test_testbed_number_tolerances.py"]
+VARIANTS = ["test_variants.py", "test_variant_models.py", "test_variants_doc.py"]  # issue 22: LCA variants
 
 
 @dataclasses.dataclass(frozen=True)
@@ -440,6 +444,39 @@ MUTATIONS: list[Mutation] = [
       "a drawn law's facts say s takes one value whenever it has signal"),
     N("baseline_regressions_pass", "        if regressions:\n            lines = [", "        if False:\n            lines = [",
       BASELINES, "the mmicl_baseline fixture passes a test whose numbers moved"),
+    N("per_key_tolerance_ignored", "        stated = tolerance_of(atol, rtol, key)", "        stated = None", TOLERANCES,
+      "compare judges every number by --rtol, ignoring the tolerance its check states for it"),
+    N("summary_tolerance_dropped", '            summary_atol=getattr(summary, "atol", None),', "            summary_atol=None,",
+      TOLERANCES, "a claim's Summary tolerances never reach its result"),
+    N("sampling_atol_no_sqrt2", "return MOVE_Z * math.sqrt(2.0) * se if", "return MOVE_Z * se if", TOLERANCES,
+      "a sampled number may move by 4 se, not by 4 se of a difference of two estimates"),
+    # ------------------------------------------------------------------ issue 22: LCA variants as data
+    N("readout_both_evolved_not_squared", "        return factor**2", "        return factor", VARIANTS,
+      "with keys and query evolved the readout multiplier is P_T, not P_T²"),
+    N("f0_tokens_ignored", 'p0 = sp.Integer(0 if variant.f0 == "zero" else 1)', "p0 = sp.Integer(0)", VARIANTS,
+      "F⁰ = X derives the model of F⁰ = 0"),
+    N("skip_always_on", 'skip = 1 if variant.skip == "on" else 0', "skip = 1", VARIANTS,
+      "the variant without the skip derives the model with it"),
+    N("jet_starts_at_zero", "state = [np.full((G, nodes.shape[1]), float(self.model.p0))]",
+      "state = [np.zeros((G, nodes.shape[1]))]", VARIANTS, "the iterated layer starts from F⁰ = 0 whatever f0 says"),
+    N("matrix_both_evolved_once", '"evolved-keys-and-query": M.T @ (M @ h)}', '"evolved-keys-and-query": M.T @ h}',
+      VARIANTS, "the d×d check model reads both-evolved out with one factor of P"),
+    N("floor_stable_only", "    (best, names) = min(out.values(), key=lambda r: r[0].excess)",
+      '    (best, names) = out["stable"]', VARIANTS, "the floor ignores the 1/T-scaled family"),
+    N("limit_rule_any_slope", "if bool(np.all(np.diff(half) < 0)) and last is not None and last <= -0.5:",
+      "if bool(np.all(np.diff(half) < 0)) and last is not None and last <= 0.5:", VARIANTS,
+      "variant.floor's limit check holds for a gap that falls at any rate"),
+    N("variant_gate_open", 'if config.variant is not None and self.origin == BUILTIN and not {"*", config.variant} & set(self.variants):',
+      "if False:", VARIANTS, "the paper's theorems run on another variant as if it were the default"),
+    N("flow_rest_loose", "REST_STEP = 1e-12", "REST_STEP = 1e-3", VARIANTS,
+      "the variant flow stops 1e-3 away from the minimum and says converged"),
+    N("torch_tokens_start_ignored", '        f = torch.zeros_like(x) if self.variant.f0 == "zero" else x
+        for _ in range(self.T):
+            f = f + w_s * x + w_v * (mo.cov @ f)',
+      '        f = torch.zeros_like(x)
+        for _ in range(self.T):
+            f = f + w_s * x + w_v * (mo.cov @ f)',
+      VARIANTS, "the torch model starts from F⁰ = 0 whatever f0 says"),
 ]
 
 

@@ -164,3 +164,22 @@ def test_variant_floor_holds_at_the_smoke_size_on_both_evolved(tmp_path):
     (r,) = mmicl.verify("variant.floor", size="smoke", out=tmp_path, variant="readout=evolved-keys-and-query")
     assert r.verdict == "holds", r.verdict_reason
     assert r.summary["regime"] == "scaled" and r.summary["floor"] < r.summary["stable"]
+
+
+# ---- the limit check's decision rule -----------------------------------------------------------
+
+from mmicl.proofs.claims.variants import _limit_rule  # noqa: E402
+
+
+@pytest.mark.parametrize("gap, expected", [
+    ([1e-2, 1e-3, 1e-4], True),        # falls like 1/T: holds
+    ([1e-2, 9e-3, 8.5e-3], False),     # two flat decades above accuracy: a plateau at another value
+    ([1e-2, 1e-3, 9e-4], None),        # fell, then flat: cannot say
+    ([1e-2, 1e-3, 1e-20], True),       # within the accuracy at the deepest depth
+    ([1e-2, -1e-3, 1e-4], True),       # the sign does not matter: |E_T − F| falls
+])
+def test_the_limit_rule_decides_what_it_says(gap, expected):
+    Ts = [10, 100, 1000]
+    passed, slopes = _limit_rule(Ts, np.array(gap), np.full(3, 1e-15))
+    assert passed is expected
+    assert slopes["last_slope"] == pytest.approx(math.log10(abs(gap[2]) / abs(gap[1])))
