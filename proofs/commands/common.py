@@ -335,3 +335,102 @@ def emit_json(obj) -> None:
     from mmicl.numerics.strict_json import dumps
 
     click.echo(dumps(obj))
+
+
+# ---------------------------------------------------------------------------------------------
+# the LCA variant (--variant KEY=VALUE,...)
+# ---------------------------------------------------------------------------------------------
+
+
+class VariantText(click.ParamType):
+    """``KEY=VALUE,...`` → a ``Variant`` (``numerics.variants.parse_variant``); a bad text is one line
+    naming ``--variant``."""
+
+    name = "variant"
+
+    def convert(self, value, param, ctx):
+        from mmicl.numerics.variants import Variant, parse_variant  # SymPy: only when --variant is given
+
+        if isinstance(value, Variant):
+            return value
+        try:
+            return parse_variant(value)
+        except InputError as e:
+            self.fail(str(e), param, ctx)
+
+    def get_metavar(self, param, ctx=None):
+        return "KEY=VALUE,..."
+
+
+def variant_option(extra: str = ""):
+    """``--variant KEY=VALUE,...``: the command gets a ``Variant``, or None where it is not given."""
+    return click.option("--variant", type=VariantText(), default=None,
+                        help="An LCA variant, e.g. readout=evolved-keys-and-query or f0=tokens,skip=off (keys readout, "
+                             "f0, skip, param; see docs/variants.md)." + (" " + extra if extra else ""))
+
+
+def variant_or_alias(variant, alias: str, value: str | None, param: str | None):
+    """The variant meant by ``--variant`` and an option ``alias`` whose ``value`` means
+    ``param=<param>``: either alone, or both where the variant's param (one where it does not say)
+    is ``param``; both with different params is a usage error naming both.  None where neither is given."""
+    from dataclasses import replace
+
+    from mmicl.numerics.variants import DEFAULT_VARIANT
+
+    if value is None:
+        return variant
+    if variant is None:
+        return replace(DEFAULT_VARIANT, param=param)
+    if variant.param != param:
+        raise click.UsageError(f"{alias} {value} means --variant param={param}, but --variant {variant.short} has "
+                               f"param={variant.param}; give one of them")
+    return variant
+
+
+def plain_variant(variant) -> bool:
+    """True for no variant, or one that differs from the default in ``param`` alone (the specialised
+    code paths of the one-, two-parameter and untied LCA)."""
+    return variant is None or (variant.readout, variant.f0, variant.skip) == ("raw-keys", "zero", "on")
+
+
+def variant_names(variant) -> tuple[str, ...]:
+    """The variant's parameters (``theory.variants.derive(v).params``: α and/or β; none where it predicts 0)."""
+    from mmicl.theory.variants import derive
+
+    return tuple(map(str, derive(variant).params))
+
+
+def named(names, values) -> dict[str, float]:
+    return {str(k): float(v) for k, v in zip(names, values)}
+
+
+def variant_minimiser(law, T: int, variant) -> dict:
+    """θ_T (``numerics.variants.minimise``) as JSON: ``{"theta": {name: value}, "excess", "unique"}``."""
+    from mmicl.numerics.variants import minimise
+
+    m = minimise(law, T, variant)
+    out = {"theta": named(variant_names(variant), m.params), "excess": m.excess, "unique": m.unique}
+    if m.note:
+        out["note"] = m.note
+    return out
+
+
+def variant_floor(law, variant) -> dict:
+    """The floor (``numerics.variants.floor``) as JSON: ``{"value", "regime", "phi": {name: value},
+    "stable", "scaled"}`` (φ: the minimiser in the family of the regime, by that family's names)."""
+    from mmicl.numerics.variants import floor
+
+    f = floor(law, variant)
+    return {"value": f.value, "regime": f.regime, "phi": named(f.names, f.params), "stable": f.stable,
+            "scaled": f.scaled}
+
+
+def show_named(values: dict[str, float], digits: int = 12) -> str:
+    """``α = …, β = …`` (``—`` where there are no parameters)."""
+    greek = {"alpha": "α", "beta": "β", "tau": "τ"}
+    return ", ".join(f"{greek.get(k, k)} = {v:.{digits}g}" for k, v in values.items()) or "— (no parameters)"
+
+
+def floor_line(fl: dict) -> str:
+    return (f"floor (T → ∞) {fl['value']:.6e}, {fl['regime']} regime at {show_named(fl['phi'], 8)}; "
+            f"stable family {fl['stable']:.6e}, scaled family {fl['scaled']:.6e}")

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import click
 
-from .common import Command, IntIn, WritablePath, emit_json, law_options
+from .common import (Command, IntIn, WritablePath, emit_json, floor_line, law_options, plain_variant, show_named,
+                     variant_floor, variant_minimiser, variant_option, variant_or_alias)
 
 from mmicl.numerics.validate import MAX_DEPTH_ONE
 from mmicl.numerics.atomic import save_figure
@@ -231,17 +232,19 @@ def unbounded(law, t_max: int) -> dict:
 
 @click.command("limits", cls=Command)
 @law_options
-@click.option("--model", type=click.Choice(["one", "two", "untied"]), default="one", show_default=True,
-              help="one: the tied one-parameter LCA (derived expansion); two: the two-parameter LCA "
-                   "(measured rates); untied: one α per layer (the optimal schedule).")
+@click.option("--model", type=click.Choice(["one", "two", "untied"]), default=None,
+              help="one (default): the tied one-parameter LCA (derived expansion); two: the two-parameter LCA "
+                   "(measured rates); untied: one α per layer (the optimal schedule).  --model M is "
+                   "--variant param=M.")
 @click.option("--T-max", "t_max", type=IntIn(1, MAX_T), default=None,
               help=f"Largest depth (one: 10^6, at most {MAX_T}; two: {MAX_T_TWO}; untied: {MAX_T_UNTIED}).")
 @click.option("--basin", type=IntIn(0, 41), default=0, show_default=True,
               help="--model two: run the gradient flow from an N×N grid of starts at T = 5, 10, 20 and count "
                    "how many reach the minimiser (0: skip; minutes for N ≈ 10).")
 @click.option("--out", type=WritablePath("folder"), default=None, help="Folder for the figures and limits.json.")
+@variant_option("With readout, f0 or skip other than the default: the variant's floor and least excess.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def limits(law, model, t_max, basin, out, as_json):
+def limits(law, model, t_max, basin, out, variant, as_json):
     """The T → ∞ limit of the LCA for LAW: how α_T approaches α* (the derived leading term, its
     form by the law's end behaviour, checked against computed α_T), the excess risk's decay per
     layer (tied and untied), and the minimax reading of α*.
@@ -251,9 +254,27 @@ def limits(law, model, t_max, basin, out, as_json):
     "log_coefficient", "second"}, "excess": {"rate_per_layer", "power", "prefactor"},
     "excess_decay_per_layer": {"tied", "untied"}, "minimax", "rows", "checks": [{"name",
     "passed", "detail", "numbers"}]}.  A law with unbounded support gets α_T at finite depths
-    and "hypothesis": the T → ∞ statements do not apply."""
+    and "hypothesis": the T → ∞ statements do not apply.
+
+    \b
+    --model M is an alias of --variant param=M (both: the variant's param, one where it does not
+    say, must be M).  With --variant V whose readout, f0 or skip is not the default (param one or
+    two): V's floor (numerics.variants.floor: the least excess as T → ∞, over the stable and the
+    1/T-scaled families) and the least excess at T = 10, 100, 1000 (each capped by --T-max) with
+    its gap to the floor; the T → ∞ expansion above is derived for the default readout, f0 and skip
+    only.  JSON: {"law", "variant", "model": "variant", "floor": {"value", "regime", "phi": {name:
+    value}, "stable", "scaled"}, "rows": [{"T", "theta": {name: value}, "excess", "unique",
+    "gap_to_floor"}], "note", "checks": []}."""
     from mmicl.numerics.atomic import write_json
 
+    variant = variant_or_alias(variant, "--model", model, model)
+    if not plain_variant(variant):
+        res = variant_limits(law, variant, t_max or 1000, basin)
+        if out is not None:
+            write_json(Path(out) / "limits_variant.json", res)
+        emit_json(res) if as_json else _print_variant(res)
+        return
+    model = variant.param if variant is not None else "one"
     sl = law.s_law()
     if not sl.is_bounded:
         if model != "one":
@@ -272,6 +293,33 @@ def limits(law, model, t_max, basin, out, as_json):
         emit_json(res)
         return
     _print(res)
+
+
+def variant_limits(law, variant, t_max: int, basin: int) -> dict:
+    """``limits --variant``: the floor and the least excess at depths 10, 100, 1000 (capped by ``t_max``)."""
+    if variant.param == "untied":
+        raise click.BadParameter(f"{variant.short}: the untied LCA's limits are computed with the default readout, "
+                                 "f0 and skip ('mmicl limits --model untied')", param_hint="--variant")
+    if basin:
+        raise click.BadParameter("--basin counts the default two-parameter LCA's flows; it cannot go with "
+                                 f"--variant {variant.short}", param_hint="--basin")
+    fl = variant_floor(law, variant)
+    rows = [{"T": T, **(m := variant_minimiser(law, T, variant)), "gap_to_floor": m["excess"] - fl["value"]}
+            for T in sorted({min(T, t_max) for T in (10, 100, 1000)})]
+    return {"law": law.spec(), "variant": variant.text, "model": "variant", "floor": fl, "rows": rows,
+            "note": "the least excess at depth T tends to the floor as T → ∞ (claim variant.floor); the T → ∞ "
+                    "expansion of the default LCA (α* − α_T, the excess's decay per layer) is not derived for "
+                    "variants", "checks": []}
+
+
+def _print_variant(res: dict) -> None:
+    echo = click.echo
+    echo(f"{res['law']}  (variant {res['variant']})")
+    echo(f"  {floor_line(res['floor'])}")
+    for r in res["rows"]:
+        echo(f"  T={r['T']:>5}: least excess {r['excess']:.6e} (gap to the floor {r['gap_to_floor']:+.3e}) at "
+             f"{show_named(r['theta'])}")
+    echo(f"  note: {res['note']}")
 
 
 def _print(res: dict) -> None:
