@@ -36,7 +36,7 @@ from .law_language import takes_law
 from .validate import InputError, check_depth
 
 __all__ = ["Variant", "DEFAULT_VARIANT", "parse_variant", "VariantLoss", "MinimiseResult", "Floor", "VariantFlow", "minimise", "floor", "excess_at", "gradient_flow", "closed_form",
-           "MAX_DEPTH_VARIANT", "REST_STEP",
+           "MAX_DEPTH_VARIANT", "REST_STEP", "resolution",
            "matrix_excess_variant"]
 
 MAX_DEPTH_VARIANT = 10_000
@@ -44,7 +44,7 @@ MAX_DEPTH_VARIANT = 10_000
 
 GRID = {1: 161, 2: 41}
 """Grid points per parameter of the global search (``minimise``, ``floor``), by the number of
-parameters (a 41 × 41 grid for two: each point costs T layer maps)."""
+parameters (a 41 × 41 grid for two)."""
 
 
 Variant = tv.Variant
@@ -177,6 +177,20 @@ class VariantLoss:
             terms = [np.broadcast_to(np.asarray(x, float), (G, nodes.shape[1])) for x in out]
             return np.array([t @ self.rule.weights for t in terms])  # (n, G)
 
+    def grid_values(self, theta) -> np.ndarray:
+        """The excess at each row of ``theta`` from the closed form in symbolic T (one power per
+        node instead of T layers: the search's grid only chooses where to refine, and every value
+        it returns comes from ``jet``); ``+inf`` where it is not finite (an overflow, or β = 0
+        exactly, where the two-parameter form divides by 0)."""
+        theta = np.atleast_2d(np.asarray(theta, float)).reshape(-1, self.k)
+        f = _closed(self.variant)
+        cols = [theta[:, i:i + 1] for i in range(self.k)]
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            t = np.broadcast_to(np.asarray(f(*cols, self.rule.nodes[None, :], float(self.T))[0], float),
+                                (theta.shape[0], self.rule.nodes.size))
+            v = t @ self.rule.weights
+        return np.where(np.isfinite(v), v, np.inf)
+
     def values(self, theta) -> np.ndarray:
         """The excess at each row of ``theta``; ``+inf`` where float64 overflows."""
         theta = np.atleast_2d(np.asarray(theta, float)).reshape(-1, self.k) if self.k else np.zeros((1, 0))
@@ -192,7 +206,12 @@ class VariantLoss:
 class MinimiseResult:
     """``params``: the minimiser found (a tuple, empty where the loss does not depend on the
     parameters); ``excess``: the loss there; ``grid``: points searched; ``gradient_norm`` at the
-    minimiser; ``unique``: False where another grid basin came within ``1e-9`` relative of it."""
+    minimiser; ``unique``: False where another grid basin came within ``1e-9`` relative of it;
+    ``resolved``: False where the excess is at or below ``resolution``, the excess that a residual
+    λP_T − 1 of 64·T·eps produces, E[ζ² s/(1+s)]·(64·T·eps)² (a bound: the iterated layer forms P_T
+    to about T·u): there neither the excess nor ``params`` is guaranteed, since the loss may be
+    flat to float64 around them (the default's specialised numerics, ``mmicl.alpha_T`` and
+    ``mmicl.minimise_two``, work in log scale and resolve it)."""
 
     params: tuple[float, ...]
     excess: float
@@ -200,6 +219,8 @@ class MinimiseResult:
     gradient_norm: float
     unique: bool
     note: str = ""
+    resolution: float = 0.0
+    resolved: bool = True
 
 
 def _grid_axes(law: TaskLaw, T: int, names: tuple[sp.Symbol, ...]) -> list[np.ndarray]:
@@ -212,6 +233,22 @@ def _grid_axes(law: TaskLaw, T: int, names: tuple[sp.Symbol, ...]) -> list[np.nd
     wide = np.linspace(-2.2 / lam_lo, 2.2 / lam_lo, n - n // 2)
     axis = np.unique(np.concatenate([scaled, wide]))
     return [axis for _ in names]
+
+
+def _refine(jet, x0: np.ndarray, v0: float) -> np.ndarray:
+    """A trust-region Newton refinement of the grid point ``x0`` (value ``v0``) with the exact
+    gradient and Hessian; where the loss or its Hessian is not finite along the way (a start
+    next to float64's overflow), or the refinement ends higher than it began, ``x0`` itself."""
+    scale = v0 if v0 > 0 else 1.0  # the loss relative to its value at the start: gtol is then relative
+
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            res = optimize.minimize(lambda x: jet(x)[0] / scale, x0, jac=lambda x: jet(x)[1] / scale,
+                                    hess=lambda x: jet(x)[2] / scale, method="trust-exact",
+                                    options={"gtol": 1e-12, "maxiter": 500})
+    except (ValueError, np.linalg.LinAlgError):  # scipy refuses a non-finite Hessian
+        return x0
+    return res.x if np.isfinite(res.fun) and res.fun * scale <= v0 else x0
 
 
 def _search(fun_values, jet, axes: list[np.ndarray], k: int) -> MinimiseResult:
@@ -227,9 +264,10 @@ def _search(fun_values, jet, axes: list[np.ndarray], k: int) -> MinimiseResult:
         if not np.isfinite(vals[idx]):
             break
         x0 = mesh[idx]
-        res = optimize.minimize(lambda x: jet(x)[0], x0, jac=lambda x: jet(x)[1], hess=lambda x: jet(x)[2],
-                                method="trust-exact", options={"gtol": 1e-14, "maxiter": 200})
-        x = res.x if np.isfinite(res.fun) and res.fun <= vals[idx] else x0
+        v0 = jet(x0)[0]
+        if not np.isfinite(v0):  # the grid's value came from another route (closed form): skip the point
+            continue
+        x = _refine(jet, x0, v0)
         v, g, _ = jet(x)
         tried.append((v, tuple(float(t) for t in x), float(np.linalg.norm(g))))
     if not tried:
@@ -246,12 +284,16 @@ def _closed_build(variant: tv.Variant):
     return [model.excess], [*model.params, s_sym, tv.T]
 
 
+@lru_cache(maxsize=None)
+def _closed(variant: tv.Variant):
+    return compiled("variant_closed_" + _key(variant), lambda: _closed_build(variant))
+
+
 def closed_form(variant):
     """The excess per ζ² of one prompt from the closed form in symbolic T (``derive(...).excess``),
     as ``f(params, s, T)``: a second route to ``VariantLoss`` (it divides by ``w_V λ`` where there
     are two parameters, so it is not used near β = 0)."""
-    v = _supported(variant)
-    f = compiled("variant_closed_" + _key(v), lambda: _closed_build(v))
+    f = _closed(_supported(variant))
     return lambda params, s, T: float(f(*[float(x) for x in params], float(s), int(T))[0])
 
 
@@ -259,7 +301,21 @@ def closed_form(variant):
 def minimise(law: TaskLaw, T: int, variant) -> MinimiseResult:
     """The minimiser of ``variant``'s population loss at depth ``T`` (module docstring)."""
     loss = VariantLoss(law, T, variant)
-    return _search(loss.values, loss.jet, _grid_axes(law, loss.T, loss.model.params), loss.k)
+    r = _search(loss.grid_values if loss.k else loss.values, loss.jet, _grid_axes(law, loss.T, loss.model.params), loss.k)
+    r.resolution = resolution(law, loss.T)
+    r.resolved = bool(r.excess > r.resolution) or loss.k == 0
+    if not r.resolved:
+        r.note = (f"the least excess {r.excess:.3g} is below the rounding bound of the iterated layer at this depth "
+                  f"({r.resolution:.3g}): neither it nor the parameters are guaranteed (for the default LCA, "
+                  "alpha_T and minimise_two work in log scale and resolve them)")
+    return r
+
+
+@takes_law
+def resolution(law: TaskLaw, T: int) -> float:
+    """E[ζ² s/(1+s)]·(64·T·eps)²: the excess that a residual λP_T − 1 of 64·T·eps produces, below
+    which the variants' iterated loss is rounding (``MinimiseResult.resolved``)."""
+    return float(law.rule(1).expect(lambda s: s / (1 + s))) * (64 * T * 2.0**-52) ** 2
 
 
 @takes_law
@@ -287,6 +343,13 @@ class Floor:
     scaled: float
     variant: str = ""
     details: dict = field(default_factory=dict)
+    zero: bool = False
+    """True where ``value`` is at most ``ZERO_FLOOR`` of the zero predictor's excess E[ζ² s/(1+s)]:
+    0 up to the rounding of ``(s/λ)(λ·(1/λ) − 1)²``."""
+
+
+ZERO_FLOOR = 1e-12
+"""A floor at most this fraction of the zero predictor's excess is 0 to rounding (``Floor.zero``)."""
 
 
 @takes_law
@@ -321,8 +384,9 @@ def floor(law: TaskLaw, variant) -> Floor:
         out[which] = (_search(values, jet, axes, len(names)), tuple(map(str, names)))
     (best, names) = min(out.values(), key=lambda r: r[0].excess)
     regime = "stable" if out["stable"][0] is best else "scaled"
+    zero = best.excess <= ZERO_FLOOR * float(rule.expect(lambda s: s / (1 + s)))
     return Floor(best.excess, regime, best.params, names, out["stable"][0].excess, out["scaled"][0].excess, v.text,
-                 {"unique": best.unique, "gradient_norm": best.gradient_norm})
+                 {"unique": best.unique, "gradient_norm": best.gradient_norm}, zero)
 
 
 def matrix_excess_variant(m: np.ndarray, zeta: float, variant, params, T: int) -> float:

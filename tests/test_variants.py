@@ -99,7 +99,7 @@ def test_the_default_through_the_variant_path_is_the_specialised_numerics():
 
 def test_the_defaults_floor_is_zero_and_attained_in_the_stable_family():
     fl = nv.floor(USER_LAW, tv.DEFAULT)
-    assert fl.regime == "stable" and fl.value <= 1e-12
+    assert fl.regime == "stable" and fl.value <= 1e-12 and fl.zero
 
 
 def test_both_evolved_floor_by_direct_sampling_of_s():

@@ -57,15 +57,6 @@ def _sizes(config: RunConfig) -> dict:
     return dict(Ts=[10, 30, 100, 300, 1000, 3000], mc=dict(T=10, samples=200_000))
 
 
-ZERO_FLOOR = 1e-12
-"""A floor at most this fraction of the zero predictor's excess E[ζ² s/(1+s)] is 0 up to the
-rounding of ``(s/λ)(λ·(1/λ) − 1)²`` (a few u², squared residuals of one division)."""
-
-
-def _zero_excess(law: TaskLaw) -> float:
-    return float(law.rule(1).expect(lambda s: s / (1 + s)))
-
-
 def _hypotheses(law: TaskLaw, variant: nv.Variant, fl: nv.Floor | None) -> list[Hypothesis]:
     out = [hyp.bounded_s(law), hyp.has_signal(law), hyp.label_scale(law)]
     if not all(h.met for h in out):
@@ -75,7 +66,7 @@ def _hypotheses(law: TaskLaw, variant: nv.Variant, fl: nv.Floor | None) -> list[
     out.append(Hypothesis(
         "no atom at the top of the signal support, or a floor of 0 (the stable and scaled families then "
         "hold every limit; an atom at s_hi adds the alternating regime α ≈ 2/(1 + s_hi), not derived)",
-        (not atom) or (fl is not None and fl.value <= ZERO_FLOOR * _zero_excess(law)),
+        (not atom) or (fl is not None and fl.zero),
         f"s_hi = {top.value:g} is {'an atom' if atom else 'the end of a density'}"
         + (f"; floor {fl.value:.6g}" if fl is not None else "")))
     return out
@@ -148,17 +139,17 @@ def _limit_rule(Ts: list[int], gap: np.ndarray, accuracy: np.ndarray) -> tuple[b
     return None, nums
 
 
-def _accuracy(Ts: list[int], ex: np.ndarray, F: float, zero: float) -> np.ndarray:
+def _accuracy(Ts: list[int], ex: np.ndarray, F: float, law: TaskLaw) -> np.ndarray:
     """How well E_T − F is known: EXCESS_RTOL of the larger, plus the excess that a residual
-    λP_T − 1 of 64·T·eps produces, E[ζ² s/(1+s)]·(64·T·eps)² (the iterated layer forms P_T to
+    λP_T − 1 of 64·T·eps produces (``numerics.variants.resolution``: the iterated layer forms P_T to
     about T·u; where E_T is at that level its value is rounding, as the default's is at T ≥ 100)."""
-    return EXCESS_RTOL * np.maximum(ex, F) + zero * (64 * np.array(Ts, float) * EPS) ** 2
+    return EXCESS_RTOL * np.maximum(ex, F) + np.array([nv.resolution(law, T) for T in Ts])
 
 
-def _limit_check(text: str, Ts: list[int], rows: list[dict], fl: nv.Floor, zero: float) -> Check:
+def _limit_check(text: str, Ts: list[int], rows: list[dict], fl: nv.Floor, law: TaskLaw) -> Check:
     ex = np.array([r["excess"] for r in rows])
     gap = ex - fl.value
-    accuracy = _accuracy(Ts, ex, fl.value, zero)
+    accuracy = _accuracy(Ts, ex, fl.value, law)
     passed, slopes = _limit_rule(Ts, gap, accuracy)
     return Check(
         f"[{text}] the least excess E_T = min_θ L_T − Bayes → the derived floor F = {fl.value:.6g} ({fl.regime} family)",
@@ -267,7 +258,7 @@ def _one(config: RunConfig, law: TaskLaw, variant: nv.Variant, sizes: dict) -> t
         rows.append({"T": T, "params": r.params, "excess": r.excess, "grid": r.grid})
     k = len(rows[0]["params"])
     checks = [_routes_check(text, variant, config.rng("variant.routes", variant.text)),
-              _limit_check(text, sizes["Ts"], rows, fl, _zero_excess(law)),
+              _limit_check(text, sizes["Ts"], rows, fl, law),
               _scaling_check(text, sizes["Ts"], rows, fl, k),
               _flow_check(text, law, variant, sizes["Ts"][0], rows[0]["params"])]
     if sizes["mc"] is not None and k:

@@ -405,24 +405,32 @@ def named(names, values) -> dict[str, float]:
 
 
 def variant_minimiser(law, T: int, variant) -> dict:
-    """θ_T (``numerics.variants.minimise``) as JSON: ``{"theta": {name: value}, "excess", "unique"}``."""
+    """θ_T (``numerics.variants.minimise``) as JSON: ``{"theta": {name: value}, "excess", "unique",
+    "resolved", "resolution"}`` (``resolved`` false: the excess is below the iterated layer's
+    rounding bound ``resolution``, and neither it nor θ_T is guaranteed; ``note`` says so)."""
     from mmicl.numerics.variants import minimise
 
     m = minimise(law, T, variant)
-    out = {"theta": named(variant_names(variant), m.params), "excess": m.excess, "unique": m.unique}
+    out = {"theta": named(variant_names(variant), m.params), "excess": m.excess, "unique": m.unique,
+           "resolved": m.resolved, "resolution": m.resolution}
     if m.note:
         out["note"] = m.note
     return out
 
 
 def variant_floor(law, variant) -> dict:
-    """The floor (``numerics.variants.floor``) as JSON: ``{"value", "regime", "phi": {name: value},
+    """The floor (``numerics.variants.floor``) as JSON: ``{"value", "zero", "regime", "phi": {name: value},
     "stable", "scaled"}`` (φ: the minimiser in the family of the regime, by that family's names)."""
     from mmicl.numerics.variants import floor
 
     f = floor(law, variant)
-    return {"value": f.value, "regime": f.regime, "phi": named(f.names, f.params), "stable": f.stable,
+    return {"value": f.value, "zero": f.zero, "regime": f.regime, "phi": named(f.names, f.params), "stable": f.stable,
             "scaled": f.scaled}
+
+
+def show_excess(m: dict) -> str:
+    """The least excess of ``variant_minimiser``, or its bound where it is not resolved."""
+    return f"{m['excess']:.6e}" if m["resolved"] else f"< {m['resolution']:.1e} (rounding bound)"
 
 
 def show_named(values: dict[str, float], digits: int = 12) -> str:
@@ -432,5 +440,6 @@ def show_named(values: dict[str, float], digits: int = 12) -> str:
 
 
 def floor_line(fl: dict) -> str:
-    return (f"floor (T → ∞) {fl['value']:.6e}, {fl['regime']} regime at {show_named(fl['phi'], 8)}; "
+    value = f"0 (to rounding: {fl['value']:.1e})" if fl["zero"] else f"{fl['value']:.6e}"
+    return (f"floor (T → ∞) {value}, {fl['regime']} regime at {show_named(fl['phi'], 8)}; "
             f"stable family {fl['stable']:.6e}, scaled family {fl['scaled']:.6e}")

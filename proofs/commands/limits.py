@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import (Command, IntIn, WritablePath, emit_json, floor_line, law_options, plain_variant, show_named,
+from .common import (Command, IntIn, WritablePath, emit_json, floor_line, law_options, plain_variant, show_excess, show_named,
                      variant_floor, variant_minimiser, variant_option, variant_or_alias)
 
 from mmicl.numerics.validate import MAX_DEPTH_ONE
@@ -317,7 +317,7 @@ def _print_variant(res: dict) -> None:
     echo(f"{res['law']}  (variant {res['variant']})")
     echo(f"  {floor_line(res['floor'])}")
     for r in res["rows"]:
-        echo(f"  T={r['T']:>5}: least excess {r['excess']:.6e} (gap to the floor {r['gap_to_floor']:+.3e}) at "
+        echo(f"  T={r['T']:>5}: least excess {show_excess(r)} (gap to the floor {r['gap_to_floor']:+.3e}) at "
              f"{show_named(r['theta'])}")
     echo(f"  note: {res['note']}")
 

@@ -9,7 +9,7 @@ from rich.table import Table
 from mmicl.numerics import flows, lca
 
 from .common import (MAX_DEPTH, MAX_FLOW2_DEPTH, START_BOX, Command, RealIn, depth_type, emit_json, floor_line,
-                     law_options, named, show_named, variant_floor, variant_minimiser, variant_names, variant_option,
+                     law_options, named, show_excess, show_named, variant_floor, variant_minimiser, variant_names, variant_option,
                      plain_variant)
 
 START = RealIn(-START_BOX, START_BOX, why="α* lies in (0, 1]; from farther the flow takes minutes to hours")
@@ -107,7 +107,8 @@ def _alpha_variant(law, Ts, variant, alpha0, as_json):
         table.add_column(col, justify="right")
     for r in rows:
         f = r["flow"]
-        table.add_row(str(r["T"]), escape(show_named(r["theta"])), f"{r['excess']:.6e}", escape(show_named(f["params"])),
+        table.add_row(str(r["T"]), escape(show_named(r["theta"]) if r["resolved"] else "not resolved"), show_excess(r),
+                      escape(show_named(f["params"])),
                       escape(("ok" if f["converged"] else "NOT converged: ") + ("" if f["converged"] else f["reason"])))
     console = Console(width=130)
     console.print(table)
@@ -182,4 +183,5 @@ def _flow2_variant(law, T, alpha0, beta0, variant, as_json):
         return
     Console().print(escape(f"{variant.short}: flow from ({alpha0}, {beta0}) at T = {T}: {show_named(end, 15)}, "
                            f"excess {r.excess:.6e}, t_end = {r.t_end:.4g}; {r.reason}"))
-    Console().print(escape(f"minimiser θ_T: {show_named(mini['theta'], 15)}, excess {mini['excess']:.6e}"))
+    Console().print(escape(f"minimiser θ_T: {show_named(mini['theta'], 15)}, excess {show_excess(mini)}"
+                           + ("" if mini["resolved"] else f" ({mini['note']})")))
