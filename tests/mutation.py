@@ -470,12 +470,8 @@ MUTATIONS: list[Mutation] = [
       "if False:", VARIANTS, "the paper's theorems run on another variant as if it were the default"),
     N("flow_rest_loose", "REST_STEP = 1e-12", "REST_STEP = 1e-3", VARIANTS,
       "the variant flow stops 1e-3 away from the minimum and says converged"),
-    N("torch_tokens_start_ignored", '        f = torch.zeros_like(x) if self.variant.f0 == "zero" else x
-        for _ in range(self.T):
-            f = f + w_s * x + w_v * (mo.cov @ f)',
-      '        f = torch.zeros_like(x)
-        for _ in range(self.T):
-            f = f + w_s * x + w_v * (mo.cov @ f)',
+    N("torch_tokens_start_ignored", 'x = torch.stack([mo.query_x, mo.xy], dim=-1)  # (x_q, h)\n        f = torch.zeros_like(x) if self.variant.f0 == "zero" else x',
+      'x = torch.stack([mo.query_x, mo.xy], dim=-1)  # (x_q, h)\n        f = torch.zeros_like(x)',
       VARIANTS, "the torch model starts from F⁰ = 0 whatever f0 says"),
 ]
 
