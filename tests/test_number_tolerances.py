@@ -7,6 +7,7 @@ import ast
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import mmicl
@@ -112,3 +113,28 @@ def test_a_bad_numeric_tolerance_is_refused_where_it_is_given(bad):
         Check("c", "x", True, atol=bad)
     with pytest.raises(ValueError, match="atol"):
         Summary({}, atol=bad)
+
+
+def test_a_claims_summary_tolerance_reaches_its_result(tmp_path):
+    """``evaluate`` returns a ``Summary``; ``Claim.run`` carries its tolerances into the result and
+    its JSON, where ``mmicl compare`` reads them."""
+    from mmicl.proofs.registry import Claim
+
+    c = Claim("x.summary", "t", "s", lambda config: ([], [Check("c", "x", True, {}, atol=0.0)],
+                                                     Summary({"a": 1.0}, rtol={"a": 1e-6}, why="a: quadrature")))
+    r = c.run(mmicl.RunConfig.sized("smoke", out=tmp_path))
+    assert (r.summary_rtol, r.summary_tolerance, type(r.summary)) == ({"a": 1e-6}, "a: quadrature", dict)
+    assert r.to_json()["evidence"]["summary_rtol"] == {"a": 1e-6}
+
+
+def test_a_sampled_number_false_alarms_as_often_as_stated():
+    """Two independent estimates with standard error se differ by more than sampling_atol(se) with
+    probability 2·Φ(−MOVE_Z) ≈ 6.3e-5 (the module's 'about 6 numbers in 100 000')."""
+    from scipy.stats import norm
+
+    from mmicl.proofs.claims.number_tolerances import MOVE_Z, sampling_atol
+
+    se = 0.37
+    p = 2 * norm.sf(sampling_atol(se) / (np.sqrt(2) * se))
+    assert p == pytest.approx(2 * norm.sf(MOVE_Z)) and 5e-5 < p < 7e-5
+    assert sampling_atol(float("nan")) == sampling_atol(-1.0) == 0.0
