@@ -121,9 +121,11 @@ def test_a_claims_summary_tolerance_reaches_its_result(tmp_path):
     from mmicl.proofs.registry import Claim
 
     c = Claim("x.summary", "t", "s", lambda config: ([], [Check("c", "x", True, {}, atol=0.0)],
-                                                     Summary({"a": 1.0}, rtol={"a": 1e-6}, why="a: quadrature")))
+                                                     Summary({"a": 1.0, "n": 3}, rtol={"a": 1e-6}, atol={"n": 0.0},
+                                                             why="a: quadrature")))
     r = c.run(mmicl.RunConfig.sized("smoke", out=tmp_path))
-    assert (r.summary_rtol, r.summary_tolerance, type(r.summary)) == ({"a": 1e-6}, "a: quadrature", dict)
+    assert (r.summary_atol, r.summary_rtol, r.summary_tolerance, type(r.summary)) == (
+        {"n": 0.0}, {"a": 1e-6}, "a: quadrature", dict)
     assert r.to_json()["evidence"]["summary_rtol"] == {"a": 1e-6}
 
 
