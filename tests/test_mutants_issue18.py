@@ -198,7 +198,7 @@ def test_atomic_writes_are_readable_by_everyone(tmp_path, umask):
 LAW = "s=uniform(0.5,4)"
 EXP = "s=exponential(2)"
 DEPTH_NAMES = ("T", "depth")
-EXTRA = {"alpha": 0.3}  # other required parameters a depth function may have
+EXTRA = {"alpha": 0.3, "variant": "readout=evolved-keys-and-query", "params": (0.1,)}  # other required parameters a depth function may have
 
 
 def _depth_functions():
