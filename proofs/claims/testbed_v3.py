@@ -1,0 +1,207 @@
+"""Version 3 of the testbed claims: the pre-registered design (arms, seeds, metrics, margins, rules).
+
+Written before any version-3 verdict run, and mirrored in docs/testbed.md ("Version 3"); a test
+keeps the two in step.  Nothing here trains: the claims' code (proofs/claims/testbed*.py) will read
+its arms, seeds and rules from this module, and a change to any of them after a verdict run is a new
+version, reported beside the old one.
+
+**Seeds.**  Two fresh verdict families of 8 seeds each (``FAMILIES``), never used by versions 1–2 or
+by a pilot; pilots use ``PILOT_SEEDS`` only.  Settings a pilot chooses are chosen by the rule stated
+in ``Design.pilot_rule`` before the pilot runs.
+
+**Outcomes per seed.**  A check compares two arms on the same seed (shared data streams and, in
+stage 2, the same stage-1 decoder): d_i = metric(A) − metric(B).  With the evaluation standard error
+se_i (binomial over ``EVAL_SIZE`` items, ``decide_v3.accuracy_difference_se``) the seed is +1 when
+d_i − margin > 2·se_i, −1 when d_i − margin < −2·se_i, 0 (unresolved) otherwise
+(``decide_v3.seed_outcomes``).  No interval over seeds is formed, so zero observed variance decides
+nothing by itself.
+
+**Decision.**  An exact one-sided sign test over the resolved seeds at ``ALPHA`` per direction
+(``decide_v3.sign_test``), the two families pooled with a consistency guard
+(``decide_v3.combine_families``): holds when the pooled test decides +, fails when it decides −,
+inconclusive otherwise or when one family alone decides the opposite of the pooled result.  A check
+*passes* when decided +, *fails* when decided −; the claim's verdict follows the registry's rule from
+its decisive and corroborating checks (``registry.decide``).  Power (all seeds resolved): 16 pooled
+seeds decide at 12, with power 0.80 when a seed shows the effect with probability 0.8 and 0.98 at
+0.9 (``power_table``).
+
+**Premises** hold per seed (``decide_v3.premise_count``): a claim whose premise fails on more than
+``PREMISE_FAILURES`` of a family's seeds in an arm it needs is ``hypothesis-not-met``; seeds that fail
+a premise are reported and left out of the checks that need it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ALPHA = 0.05
+"""One-sided level of the sign test, per direction."""
+FAMILIES = {"A": tuple(range(3000, 3008)), "B": tuple(range(4000, 4008))}
+PILOT_SEEDS = tuple(range(9000, 9004))
+EVAL_SIZE = 1024
+"""Evaluation items per set and seed: the binomial se of an accuracy difference is then at most
+√(2·¼/1024) ≈ 0.022, so a seed's outcome against a 0.05 margin resolves at |d − margin| > 0.044."""
+EVAL_EVERY_TRANSITION = 25
+"""Evaluation interval (steps) of the runs whose timing a claim reads (claims 5, 7, 8)."""
+PREMISE_FAILURES = 2
+"""At most this many seeds of a family may fail a premise before the claim is hypothesis-not-met."""
+
+
+@dataclass(frozen=True)
+class Check3:
+    """One pre-registered check: ``a`` minus ``b`` on ``metric`` against ``margin`` (``kind``
+    ``"superiority"``: d > margin; ``"non-inferiority"``: d > −margin; ``"inferiority"``:
+    d < −margin), with the margin's reason and the check's role."""
+
+    name: str
+    metric: str
+    a: str
+    b: str
+    margin: float
+    margin_why: str
+    kind: str = "superiority"
+    role: str = "decisive"
+
+
+@dataclass(frozen=True)
+class Design:
+    claim: str
+    arms: dict[str, str]
+    """arm name → what it is (settings in words; the code's arms carry the numbers)"""
+    checks: tuple[Check3, ...]
+    premises: tuple[str, ...]
+    pilot_rule: str = ""
+    """how a pilot (on ``PILOT_SEEDS``) chooses a setting left open here; empty when none is"""
+    reported: tuple[str, ...] = ()
+
+
+REGIME = "a tenth of the accuracy range: the difference between two regimes, not a shift within one"
+SHIFT = "a twentieth of the accuracy range, above two evaluation standard errors at EVAL_SIZE (0.044)"
+PATTERN = "0.05 of the attention scores' [−1, 1] range, twice the spread of the uniform baselines over N"
+
+DESIGNS: dict[str, Design] = {d.claim: d for d in (
+    Design("claim1",
+           {"lo_bursty": "K_lo = 64 classes, bursty", "hi_bursty": "K_hi = 16384, bursty",
+            "hi_iid": "K_hi, i.i.d. (p_B = 0)", "edge_eps_lo": "K_edge, bursty, ε = 0.1",
+            "edge_eps_hi": "K_edge, bursty, ε = 0.5", "uniform": "K_hi, p_B = 0.9, class law uniform",
+            "zipf": "K_hi, p_B = 0.9, class law Zipf α = 1.5"},
+           (Check3("ICL rises with K", "acc_icl", "hi_bursty", "lo_bursty", 0.10, REGIME),
+            Check3("ICL rises with burstiness", "acc_icl", "hi_bursty", "hi_iid", 0.10, REGIME),
+            Check3("ICL rises with ε where ICL is partial", "acc_icl", "edge_eps_hi", "edge_eps_lo", 0.05, SHIFT),
+            Check3("Zipf raises in-weights accuracy over the best query-blind rule", "iwl_balanced_over_blind",
+                   "zipf", "uniform", 0.05, SHIFT),
+            Check3("Zipf lowers ICL", "acc_icl", "zipf", "uniform", 0.05, SHIFT, kind="inferiority")),
+           ("the high-K bursty arm leaves the copy plateau (ICL above B/N + 2 se) on the seed",),
+           pilot_rule=("K_edge: the smallest K of (128, 256, 512, 1024) at which the ε = 0.1 arm's median pilot ICL "
+                       "is within [0.55, 0.85] (partial ICL); the largest of them if none is"),
+           reported=("the ICL set's copy rate per arm", "in-weights accuracy on label-balanced queries and the "
+                     "best query-blind rule's")),
+    Design("claim2",
+           {"base": "2 layers × 1 head, width 32, K_mid = 512 bursty", "heads": "2 layers × 4 heads, width 32",
+            "deep": "4 layers × 1 head, width 32", "deep_matched": "4 layers × 1 head at base's parameter count"},
+           (Check3("more heads raise final in-weights accuracy", "iwl_balanced_over_blind", "heads", "base", 0.05, SHIFT),
+            Check3("more layers raise final in-weights accuracy", "iwl_balanced_over_blind", "deep", "base", 0.05, SHIFT),
+            Check3("more layers at matched parameters raise it", "iwl_balanced_over_blind", "deep_matched", "base",
+                   0.05, SHIFT, role="corroborating"),
+            Check3("more heads lower the flip rate (context over weights)", "acc_flip", "heads", "base", 0.05, SHIFT,
+                   kind="inferiority", role="corroborating")),
+           ("settled per seed: over the last quarter of training the copy rate of the ICL set moved by at most "
+            "2 binomial se",),
+           reported=("area under each ICL curve",)),
+    Design("claim3",
+           {"ape_mid": "APE at K_both", "rope_mid": "RoPE at K_both", "ape_thr": "APE at K_thr",
+            "rope_thr": "RoPE at K_thr"},
+           (Check3("RoPE needs more classes: APE − RoPE ICL at K_thr", "acc_icl", "ape_thr", "rope_thr", 0.10, REGIME),
+            Check3("weaker previous-token pattern under RoPE at K_both", "prev_token_max", "ape_mid", "rope_mid",
+                   0.05, PATTERN),
+            Check3("weaker induction pattern under RoPE at K_both", "induction_max", "ape_mid", "rope_mid", 0.05,
+                   PATTERN)),
+           ("both arms do ICL at K_both (ICL ≥ 0.9) on the seed",),
+           pilot_rule=("K_both: the smallest K of (512, 1024, 2048, 4096) at which every pilot seed of both arms has "
+                       "ICL ≥ 0.9; K_thr: the smallest K of (64, 128, 256, 512) at which the APE pilot median is ≥ 0.9"),
+           reported=("each head's minimum induction score",)),
+    Design("claim4",
+           {"diverse_L": "stage 1 at K1 = 16384, stage 2 at K2 = L", "diverse_16L": "same stage 1, K2 = 16L",
+            "lowK1_L": "control: stage 1 at K1 = 64 (in-weights regime), stage 2 at K2 = L"},
+           (Check3("diverse M1 pretraining matters: ICL needing M2", "acc_icl_m2only", "diverse_L", "lowK1_L", 0.10,
+                   REGIME),
+            Check3("few M2 classes suffice: K2 = L not worse than 16L", "acc_icl_m2only", "diverse_L", "diverse_16L",
+                   0.05, SHIFT, kind="non-inferiority")),
+           ("the seed's stage-1 decoder does ICL on M1 (≥ 0.95) with an induction head (score > 0.3)",)),
+    Design("claim5",
+           {"base": "2-layer decoder", "deep": "4-layer, same width", "deep_matched": "4-layer, matched parameters"},
+           (Check3("a larger decoder learns multimodal ICL faster (area under the stage-2 curve)", "auc_icl_m2only",
+                   "deep", "base", 0.03, "three points of area under a curve in [0, 1]: a tenth of the base's "
+                   "typical rise over stage 2"),
+            Check3("the same at matched parameters", "auc_icl_m2only", "deep_matched", "base", 0.03,
+                   "as above", role="corroborating")),
+           ("each decoder's stage 1 meets claim 4's premise",),
+           reported=("final M2-necessary ICL (likely at the ceiling)",)),
+    Design("claim6",
+           {"fusion_readout": "early fusion, layout with a readout token after both query items, K2 ≥ K_icl",
+            "staged_readout": "staged, the same layout"},
+           (Check3("after fusion the label-adjacent modality is followed on conflicts", "follow_adjacent_minus_other",
+                   "fusion_readout", "staged_readout", 0.10, REGIME),),
+           ("fusion learns ICL on the seed (M2-necessary and M1-necessary ICL both above B/N + 2 se)",),
+           pilot_rule=("K2: the smallest of (256, 1024, 4096) at or above the measured unimodal ICL threshold at the "
+                       "fusion's step count, on the pilot seeds")),
+    Design("claim7",
+           {"dose_k": "stage 2 with an encoder pretrained to the k-th of 4 accuracy levels, features normalised"},
+           (Check3("a better encoder gives better multimodal ICL (per-seed slope of AUC on encoder accuracy)",
+                   "slope_auc_icl_m2known", "dose", "zero", 0.05, "0.05 of AUC per unit of encoder accuracy: a 0.25 "
+                   "accuracy step buys a point of AUC"),),
+           ("the doses span encoder accuracy (the lowest and highest dose differ by ≥ 0.3 on the seed)",),
+           pilot_rule="the four pretraining step counts that put the pilot median encoder accuracy nearest 0.4, 0.6, 0.8, 0.95"),
+    Design("claim8",
+           {"model": "2 layers × 4 heads, K_hi bursty, evaluated every 25 steps through the transition"},
+           (Check3("mean-ablating the top induction head lowers ICL more than a same-layer control head",
+                   "icl_drop_top_minus_control", "top", "control", 0.10, REGIME),
+            Check3("induction strength leads ICL: the top head's score crosses 0.5 no later than ICL crosses the copy "
+                   "baseline + 2 se", "lead_steps", "induction", "icl", 0.0, "order of events: any lead counts",
+                   role="corroborating")),
+           ("the model does ICL at the end (above B/N + 2 se)", "a same-layer control head exists"),
+           reported=("zeroing beside mean-ablation", "each head's minimum induction score")),
+    Design("claim9",
+           {"frozen": "stage 2 as published (attention frozen)", "unfrozen": "stage 2 with every weight trainable at "
+            "lr/10", "stage1": "the stage-1 decoder's own unimodal scores"},
+           (Check3("unfrozen stage 2 raises the induction head's score more than a same-layer control head's",
+                   "induction_change_top_minus_control", "unfrozen", "stage1", 0.05, PATTERN),
+            Check3("the previous-token head stays: its score changes by less than the margin", "prev_token_change",
+                   "unfrozen", "stage1", 0.05, PATTERN, kind="non-inferiority")),
+           ("claim 4's stage-1 premise",),
+           reported=("the frozen arm (attention cannot change: reported as the control of the design)",)),
+)}
+
+
+def power_table(ns=(8, 16), ps=(0.8, 0.9)) -> dict[int, dict[float, float]]:
+    """The sign test's power at ``ALPHA`` for n seeds when each seed shows the effect with probability p."""
+    from mmicl.numerics.testbed.decide_v3 import power
+
+    return {n: {p: power(n, p, alpha=ALPHA) for p in ps} for n in ns}
+
+
+def design_markdown() -> str:
+    """The designs as the Markdown that docs/testbed.md carries ("Version 3"); regenerate it with
+    ``python -m mmicl.proofs.claims.testbed_v3``."""
+    pw = power_table()
+    lines = [
+        f"Verdict seeds: family A {FAMILIES['A'][0]}–{FAMILIES['A'][-1]}, family B {FAMILIES['B'][0]}–"
+        f"{FAMILIES['B'][-1]}; pilots {PILOT_SEEDS[0]}–{PILOT_SEEDS[-1]}. Evaluation sets of {EVAL_SIZE} items. "
+        f"Sign test at α = {ALPHA} per direction over the resolved seeds, the two families pooled with a "
+        f"consistency guard; power with every seed resolved: n = 8 decides with power {pw[8][0.8]:.2f} "
+        f"(p = 0.8) and {pw[8][0.9]:.2f} (p = 0.9), n = 16 pooled {pw[16][0.8]:.2f} and {pw[16][0.9]:.2f}.",
+        "",
+        "| claim | check (role) | A − B on | margin | why the margin | premises (per seed) | chosen by a pilot |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for d in DESIGNS.values():
+        for i, c in enumerate(d.checks):
+            side = {"superiority": f"> {c.margin:g}", "non-inferiority": f"> −{c.margin:g}",
+                    "inferiority": f"< −{c.margin:g}"}[c.kind]
+            lines.append(f"| {d.claim if i == 0 else ''} | {c.name} ({c.role}) | `{c.metric}`: {c.a} − {c.b} | "
+                         f"{side} | {c.margin_why} | {'; '.join(d.premises) if i == 0 else ''} | "
+                         f"{d.pilot_rule if i == 0 else ''} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(design_markdown())
