@@ -142,3 +142,63 @@ def run_fusion(model: ModelConfig, m1: DataConfig, arms: list[MultimodalArm], se
     system, extra = _system(model, mixture, [None] * len(members), mseeds, per_member, device, data_seed + 77, train)
     params = system.trainable("all")
     return _finish(system, mixture, params, arms, seeds, train, data_seed, progress, description, extra)
+
+
+# ---- the JSON form of arms, and analyses of a trained multimodal ensemble (the sweep kinds) -------
+def arm_to_json(arm: MultimodalArm) -> dict:
+    """An arm as plain JSON: ``{"name", "data": {"m1", "m2", "p_bursty", "layout"}, "decoder",
+    "encoder_steps"}`` (what the sweep runs ``stage2`` and ``fusion`` take and key on)."""
+    from dataclasses import asdict
+
+    return {"name": arm.name, "data": asdict(arm.data), "decoder": arm.decoder, "encoder_steps": arm.encoder_steps}
+
+
+def arms_from_json(arms: list[dict]) -> list[MultimodalArm]:
+    """The inverse of ``arm_to_json`` for a list of arms, checked: every setting valid (the
+    configurations' own checks), names distinct, ``decoder`` ``stage1`` or ``random``,
+    ``encoder_steps`` absent/None or a whole number ≥ 0, and the arms runnable as one ensemble (all
+    with an encoder or none; one K2 with an encoder).  ``TestbedConfigError`` (one line) otherwise."""
+    from .config import SecondModality
+
+    if not isinstance(arms, (list, tuple)) or not arms:
+        raise TestbedConfigError(f"arms must be a non-empty list of arms, got {arms!r}")
+    out = []
+    for a in arms:
+        if not isinstance(a, dict) or not {"name", "data"} <= set(a) or set(a) - {"name", "data", "decoder",
+                                                                                    "encoder_steps"}:
+            raise TestbedConfigError(f'an arm is {{"name", "data", optional "decoder", "encoder_steps"}}, got {a!r}')
+        d = a["data"]
+        if not isinstance(d, dict) or not {"m1", "m2"} <= set(d):
+            raise TestbedConfigError(f'arm {a["name"]!r}: data is {{"m1", "m2", optional "p_bursty", "layout"}}, '
+                                     f"got {d!r}")
+        try:
+            data = MultimodalConfig(DataConfig(**d["m1"]), SecondModality(**d["m2"]),
+                                    **{k: v for k, v in d.items() if k not in ("m1", "m2")})
+        except TypeError as e:
+            raise TestbedConfigError(f"arm {a['name']!r}: {e}") from None
+        decoder, steps = a.get("decoder", "stage1"), a.get("encoder_steps")
+        if decoder not in ("stage1", "random"):
+            raise TestbedConfigError(f"arm {a['name']!r}: decoder must be 'stage1' or 'random', got {decoder!r}")
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
+            raise TestbedConfigError(f"arm {a['name']!r}: encoder_steps must be None or a whole number ≥ 0, "
+                                     f"got {steps!r}")
+        out.append(MultimodalArm(str(a["name"]), data, decoder, steps))
+    names = [a.name for a in out]
+    if len(set(names)) != len(names):
+        raise TestbedConfigError(f"arm names must differ, got {names}")
+    _check_arms(out)
+    return out
+
+
+def stage2_ablation_drop(r: ArmResults, set_name: str) -> list:
+    """(E, layers, H) as nested lists: the accuracy on the evaluation set ``set_name`` that each
+    member loses when head (l, h) alone is zeroed (``multimodal_metrics.ablation_drop``), on the
+    trained models of a stage-2 or fusion run."""
+    from .multimodal_metrics import ablation_drop
+
+    return ablation_drop(r.run.model, r.run.eval_sets, set_name).tolist()
+
+
+MULTIMODAL_ANALYSES = {"ablation_drop": stage2_ablation_drop}
+"""Analyses a stored stage-2 or fusion run may carry out on its trained models, by name: each takes
+the ``ArmResults`` and its parameters by name, and returns JSON-ready values."""

@@ -19,6 +19,33 @@
   the trained parameters (``numerics.training.describe``: α, β of the reduced models, summaries of
   the matrices), the final loss, the risk and excess risk on ``samples`` fresh prompts with their
   standard errors, the Bayes risk, and whether training diverged (its time is in the provenance).
+- ``stage1``: stage 1 of the multimodal protocol (``numerics.testbed.multimodal_experiments.run_stage1``):
+  settings ``{"model", "data" (M1), "train", "seeds" (a list), "data_seed" (0), "device" ("cpu")}``
+  (the model with the APE slots stage 1 really trains, ``stage1_ape_slots``); result: ``artifact``
+  ``{"file", "sha256", "bytes"}`` of its checkpoint, written (atomically, ``Stage1.save``) to
+  ``<store>/artifacts/<key>.pt`` and verified once written, and ``final``, the final stage-1 metrics
+  per seed (per head for the head scores).  The record holds no weights.
+- ``stage2``: stage 2 on a ``stage1`` run's checkpoint (``run_stage2``): settings ``{"stage1"`` (the
+  stage1 run's settings, whose key names its record), ``"arms"`` (``[{"name", "data": {"m1", "m2",
+  "p_bursty", "layout"}, "decoder", "encoder_steps"}]``, ``MultimodalArm`` as ``arm_to_json`` writes
+  it), ``"train", "trainable"`` ("projector+readout"), ``"device", "data_seed"`` (both the stage-1
+  run's by default), ``"analysis"`` (None, or ``{"name", **parameters}`` of ``MULTIMODAL_ANALYSES``)};
+  the stage-1 record must be finished and its checkpoint have the SHA-256 it states and load
+  (``load_stage1``), else the run fails with one line naming the file and what to do.  Result: as
+  ``ensemble`` — ``summary`` (the final value of every scalar metric, ``induction_max`` and
+  ``prev_token_max`` per arm and stage-1 member), ``history`` (every curve), ``analysis`` — and
+  ``stage1`` ``{"key", "sha256"}``, the checkpoint it started from.  One run is one arms list on one
+  stage-1 run (one ensemble, as the claims train it); a one-arm list is a run of its own, so a claim
+  may go arm by arm, but the members of a lone arm get the seeds of the first arm of a grid (not a
+  bit-for-bit piece of the joint run).
+- ``fusion``: early fusion from scratch (``run_fusion``): settings ``{"model", "m1", "arms", "seeds",
+  "train", "device", "data_seed", "analysis"}`` (arms as for ``stage2``); result as ``stage2``'s
+  without ``stage1``.
+
+The multimodal kinds have nested settings: the claims make them (``KINDS[kind].normalise``), not
+sweep files.  ``stage1`` and ``stage2`` runs find their store through ``STORE_ENV``: run them inside
+``using_store(store)`` (``stored_stage1(store, settings)`` does, and returns the verified ``Stage1``);
+``stored_arm_results(record)`` gives a stage2 or fusion record's ``ArmResults`` (curves).
 
 ``execute(kind, config)`` never raises: a run that fails returns a record with ``status`` "failed",
 the error and its traceback, so that one failing run does not stop a sweep.  Every record carries its
@@ -34,8 +61,10 @@ import os
 import socket
 import time
 import traceback
-from dataclasses import asdict, dataclass, fields
 from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 
 FORMAT = 1
 """The format of run records; part of every run's key."""
@@ -295,12 +324,326 @@ def _montecarlo_compute(config: dict, progress: bool = False, description: str |
             "steps": res.steps_done, "diverged": res.diverged, "message": res.message}
 
 
+# ---- stage1, stage2, fusion: the multimodal protocol ------------------------------------------
+STORE_ENV = "MMICL_SWEEP_STORE"
+"""The environment variable that tells a ``stage1`` or ``stage2`` run where its results store is
+(``using_store`` sets it; a Dask worker on another machine needs it set, to the same store on a
+shared file system)."""
+ARTIFACTS = "artifacts"
+"""The folder of a results store that holds the runs' artifact files (``<key>.pt``)."""
+STAGE1_SETTINGS = frozenset({"model", "data", "train", "seeds", "data_seed", "device"})
+STAGE2_SETTINGS = frozenset({"stage1", "arms", "train", "trainable", "device", "data_seed", "analysis"})
+FUSION_SETTINGS = frozenset({"model", "m1", "arms", "seeds", "train", "device", "data_seed", "analysis"})
+
+
+class StoredArtifactError(ValueError):
+    """A run's artifact (or the record that states it) that cannot be used: ``str()`` is one line,
+    the file, what is wrong and what to do; ``problem`` is the file and what is wrong alone."""
+
+    def __init__(self, problem: str, advice: str = ""):
+        self.problem = problem
+        super().__init__(problem + (f"; {advice}" if advice else ""))
+
+
+@contextmanager
+def using_store(store):
+    """``with using_store(store): run_here(specs, store)``: the ``stage1`` and ``stage2`` runs made
+    inside find their store (a ``Store`` or its folder) through ``STORE_ENV``, which this sets for
+    the block (and for the processes started in it, e.g. a Dask LocalCluster's workers)."""
+    root = str(Path(getattr(store, "root", store)).resolve())
+    old = os.environ.get(STORE_ENV)
+    os.environ[STORE_ENV] = root
+    try:
+        yield Path(root)
+    finally:
+        if old is None:
+            os.environ.pop(STORE_ENV, None)
+        else:
+            os.environ[STORE_ENV] = old
+
+
+def _store_root(kind: str) -> Path:
+    root = os.environ.get(STORE_ENV)
+    if not root:
+        raise StoredArtifactError(f"a {kind} run keeps its stage-1 checkpoint beside its results store, and none is "
+                                  f"given: run it inside runs.using_store(store) (or set {STORE_ENV} to the store's "
+                                  "folder)")
+    root = Path(root)
+    if not (root / "runs").is_dir():
+        raise StoredArtifactError(f"{STORE_ENV}={str(root)!r} is not a results store (no runs/ folder)")
+    return root
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _device(config: dict, default: str = "cpu") -> str:
+    device = config.get("device", default)
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    return device
+
+
+def _seeds(seeds) -> list[int]:
+    from mmicl.numerics.validate import check_seed
+
+    if not isinstance(seeds, (list, tuple)) or not seeds:
+        raise ValueError(f"seeds must be a non-empty list of seeds, got {seeds!r}")
+    out = [check_seed(s) for s in seeds]
+    if len(set(out)) != len(out):
+        raise ValueError(f"seeds must differ, got {out}")
+    return out
+
+
+def _check_settings(kind: str, config: dict, allowed: frozenset, needed: set) -> dict:
+    if not isinstance(config, dict):
+        raise ValueError(f"the settings of a {kind} run are a dict, got {config!r}")
+    config = {k: v for k, v in config.items() if k != "mmicl"}     # a normalised configuration again
+    unknown = set(config) - allowed
+    if unknown:
+        raise ValueError(f"{kind} runs have no setting {sorted(unknown)}; they have {sorted(allowed)}")
+    missing = needed - set(config)
+    if missing:
+        raise ValueError(f"a {kind} run needs {sorted(missing)} as well (it has {sorted(config)})")
+    return config
+
+
+def _analysis(analysis):
+    from mmicl.numerics.testbed.multimodal_experiments import MULTIMODAL_ANALYSES
+
+    if analysis is None:
+        return None
+    if not isinstance(analysis, dict) or analysis.get("name") not in MULTIMODAL_ANALYSES:
+        raise ValueError(f'analysis must be {{"name": one of {sorted(MULTIMODAL_ANALYSES)}, **parameters}} or '
+                         f"absent, got {analysis!r}")
+    allowed = set(inspect.signature(MULTIMODAL_ANALYSES[analysis["name"]]).parameters) - {"r"}
+    given = set(analysis) - {"name"}
+    if given != allowed:
+        raise ValueError(f"analysis {analysis['name']!r} takes the parameters {sorted(allowed)}, got {sorted(given)}")
+    from mmicl.numerics.testbed.multimodal_data import SETS
+
+    if "set_name" in analysis and analysis["set_name"] not in SETS:
+        raise ValueError(f"analysis set_name must be one of {list(SETS)}, got {analysis['set_name']!r}")
+    return dict(analysis)
+
+
+def _stage1_normalise(config: dict) -> dict:
+    from mmicl import __version__
+    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
+    from mmicl.numerics.testbed.multimodal_experiments import stage1_ape_slots
+    from mmicl.numerics.validate import check_seed
+
+    config = _check_settings("stage1", config, STAGE1_SETTINGS, {"model", "data", "train", "seeds"})
+    data = DataConfig(**config["data"])
+    model = stage1_ape_slots(ModelConfig(**config["model"]), data)      # the decoder stage 1 really trains
+    return {"model": asdict(model), "data": asdict(data), "train": asdict(TrainConfig(**config["train"])),
+            "seeds": _seeds(config["seeds"]), "data_seed": check_seed(config.get("data_seed", 0), "data_seed"),
+            "device": _device(config), "mmicl": __version__}
+
+
+def _stage1_compute(config: dict, progress: bool = False, description: str = "stage1") -> dict:
+    from mmicl.numerics.testbed.checkpoint import Stage1
+    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
+    from mmicl.numerics.testbed.multimodal_experiments import run_stage1
+
+    from .spec import run_key
+
+    folder = _store_root("stage1") / ARTIFACTS
+    s1 = run_stage1(ModelConfig(**config["model"]), DataConfig(**config["data"]), config["seeds"],
+                    TrainConfig(**config["train"]), device=config["device"], data_seed=config["data_seed"],
+                    progress=progress)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = s1.save(folder / f"{run_key('stage1', config)}.pt")
+    Stage1.load(path)                                  # what stage 2 will read: verified once written
+    return {"artifact": {"file": path.name, "sha256": _sha256(path), "bytes": path.stat().st_size},
+            "final": s1.final}
+
+
+def _stage1_record_path(root: Path, stage1_config: dict) -> Path:
+    from .spec import run_key
+
+    return Path(root) / "runs" / f"{run_key('stage1', stage1_config)}.json"
+
+
+def load_stage1(root, record: dict):
+    """The ``Stage1`` of a finished ``stage1`` run's record, from its artifact in the store at
+    ``root``: the file must exist, have the SHA-256 the record states, and load (``Stage1.load``:
+    content hash, names, shapes, finite values) with the record's settings; else
+    ``StoredArtifactError`` (one line: the file, what is wrong, what to do)."""
+    from mmicl.numerics.testbed.checkpoint import Stage1, Stage1Error
+    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
+
+    root, config = Path(root), record["config"]
+    art = (record.get("result") or {}).get("artifact") or {}
+    where = root / "runs" / f"{record['key']}.json"
+    redo = ("run stored_stage1 with these stage-1 settings again (it sets the file aside and trains stage 1 "
+            f"again), or delete {where}")
+    if not isinstance(art.get("file"), str) or not isinstance(art.get("sha256"), str):
+        raise StoredArtifactError(f"the stage-1 record {where} names no artifact file and digest", redo)
+    path = root / ARTIFACTS / Path(art["file"]).name
+    if not path.is_file():
+        raise StoredArtifactError(f"the stage-1 checkpoint {path} (of the record {where}) is missing", redo)
+    if _sha256(path) != art["sha256"]:
+        raise StoredArtifactError(f"the stage-1 checkpoint {path} does not have the SHA-256 its record {where} "
+                                  "states (it was changed or replaced after it was written)", redo)
+    try:
+        s1 = Stage1.load(path)
+    except Stage1Error as e:
+        raise StoredArtifactError(f"the stage-1 checkpoint {path} {e.problem}", redo) from None
+    if (s1.model, s1.train, s1.data_seed) != (ModelConfig(**config["model"]), TrainConfig(**config["train"]),
+                                              config["data_seed"]) or \
+            [(m.data, m.seed) for m in s1.members] != [(DataConfig(**config["data"]), s) for s in config["seeds"]]:
+        raise StoredArtifactError(f"the stage-1 checkpoint {path} records other settings than its record {where}",
+                                  redo)
+    return s1
+
+
+def _stage2_normalise(config: dict) -> dict:
+    from mmicl import __version__
+    from mmicl.numerics.testbed.config import TrainConfig
+    from mmicl.numerics.testbed.multimodal_experiments import arm_to_json, arms_from_json
+    from mmicl.numerics.validate import check_seed
+
+    config = _check_settings("stage2", config, STAGE2_SETTINGS, {"stage1", "arms", "train"})
+    s1 = _stage1_normalise(config["stage1"])
+    trainable = config.get("trainable", "projector+readout")
+    if trainable not in ("projector", "projector+readout"):
+        raise ValueError(f"trainable must be 'projector' or 'projector+readout' (stage 2 keeps the decoder's "
+                         f"blocks frozen), got {trainable!r}")
+    return {"stage1": s1, "arms": [arm_to_json(a) for a in arms_from_json(config["arms"])],
+            "train": asdict(TrainConfig(**config["train"])), "trainable": trainable,
+            "device": _device(config, s1["device"]),
+            "data_seed": check_seed(config.get("data_seed", s1["data_seed"]), "data_seed"),
+            "analysis": _analysis(config.get("analysis")), "mmicl": __version__}
+
+
+def _arms_result(r, config: dict) -> dict:
+    """What a stage-2 or fusion run keeps: the final value of every scalar metric per arm and member
+    (``summary``), every curve (``history``, without its time) and the analysis."""
+    from mmicl.numerics.testbed.experiments import DERIVED
+    from mmicl.numerics.testbed.multimodal_experiments import MULTIMODAL_ANALYSES
+
+    history = r.run.history.to_json()
+    history.pop("seconds")                  # timings go to the provenance, so that results are reproducible
+    h = r.run.history
+    scalars = [m for m in h.metrics if h.final(m).dim() == 1] + [m for m, (base, _) in DERIVED.items()
+                                                               if base in h.metrics]
+    summary = {a.name: {m: [round(float(v), 6) for v in r.final(m, a.name)] for m in scalars} for a in r.arms}
+    out = {"summary": summary, "history": history}
+    analysis = config.get("analysis")
+    if analysis is not None:
+        out["analysis"] = MULTIMODAL_ANALYSES[analysis["name"]](r, **{k: v for k, v in analysis.items()
+                                                                       if k != "name"})
+    return out
+
+
+def _stage2_compute(config: dict, progress: bool = False, description: str = "stage2") -> dict:
+    from mmicl.numerics.testbed.config import TrainConfig
+    from mmicl.numerics.testbed.multimodal_experiments import arms_from_json, run_stage2
+
+    from .store import read_record
+
+    root = _store_root("stage2")
+    where = _stage1_record_path(root, config["stage1"])
+    record, why = read_record(where) if where.is_file() else (None, "no such file")
+    if record is None or record["status"] != "done":
+        state = why if record is None else f"it failed: {record.get('error')}"
+        raise StoredArtifactError(f"the stage-1 run of this stage-2 run has no finished record {where} ({state}): "
+                                  "run the stage1 run first (runs.stored_stage1, or its spec before this one)")
+    s1 = load_stage1(root, record)
+    r = run_stage2(s1, arms_from_json(config["arms"]), TrainConfig(**config["train"]), trainable=config["trainable"],
+                   device=config["device"], data_seed=config["data_seed"], progress=progress, description=description)
+    used = {"key": record["key"], "sha256": record["result"]["artifact"]["sha256"]}
+    return {**_arms_result(r, config), "stage1": used}
+
+
+def _fusion_normalise(config: dict) -> dict:
+    from mmicl import __version__
+    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
+    from mmicl.numerics.testbed.multimodal_experiments import arm_to_json, arms_from_json, stage1_ape_slots
+    from mmicl.numerics.validate import check_seed
+
+    config = _check_settings("fusion", config, FUSION_SETTINGS, {"model", "m1", "arms", "seeds", "train"})
+    m1 = DataConfig(**config["m1"])
+    return {"model": asdict(stage1_ape_slots(ModelConfig(**config["model"]), m1)), "m1": asdict(m1),
+            "arms": [arm_to_json(a) for a in arms_from_json(config["arms"])], "seeds": _seeds(config["seeds"]),
+            "train": asdict(TrainConfig(**config["train"])), "device": _device(config),
+            "data_seed": check_seed(config.get("data_seed", 0), "data_seed"),
+            "analysis": _analysis(config.get("analysis")), "mmicl": __version__}
+
+
+def _fusion_compute(config: dict, progress: bool = False, description: str = "fusion") -> dict:
+    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
+    from mmicl.numerics.testbed.multimodal_experiments import arms_from_json, run_fusion
+
+    r = run_fusion(ModelConfig(**config["model"]), DataConfig(**config["m1"]), arms_from_json(config["arms"]),
+                   config["seeds"], TrainConfig(**config["train"]), device=config["device"],
+                   data_seed=config["data_seed"], progress=progress, description=description)
+    return _arms_result(r, config)
+
+
+def stored_stage1(store, settings: dict, progress: bool = False):
+    """The ``Stage1`` of these ``stage1`` settings, from the results store ``store`` (a writable
+    ``Store``): read back and verified (``load_stage1``) when a finished run is there, else trained
+    as a ``stage1`` run and stored (its record, and its checkpoint in ``artifacts/``).  A stored
+    checkpoint that fails verification is renamed to ``<name>.corrupt`` (one warning line) and stage 1
+    is trained again; a run that fails raises ``RuntimeError`` (one line, with its error)."""
+    import warnings
+
+    from .spec import RunSpec
+
+    spec = RunSpec("stage1", KINDS["stage1"].normalise(settings))
+    with using_store(store) as root:
+        record = store.record(spec.key)
+        if record is not None and record["status"] == "done":
+            try:
+                return load_stage1(root, record)
+            except StoredArtifactError as e:
+                path = root / ARTIFACTS / f"{spec.key}.pt"
+                moved = ""
+                if path.exists():
+                    os.replace(path, path.with_name(path.name + ".corrupt"))
+                    moved = f" (moved to {path.name}.corrupt)"
+                warnings.warn(f"mmicl: {e.problem}{moved}; training stage 1 again", RuntimeWarning, stacklevel=2)
+        record = execute("stage1", spec.config, spec.key, progress=progress, description=f"stage1 run ({spec.key})")
+        store.write(record)
+        if record["status"] != "done":
+            raise RuntimeError(f"the stage1 run {spec.key} failed ({record['error']}); its record is "
+                               f"{store.runs / (spec.key + '.json')}")
+        return load_stage1(root, record)
+
+
+def stored_arm_results(record: dict):
+    """The ``ArmResults`` (curves; no models) of a finished ``stage2`` or ``fusion`` record, as
+    ``run_stage2`` / ``run_fusion`` would return them: its arms, its seeds (the stage-1 seeds of a
+    stage-2 run) and its history, timed by the record's provenance."""
+    from mmicl.numerics.testbed.experiments import ArmResults, StoredRun
+    from mmicl.numerics.testbed.multimodal_experiments import arms_from_json
+    from mmicl.numerics.testbed.train import History
+
+    config = record["config"]
+    history = History.from_json(record["result"]["history"])
+    history.seconds = float(record["provenance"].get("seconds") or 0.0)
+    seeds = config["stage1"]["seeds"] if record["kind"] == "stage2" else config["seeds"]
+    return ArmResults(arms_from_json(config["arms"]), list(seeds), StoredRun(history))
+
+
 KINDS: dict[str, Kind] = {
     "theory": Kind(frozenset({"law", "T"}), _theory_normalise, _theory_compute),
     "testbed": Kind(frozenset(_testbed_fields()) | {"seed"}, _testbed_normalise, _testbed_compute),
     "ensemble": Kind(frozenset(_testbed_fields()) | {"seed", "seeds", "device"}, _ensemble_normalise,
                      _ensemble_compute),
     "montecarlo": Kind(MONTECARLO_SETTINGS, _montecarlo_normalise, _montecarlo_compute),
+    "stage1": Kind(STAGE1_SETTINGS, _stage1_normalise, _stage1_compute),
+    "stage2": Kind(STAGE2_SETTINGS, _stage2_normalise, _stage2_compute),
+    "fusion": Kind(FUSION_SETTINGS, _fusion_normalise, _fusion_compute),
 }
 
 
