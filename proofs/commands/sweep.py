@@ -12,7 +12,9 @@ SPEC is a TOML file::
 Kinds: ``theory`` (α*, α_T, the excess risk), ``testbed`` (one testbed model trained),
 ``ensemble`` (testbed models trained as one ensemble), ``montecarlo`` (one ``mmicl train`` run on
 the CPU: model, law, T, n, steps, lr, batch, optimizer, seed, samples); docs/sweeps.md lists their
-settings.
+settings.  The multimodal testbed's kinds ``stage1``, ``stage2`` and ``fusion`` have nested settings
+(arms, a stage-1 run's settings) that a TOML grid does not express: the claims run them
+(``proofs.sweep.runs``).
 
 Each run is keyed by a hash of its full configuration; a rerun skips the runs already done in the
 store and retries the failed ones.  ``--scheduler tcp://HOST:8786`` uses a running Dask cluster

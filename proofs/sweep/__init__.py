@@ -2,7 +2,8 @@
 a results store.
 
 - ``spec``: the grid (a TOML file or a dict) expanded into ``RunSpec`` s;
-- ``runs``: what one run computes, by kind (``theory``, ``testbed``, ``ensemble``, ``montecarlo``),
+- ``runs``: what one run computes, by kind (``theory``, ``testbed``, ``ensemble``, ``montecarlo``, and
+  the multimodal testbed's ``stage1``, ``stage2``, ``fusion``),
   with its provenance;
 - ``store``: one JSON file per run plus an index, every write atomic, every record sealed with a
   checksum and checked when read back (a file that fails is set aside as ``*.corrupt`` and its run
