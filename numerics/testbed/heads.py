@@ -15,14 +15,42 @@
    zeroed, with the control heads zeroed, and the drop of each head zeroed alone.
 
 Everything is returned as JSON-ready lists (member-major), so that it can be stored with the run.
+
+``rank_heads(run, ...)`` (version 3), for every member:
+
+1. **Reference means** μ_{l,h,t} = mean over the ICL set drawn from ``reference_seed`` of head
+   (l, h)'s output at position t (``metrics.head_means``).  *Mean-ablating* a head replaces its
+   output by μ; *zeroing* it replaces it by 0.
+2. **Single-head drops on a selection set** (the ICL set drawn from ``selection_seed``, never the
+   evaluation set): d_mode[l, h] = acc(intact) − acc(head (l, h) ablated alone), mode ∈ {mean, zero},
+   beside every head's induction and previous-token score there.
+3. **Top induction head**: the head with the largest d_mean among the heads whose selection
+   induction score exceeds ``threshold`` (among all heads if none does); equal drops go to the higher
+   induction score, then to the first head in (layer, head) order.
+4. **Control head**: the head of the *same layer* as the top head with the smallest d_mean (the
+   least needed head of that layer); equal drops are broken at random (``control_seed``).  A model
+   with one head per layer has no same-layer control: None, with the reason.
+5. **On the evaluation set**: ICL accuracy intact, with the top head ablated and with the control
+   head ablated, in both modes.
+
+``rank_heads_multimodal`` does the same for a ``MultimodalSystem`` (accuracy on one named set).
 """
 from __future__ import annotations
+
+import itertools
+from typing import Callable
 
 import numpy as np
 import torch
 
-from .metrics import EvalSets, ablated_icl_accuracy, ablation_drop, accuracy, evaluate
+from .metrics import (EvalSets, ablated_icl_accuracy, ablation_drop, accuracy, evaluate, head_scores,
+                      reference_means)
 from .train import TrainedEnsemble
+
+CONTROL_RULE = ("the head of the top head's layer with the smallest selection-set mean-ablation drop; "
+                "ties broken at random (control_seed)")
+TOP_RULE = ("the largest selection-set mean-ablation drop among heads whose selection induction score exceeds "
+            "the threshold (all heads if none does); ties to the higher induction score, then the first head")
 
 
 def _control_heads(ind: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray | None, bool]:
@@ -87,5 +115,126 @@ def induction_ablation(run: TrainedEnsemble, eval_size: int, selection_seed: int
     }
 
 
-ANALYSES = {"induction_ablation": induction_ablation}
+def choose_top_and_control(induction: np.ndarray, drop: np.ndarray, threshold: float,
+                           rng: np.random.Generator) -> dict:
+    """One member's top induction head and same-layer control (rules of the module docstring,
+    ``TOP_RULE`` and ``CONTROL_RULE``) from its selection-set ``induction`` scores and mean-ablation
+    ``drop`` s, both (layers, H).  Returns ``top`` [l, h], ``top_above_threshold``, ``control``
+    [l, h] or None, and ``control_reason`` (None when there is a control)."""
+    induction, drop = np.asarray(induction, dtype=float), np.round(np.asarray(drop, dtype=float), 6)
+    layers, H = induction.shape
+    above = induction > threshold
+    candidates = list(zip(*np.nonzero(above))) if above.any() else list(itertools.product(range(layers), range(H)))
+    top = max(candidates, key=lambda lh: (drop[lh], induction[lh], -lh[0] * H - lh[1]))
+    top = (int(top[0]), int(top[1]))
+    out = {"top": list(top), "top_above_threshold": bool(above.any()), "control": None, "control_reason": None}
+    if H < 2:
+        out["control_reason"] = f"one head per layer: layer {top[0]} has no other head for a same-layer control"
+        return out
+    others = [j for j in range(H) if j != top[1]]
+    low = min(drop[top[0], j] for j in others)
+    tied = [j for j in others if drop[top[0], j] == low]
+    out["control"] = [top[0], int(tied[rng.integers(len(tied))]) if len(tied) > 1 else int(tied[0])]
+    return out
+
+
+AccuracyFn = Callable[[torch.Tensor, "torch.Tensor | None"], torch.Tensor]
+"""acc(mask, means): (E,) accuracy with the heads of the boolean mask (E, layers, H) ablated, by
+zeroing (means None) or mean-ablation."""
+
+
+def _rank(acc_selection: AccuracyFn, acc_evaluation: AccuracyFn, selection_induction: torch.Tensor,
+          means: torch.Tensor, threshold: float, control_seed: int) -> dict:
+    """Steps 2–5 of the module docstring, given the accuracy functions on both sets."""
+    E, layers, H = selection_induction.shape
+    none = torch.zeros(E, layers, H, dtype=torch.bool)
+    base = acc_selection(none, None).cpu()
+    drops = {}
+    for mode, mu in (("mean", means), ("zero", None)):
+        d = torch.zeros(E, layers, H)
+        for layer, h in itertools.product(range(layers), range(H)):
+            one = none.clone()
+            one[:, layer, h] = True
+            d[:, layer, h] = base - acc_selection(one, mu).cpu()
+        drops[mode] = d.double().numpy()
+    rng = np.random.default_rng(control_seed)
+    picks = [choose_top_and_control(selection_induction[e].numpy(), drops["mean"][e], threshold, rng)
+             for e in range(E)]
+    top, control = none.clone(), none.clone()
+    for e, p in enumerate(picks):
+        top[e, p["top"][0], p["top"][1]] = True
+        if p["control"] is not None:
+            control[e, p["control"][0], p["control"][1]] = True
+    has = [p["control"] is not None for p in picks]
+    out = {"selection_icl": base.tolist(),
+           "selection_drop_mean": drops["mean"].round(4).tolist(), "selection_drop_zero": drops["zero"].round(4).tolist(),
+           "top_rule": TOP_RULE, "control_rule": CONTROL_RULE,
+           "top_head": [p["top"] for p in picks], "top_above_threshold": [p["top_above_threshold"] for p in picks],
+           "control_head": [p["control"] for p in picks], "control_reason": [p["control_reason"] for p in picks],
+           "icl": acc_evaluation(none, None).cpu().tolist()}
+    for mode, mu in (("mean", means), ("zero", None)):
+        out[f"icl_without_top_{mode}"] = acc_evaluation(top, mu).cpu().tolist()
+        after = acc_evaluation(control, mu).cpu().tolist()
+        out[f"icl_without_control_{mode}"] = [v if ok else None for v, ok in zip(after, has)]
+    return out
+
+
+def _scores_json(prefix: str, scores: dict[str, torch.Tensor]) -> dict:
+    return {f"{prefix}{k}": v.double().numpy().round(4).tolist() for k, v in scores.items()}
+
+
+@torch.no_grad()
+def rank_heads(run: TrainedEnsemble, eval_size: int, selection_seed: int, reference_seed: int,
+               threshold: float, control_seed: int) -> dict:
+    """Single-head ablation ranking, top induction head and same-layer control, mean-ablation and
+    zeroing both (see the module docstring).  The selection and reference sets are the ICL sets of
+    ``EvalSets.draw(run.mixture, eval_size, seed)`` for their seeds; the evaluation set is the run's.
+    JSON-ready; ``selection_*`` keys are measured on the selection set, the others on the evaluation
+    set (``induction``, ``prev_token`` per head and ``induction_min`` / ``induction_max`` /
+    ``prev_token_max`` there too)."""
+    model, c = run.model, run.model.config
+    ape_slots = c.ape_slots if c.pos == "ape" else None
+    selection = EvalSets.draw(run.mixture, eval_size, seed=selection_seed, ape_slots=ape_slots)
+    if selection.icl.tokens.shape == run.eval_sets.icl.tokens.shape and \
+            torch.equal(selection.icl.tokens, run.eval_sets.icl.tokens):
+        raise ValueError(f"selection_seed={selection_seed} draws the evaluation set itself; choose another seed")
+    means = reference_means(model, run.mixture, eval_size, reference_seed)
+
+    def acc(sets: EvalSets) -> AccuracyFn:
+        return lambda mask, mu: ablated_icl_accuracy(model, sets, [], mask, means=mu)
+
+    sel = head_scores(model, selection)
+    out = {"threshold": threshold, "selection_seed": selection_seed, "reference_seed": reference_seed,
+           "control_seed": control_seed}
+    out |= _scores_json("selection_", sel) | _scores_json("", head_scores(model, run.eval_sets))
+    return out | _rank(acc(selection), acc(run.eval_sets), sel["induction"], means, threshold, control_seed)
+
+
+@torch.no_grad()
+def rank_heads_multimodal(system, mixture, eval_sets, eval_size: int, selection_seed: int, reference_seed: int,
+                          threshold: float, control_seed: int, name: str = "icl_m2only") -> dict:
+    """``rank_heads`` for a ``MultimodalSystem``: induction scores on the ICL set, accuracies on the
+    set ``name`` (default the M2-necessary set), selection and reference sets drawn as
+    ``MultimodalEvalSets.draw(mixture, eval_size, seed)``, evaluation on ``eval_sets``."""
+    from .multimodal_metrics import MultimodalEvalSets, ablated_accuracy, head_means_multimodal, head_scores_multimodal
+
+    c = system.decoder.config
+    ape_slots = c.ape_slots if c.pos == "ape" else None
+    selection = MultimodalEvalSets.draw(mixture, eval_size, selection_seed, ape_slots)
+    ours, theirs = selection.sets[name].m1, eval_sets.sets[name].m1
+    if ours.shape == theirs.shape and torch.equal(ours, theirs):
+        raise ValueError(f"selection_seed={selection_seed} draws the evaluation set itself; choose another seed")
+    means = head_means_multimodal(system, MultimodalEvalSets.draw(mixture, eval_size, reference_seed, ape_slots), name)
+
+    def acc(sets) -> AccuracyFn:
+        return lambda mask, mu: ablated_accuracy(system, sets, mask, name, means=mu)
+
+    sel = head_scores_multimodal(system, selection)
+    out = {"threshold": threshold, "selection_seed": selection_seed, "reference_seed": reference_seed,
+           "control_seed": control_seed, "set": name}
+    out |= _scores_json("selection_", sel) | _scores_json("", head_scores_multimodal(system, eval_sets))
+    return out | _rank(acc(selection), acc(eval_sets), sel["induction"], means, threshold, control_seed)
+
+
+ANALYSES = {"induction_ablation": induction_ablation, "head_ranking": rank_heads}
 """Analyses a stored ensemble run may carry out on its trained models, by name."""

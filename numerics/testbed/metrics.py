@@ -11,7 +11,13 @@
 - ``induction[l, h]``: the query's total attention to the label tokens whose label is the answer,
   minus its total attention to the other label tokens (ICL set); in [−1, 1], 1 for a perfect
   induction head, −(N−B)/(2N+1)·… for uniform attention (negative, since fewer labels match);
-- ``ablation_drop[l, h]``: ICL accuracy minus ICL accuracy with head (l, h) zeroed.
+- ``ablation_drop[l, h]``: ICL accuracy minus ICL accuracy with head (l, h) zeroed (or, with
+  ``means``, mean-ablated: its output replaced by its mean over a reference batch, ``head_means``).
+
+Per-member summaries of the per-head scores (``head_summary``; ``head_scores`` computes both ends):
+``induction_max`` = max over (l, h) of ``induction``, ``induction_min`` = min over (l, h) (a head that
+answers by elimination, attending only to the *other* labels, scores −1 and shows here, not in the
+max), ``prev_token_max`` = max over (l, h) of ``prev_token``.
 
 Chance levels: 1/L for a uniform guess; B/N for a model that copies a random in-context label
 (on the ICL set that is the accuracy of "copy some label of the context").
@@ -115,9 +121,48 @@ def readout_attention(attn: torch.Tensor, positions: torch.Tensor, match: torch.
     return (to * match.unsqueeze(2).to(attn.dtype)).sum(-1).mean(1)
 
 
+def head_summary(induction: torch.Tensor, prev_token: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Per member (E,), from per-head scores (E, layers, H): ``induction_max`` and ``induction_min``
+    (max and min over every head (l, h) of the induction score) and ``prev_token_max``."""
+    ind = induction.flatten(1)
+    return {"induction_max": ind.max(1).values, "induction_min": ind.min(1).values,
+            "prev_token_max": prev_token.flatten(1).max(1).values}
+
+
 @torch.no_grad()
-def evaluate(model: EnsembleDecoder, sets: EvalSets, ablate: bool = False) -> dict[str, torch.Tensor]:
-    """Every metric of the module docstring, each a tensor with leading axis E (on the CPU)."""
+def head_scores(model: EnsembleDecoder, sets: EvalSets) -> dict[str, torch.Tensor]:
+    """Every head's ``induction`` and ``prev_token`` score (E, layers, H) on the ICL set of ``sets``
+    (the values ``evaluate`` reports), and their ``head_summary`` (E,); on the CPU."""
+    icl = model(sets.icl.tokens, sets.shifts["icl"], return_attention=True)
+    out = {"prev_token": torch.stack([previous_token_strength(a) for a in icl.attention], dim=1),
+           "induction": torch.stack([induction_strength(a, sets.icl) for a in icl.attention], dim=1)}
+    out |= head_summary(out["induction"], out["prev_token"])
+    return {k: v.float().cpu() for k, v in out.items()}
+
+
+@torch.no_grad()
+def head_means(model: EnsembleDecoder, tokens: torch.Tensor, shift: torch.Tensor | None = None) -> torch.Tensor:
+    """(E, layers, H, T, head_dim): μ_{e,l,h,t} = (1/b) Σ_i o_{e,l,h,t}(s_i), the output of head
+    (l, h) of member e at position t (before W_o, every other head intact), averaged over the b
+    reference sequences s_i of ``tokens`` (E, b, T, D) — per member, per head, per position."""
+    fwd = model(tokens, shift, return_head_outputs=True)
+    return torch.stack([o.mean(1) for o in fwd.head_outputs], dim=1)
+
+
+@torch.no_grad()
+def reference_means(model: EnsembleDecoder, mixture: Mixture, size: int, seed: int) -> torch.Tensor:
+    """``head_means`` over the ICL set of ``EvalSets.draw(mixture, size, seed)``: a reference batch
+    drawn from its own seed (with its own random APE shifts)."""
+    c = model.config
+    ref = EvalSets.draw(mixture, size, seed=seed, ape_slots=c.ape_slots if c.pos == "ape" else None)
+    return head_means(model, ref.icl.tokens, ref.shifts["icl"])
+
+
+@torch.no_grad()
+def evaluate(model: EnsembleDecoder, sets: EvalSets, ablate: bool = False,
+             summaries: bool = False) -> dict[str, torch.Tensor]:
+    """Every metric of the module docstring, each a tensor with leading axis E (on the CPU); with
+    ``summaries`` also ``induction_max``, ``induction_min`` and ``prev_token_max`` (``head_summary``)."""
     out: dict[str, torch.Tensor] = {}
     icl = model(sets.icl.tokens, sets.shifts["icl"], return_attention=True)
     flip = model(sets.flip.tokens, sets.shifts["flip"])
@@ -133,33 +178,42 @@ def evaluate(model: EnsembleDecoder, sets: EvalSets, ablate: bool = False) -> di
     out["induction"] = torch.stack([induction_strength(a, sets.icl) for a in icl.attention], dim=1)
     if ablate:
         out["ablation_drop"] = ablation_drop(model, sets, out["acc_icl"])
+    if summaries:
+        out |= head_summary(out["induction"], out["prev_token"])
     return {k: v.float().cpu() for k, v in out.items()}
 
 
 @torch.no_grad()
 def ablation_drop(model: EnsembleDecoder, sets: EvalSets, base: torch.Tensor | None = None,
-                  heads: list[tuple[int, int]] | None = None) -> torch.Tensor:
-    """(E, layers, H): ICL accuracy lost when head (l, h) of each member is zeroed."""
+                  heads: list[tuple[int, int]] | None = None, means: torch.Tensor | None = None) -> torch.Tensor:
+    """(E, layers, H): ICL accuracy lost when head (l, h) of each member is zeroed (default) or,
+    with ``means`` (``head_means``), mean-ablated."""
     c = model.config
     if base is None:
         base = accuracy(model(sets.icl.tokens, sets.shifts["icl"]).logits, sets.icl.target)
     drop = torch.zeros(model.E, c.layers, c.heads)
     for layer in range(c.layers):
         for h in range(c.heads):
-            drop[:, layer, h] = (base - ablated_icl_accuracy(model, sets, [(layer, h)])).cpu()
+            drop[:, layer, h] = (base - ablated_icl_accuracy(model, sets, [(layer, h)], means=means)).cpu()
     return drop
 
 
 @torch.no_grad()
 def ablated_icl_accuracy(model: EnsembleDecoder, sets: EvalSets, heads: list[tuple[int, int]],
-                         per_member_heads: torch.Tensor | None = None) -> torch.Tensor:
+                         per_member_heads: torch.Tensor | None = None,
+                         means: torch.Tensor | None = None) -> torch.Tensor:
     """ICL accuracy (E,) with the listed heads zeroed in every member, or with the boolean mask
-    ``per_member_heads`` (E, layers, H) of heads to zero."""
+    ``per_member_heads`` (E, layers, H) of heads to zero.  With ``means`` μ (E, layers, H, T,
+    head_dim), from ``head_means`` on a reference batch, the heads are mean-ablated instead: head
+    (l, h)'s output o_{l,h,t} is replaced by μ_{l,h,t} (``EnsembleDecoder.forward``)."""
     c = model.config
     mask = torch.ones(model.E, c.layers, c.heads, device=sets.icl.tokens.device)
     for layer, h in heads:
         mask[:, layer, h] = 0.0
     if per_member_heads is not None:
         mask = mask * (~per_member_heads.to(mask.device)).float()
-    logits = model(sets.icl.tokens, sets.shifts["icl"], head_mask=mask).logits
+    if means is None:
+        logits = model(sets.icl.tokens, sets.shifts["icl"], head_mask=mask).logits
+    else:
+        logits = model(sets.icl.tokens, sets.shifts["icl"], head_mask=mask, head_mean=means.to(mask.device)).logits
     return accuracy(logits, sets.icl.target)

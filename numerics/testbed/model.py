@@ -26,6 +26,7 @@ from .config import ModelConfig
 class Forward:
     logits: torch.Tensor                   # (E, b, L)
     attention: list[torch.Tensor] | None   # per layer (E, b, H, T, T), if asked
+    head_outputs: list[torch.Tensor] | None = None  # per layer (E, b, H, T, head_dim), if asked
 
 
 def _bmm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
@@ -101,13 +102,24 @@ class EnsembleDecoder(nn.Module):
         return {k: v[e].detach().clone() for k, v in self.weights.items()}
 
     def forward(self, tokens: torch.Tensor, ape_shift: torch.Tensor | None = None,
-                head_mask: torch.Tensor | None = None, return_attention: bool = False) -> Forward:
+                head_mask: torch.Tensor | None = None, return_attention: bool = False,
+                head_mean: torch.Tensor | None = None, return_head_outputs: bool = False) -> Forward:
         """tokens (E, b, T, D); ``ape_shift`` (E, b) long offsets of the one-hot positions (0 if None);
-        ``head_mask`` (E, layers, heads) multiplies each head's output (0 ablates it)."""
+        ``head_mask`` (E, layers, heads) multiplies each head's output (0 ablates it).
+
+        Mean-ablation: with ``head_mean`` μ (E, layers, heads, T, head_dim) as well, head (l, h)'s
+        output o_{l,h,t} = Σ_s A_{ts} v_s (before W_o) becomes m·o_{l,h,t} + (1 − m)·μ_{l,h,t}, m the
+        mask entry: a masked head (m = 0) emits μ instead of 0 (μ is what ``metrics.head_means``
+        computes, the mean of o over a reference batch).  Without ``head_mean`` (the default) a
+        masked head emits m·o as before.  ``return_head_outputs`` returns o of every head, every
+        position (the last layer then computes every row, as under ``return_attention``)."""
         c = self.config
         E, b, T, _ = tokens.shape
         if E != self.E:
             raise ValueError(f"tokens have {E} ensemble members, the model {self.E}")
+        if head_mean is not None and tuple(head_mean.shape) != (E, c.layers, c.heads, T, c.head_dim):
+            raise ValueError(f"head_mean has shape {tuple(head_mean.shape)}, expected "
+                             f"{(E, c.layers, c.heads, T, c.head_dim)}")
         if c.pos == "ape":
             if T > c.ape_slots:
                 raise ValueError(f"sequence of {T} tokens but ape_slots={c.ape_slots}; raise ape_slots")
@@ -126,11 +138,12 @@ class EnsembleDecoder(nn.Module):
             bias = bias - self.slopes.view(H, 1, 1) * dist.clamp(min=0)   # (H, T, T)
         if c.pos == "rope":
             cos, sin = rope_tables(T, hd, c.rope_base, x.device, x.dtype)
-        attentions = []
+        attentions, outputs = [], []
+        every_row = return_attention or return_head_outputs
         for layer in range(c.layers):
             # only the query token feeds the readout: the last block computes its row alone
             # unless every attention row is asked for (same logits either way)
-            rows = slice(T - 1, T) if (layer == c.layers - 1 and not return_attention) else slice(0, T)
+            rows = slice(T - 1, T) if (layer == c.layers - 1 and not every_row) else slice(0, T)
             a = _rms_norm(x, self.w(f"l{layer}_norm_attn"))
             q, k, v = _bmm(a, self.w(f"l{layer}_w_qkv")).view(E, b, T, 3, H, hd).permute(3, 0, 1, 4, 2, 5)
             if c.pos == "rope":
@@ -141,11 +154,18 @@ class EnsembleDecoder(nn.Module):
             if return_attention:
                 attentions.append(attn.detach())
             heads_out = attn @ v                                                  # (E, b, H, T, hd)
+            if return_head_outputs:
+                outputs.append(heads_out.detach())
             if head_mask is not None:
-                heads_out = heads_out * head_mask[:, layer].view(E, 1, H, 1, 1).to(heads_out.dtype)
+                m = head_mask[:, layer].view(E, 1, H, 1, 1).to(heads_out.dtype)
+                heads_out = heads_out * m
+                if head_mean is not None:
+                    mu = head_mean[:, layer, :, rows].unsqueeze(1).to(heads_out.dtype)  # (E, 1, H, rows, hd)
+                    heads_out = heads_out + (1 - m) * mu
             x = x + _bmm(heads_out.transpose(2, 3).reshape(E, b, x.shape[2], c.width), self.w(f"l{layer}_w_o"))
             m = _rms_norm(x, self.w(f"l{layer}_norm_mlp"))
             gate = torch.nn.functional.silu(_bmm(m, self.w(f"l{layer}_w_gate")))
             x = x + _bmm(gate * _bmm(m, self.w(f"l{layer}_w_up")), self.w(f"l{layer}_w_down"))
         last = _rms_norm(x[:, :, -1], self.w("norm_out"))
-        return Forward(_bmm(last, self.w("w_out")), attentions if return_attention else None)
+        return Forward(_bmm(last, self.w("w_out")), attentions if return_attention else None,
+                       outputs if return_head_outputs else None)

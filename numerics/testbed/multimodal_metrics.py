@@ -21,7 +21,11 @@ baseline (``uniform_baselines``):
   a pair's item into its label token, reads).
 Scalars: ``attn_match_m1_top`` / ``attn_match_m2_top`` at each member's strongest induction head;
 ``pair_attn_m1_top`` / ``pair_attn_m2_top`` at its strongest copy head (largest pair_attn_m1 +
-pair_attn_m2).
+pair_attn_m2); on request (``summaries``, or ``head_scores_multimodal``) ``induction_max``,
+``induction_min`` (the lowest head: one answering by elimination scores −1) and ``prev_token_max``.
+
+Ablations (``ablation_drop``, ``ablated_accuracy``) zero a head by default or, given ``means``
+(``head_means_multimodal`` over a reference batch), replace its output by its mean there.
 """
 from __future__ import annotations
 
@@ -29,8 +33,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .metrics import (accuracy, chance_levels, previous_token_strength, random_shift, readout_attention, readout_contrast,
-                      uniform_induction, uniform_prev_token)
+from .metrics import (accuracy, chance_levels, head_summary, previous_token_strength, random_shift, readout_attention,
+                      readout_contrast, uniform_induction, uniform_prev_token)
 from .multimodal_data import SETS, MultimodalMixture, PairSequences
 from .multimodal_model import MultimodalSystem, token_positions
 
@@ -73,8 +77,10 @@ def baselines(m1) -> dict[str, float]:
 
 
 @torch.no_grad()
-def evaluate_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets) -> dict[str, torch.Tensor]:
-    """Every metric of the module docstring (tensors with leading axis E, on the CPU)."""
+def evaluate_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets,
+                        summaries: bool = False) -> dict[str, torch.Tensor]:
+    """Every metric of the module docstring (tensors with leading axis E, on the CPU); with
+    ``summaries`` also ``induction_max``, ``induction_min`` and ``prev_token_max``."""
     out: dict[str, torch.Tensor] = {}
     preds = {}
     for name in ("icl_m2only", "icl_m1only", "icl_m2known", "flip", "iwl"):
@@ -104,7 +110,42 @@ def evaluate_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets) -> d
     for m in ("m1", "m2"):
         out[f"attn_match_{m}_top"] = torch.gather(out[f"attn_match_{m}"].flatten(1), 1, top).squeeze(1)
         out[f"pair_attn_{m}_top"] = torch.gather(out[f"pair_attn_{m}"].flatten(1), 1, copy).squeeze(1)
+    if summaries:
+        out |= head_summary(out["induction"], out["prev_token"])
     return {k: v.float().cpu() for k, v in out.items()}
+
+
+@torch.no_grad()
+def head_scores_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets) -> dict[str, torch.Tensor]:
+    """Every head's ``induction`` and ``prev_token`` score (E, layers, H) on the ICL set (the values
+    of ``evaluate_multimodal``) and their ``head_summary`` (E,); on the CPU."""
+    icl = sets.sets["icl"]
+    fwd = system(icl, sets.shifts["icl"], return_attention=True)
+    pos = token_positions(system.layout, icl.labels.shape[-1])
+    match = icl.labels == icl.target.unsqueeze(-1)
+    out = {"prev_token": torch.stack([previous_token_strength(a) for a in fwd.attention], dim=1),
+           "induction": torch.stack([readout_contrast(a, pos["label"], match) for a in fwd.attention], dim=1)}
+    out |= head_summary(out["induction"], out["prev_token"])
+    return {k: v.float().cpu() for k, v in out.items()}
+
+
+@torch.no_grad()
+def head_means_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets, name: str = "icl_m2only") -> torch.Tensor:
+    """(E, layers, H, T, head_dim): each head's output (before W_o) at each position, averaged over
+    the sequences of the set ``name`` of ``sets`` (a reference batch; see ``metrics.head_means``)."""
+    fwd = system(sets.sets[name], sets.shifts[name], return_head_outputs=True)
+    return torch.stack([o.mean(1) for o in fwd.head_outputs], dim=1)
+
+
+@torch.no_grad()
+def ablated_accuracy(system: MultimodalSystem, sets: MultimodalEvalSets, per_member_heads: torch.Tensor,
+                     name: str = "icl_m2only", means: torch.Tensor | None = None) -> torch.Tensor:
+    """(E,) accuracy on the set ``name`` with the heads of the boolean mask ``per_member_heads``
+    (E, layers, H) zeroed, or mean-ablated (output o_{l,h,t} → μ_{l,h,t}) when ``means`` is given."""
+    s, shift = sets.sets[name], sets.shifts[name]
+    mask = (~per_member_heads.to(s.m1.device)).to(s.m1.dtype)
+    mean = None if means is None else means.to(s.m1.device)
+    return accuracy(system(s, shift, head_mask=mask, head_mean=mean).logits, s.target)
 
 
 @torch.no_grad()
@@ -114,8 +155,10 @@ def encoder_accuracy(encoder, items: torch.Tensor, classes: torch.Tensor) -> tor
 
 
 @torch.no_grad()
-def ablation_drop(system: MultimodalSystem, sets: MultimodalEvalSets, name: str = "icl_m2only") -> torch.Tensor:
-    """(E, layers, H): accuracy on the set ``name`` lost when head (l, h) of each member is zeroed."""
+def ablation_drop(system: MultimodalSystem, sets: MultimodalEvalSets, name: str = "icl_m2only",
+                  means: torch.Tensor | None = None) -> torch.Tensor:
+    """(E, layers, H): accuracy on the set ``name`` lost when head (l, h) of each member is zeroed
+    (default) or, with ``means`` (``head_means_multimodal``), mean-ablated."""
     s, shift = sets.sets[name], sets.shifts[name]
     c = system.decoder.config
     base = accuracy(system(s, shift).logits, s.target)
@@ -124,5 +167,7 @@ def ablation_drop(system: MultimodalSystem, sets: MultimodalEvalSets, name: str 
         for h in range(c.heads):
             mask = torch.ones(system.E, c.layers, c.heads, device=s.m1.device)
             mask[:, layer, h] = 0.0
-            drop[:, layer, h] = (base - accuracy(system(s, shift, head_mask=mask).logits, s.target)).cpu()
+            mean = None if means is None else means.to(mask.device)
+            drop[:, layer, h] = (base - accuracy(system(s, shift, head_mask=mask, head_mean=mean).logits,
+                                                 s.target)).cpu()
     return drop

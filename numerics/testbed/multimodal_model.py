@@ -107,8 +107,12 @@ class MultimodalSystem(nn.Module):
         return torch.cat([ctx, first[:, :, N:], second[:, :, N:]], dim=2)
 
     def forward(self, seqs: PairSequences, ape_shift: torch.Tensor | None = None,
-                head_mask: torch.Tensor | None = None, return_attention: bool = False) -> Forward:
-        return self.decoder(self.tokens(seqs), ape_shift, head_mask=head_mask, return_attention=return_attention)
+                head_mask: torch.Tensor | None = None, return_attention: bool = False,
+                head_mean: torch.Tensor | None = None, return_head_outputs: bool = False) -> Forward:
+        """The decoder on ``tokens(seqs)``; ``head_mask``, ``head_mean`` (mean-ablation) and
+        ``return_head_outputs`` as in ``EnsembleDecoder.forward``."""
+        return self.decoder(self.tokens(seqs), ape_shift, head_mask=head_mask, return_attention=return_attention,
+                            head_mean=head_mean, return_head_outputs=return_head_outputs)
 
     def trainable(self, what: str) -> list[nn.Parameter]:
         """The parameters a protocol trains, with every other parameter frozen (requires_grad off).
