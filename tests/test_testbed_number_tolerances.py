@@ -218,3 +218,14 @@ def test_a_check_s_tolerances_do_not_change_its_decision_or_numbers():
         plain, floored = make(), make(n_eval=256)
         assert (plain.passed, plain.numbers) == (floored.passed, floored.numbers)
         assert all(floored.atol[k] >= plain.atol[k] for k in plain.atol)
+
+
+def test_welch_atol_survives_variances_whose_squares_underflow():
+    """A Hypothesis draw found seeds with spreads near 1e-100: the Welch–Satterthwaite degrees of
+    freedom, (va + vb)²/(va²/(na−1) + vb²/(nb−1)), then divided 0 by 0 in float64.  In shares of
+    va + vb the same formula is finite."""
+    from mmicl.proofs.claims.testbed import welch_atol
+
+    a, b = np.array([8.08884728e-100, 0.0]), np.array([0.0, 0.0])
+    atol = welch_atol(a, b)
+    assert math.isfinite(atol) and atol > 0

@@ -232,8 +232,13 @@ def welch_atol(a, b, n_eval: int | None = None) -> float:
     Welch–Satterthwaite degrees of freedom of those two."""
     na, nb = (int(np.isfinite(np.asarray(x, float)).sum()) for x in (a, b))
     va, vb = mean_se(a, n_eval) ** 2, mean_se(b, n_eval) ** 2
-    df = (va + vb) ** 2 / (va ** 2 / (na - 1) + vb ** 2 / (nb - 1)) if va + vb > 0 and min(na, nb) >= 2 else math.nan
-    return interval_atol(math.sqrt(va + vb), df)
+    total = va + vb
+    if total > 0 and min(na, nb) >= 2:  # in shares of the total, so that tiny variances do not underflow
+        ra, rb = va / total, vb / total
+        df = 1.0 / (ra ** 2 / (na - 1) + rb ** 2 / (nb - 1))
+    else:
+        df = math.nan
+    return interval_atol(math.sqrt(total), df)
 
 
 def rank_atol(m: int) -> float:
