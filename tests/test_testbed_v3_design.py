@@ -36,3 +36,13 @@ def test_the_families_can_decide_and_the_stated_power_is_the_tests():
     assert min_plus_to_decide(8, v3.ALPHA) == 7 and min_plus_to_decide(16, v3.ALPHA) == 12
     pw = v3.power_table()
     assert 0.75 < pw[16][0.8] < pw[16][0.9] and pw[8][0.9] < pw[16][0.9]
+
+
+def test_claim3s_pilot_rule_chooses_what_it_states():
+    ok, low = [0.95, 0.97, 0.92, 0.99], [0.95, 0.5, 0.96, 0.97]
+    finals = {("ape", 64): [0.2] * 4, ("ape", 128): [0.91, 0.95, 0.2, 0.93], ("rope", 128): [0.3] * 4,
+              ("ape", 512): ok, ("rope", 512): low, ("ape", 1024): ok, ("rope", 1024): ok}
+    c = v3.choose_claim3(finals)
+    assert c["K_thr"] == 128          # APE's median at 128 is 0.92 ≥ 0.9; at 64 it is 0.2
+    assert c["K_both"] == 1024        # at 512 one RoPE seed is at 0.5
+    assert v3.choose_claim3({})["K_both"] is None

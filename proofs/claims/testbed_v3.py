@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 ALPHA = 0.05
 """One-sided level of the sign test, per direction."""
 FAMILIES = {"A": tuple(range(3000, 3008)), "B": tuple(range(4000, 4008))}
@@ -203,5 +205,66 @@ def design_markdown() -> str:
     return "\n".join(lines)
 
 
+def _finals(store_path, metric: str = "acc_icl") -> dict[tuple[str, int], list[float]]:
+    """From a store of one-arm ``ensemble`` runs (a pilot sweep), the final ``metric`` per seed of
+    each finished run, keyed by (position code, K)."""
+    from mmicl.proofs.sweep.store import Store
+
+    out = {}
+    for r in Store(store_path, writable=False).records():
+        if r["kind"] != "ensemble" or r["status"] != "done":
+            continue
+        cfg = r["config"]
+        out[(cfg["model"]["pos"], int(cfg["arms"][0]["data"]["K"]))] = list(r["result"]["summary"]["run"][metric])
+    return out
+
+
+def choose_claim3(finals: dict[tuple[str, int], list[float]]) -> dict:
+    """Claim 3's pilot rule (``DESIGNS["claim3"].pilot_rule``) applied to pilot finals: K_both, the
+    smallest K of (512, 1024, 2048, 4096) where every seed of both arms has ICL ≥ 0.9; K_thr, the
+    smallest K of (64, 128, 256, 512) where APE's median ICL is ≥ 0.9 (None where no K of the list
+    qualifies, or a run is missing)."""
+    def every(k):
+        runs = [finals.get((p, k)) for p in ("ape", "rope")]
+        return all(r is not None and min(r) >= 0.9 for r in runs)
+
+    def ape_median(k):
+        r = finals.get(("ape", k))
+        return r is not None and float(np.median(r)) >= 0.9
+
+    return {"K_both": next((k for k in (512, 1024, 2048, 4096) if every(k)), None),
+            "K_thr": next((k for k in (64, 128, 256, 512) if ape_median(k)), None),
+            "finals": {f"{p} K={k}": v for (p, k), v in sorted(finals.items())}}
+
+
+PILOTS = {"claim3": choose_claim3}
+
+
+def main(argv=None) -> None:
+    """``python -m mmicl.proofs.claims.testbed_v3``: print the design's Markdown; with ``--pilot
+    CLAIM --store DIR``, apply that claim's pilot rule to a pilot sweep's store and print the choice
+    as JSON (``--out FILE`` also writes it, atomically)."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed_v3")
+    ap.add_argument("--pilot", choices=sorted(PILOTS))
+    ap.add_argument("--store")
+    ap.add_argument("--out")
+    a = ap.parse_args(argv)
+    if a.pilot is None:
+        print(design_markdown())
+        return
+    if not a.store:
+        ap.error("--pilot needs --store DIR (the pilot sweep's results store)")
+    choice = {"claim": a.pilot, "pilot_seeds": list(PILOT_SEEDS), "rule": DESIGNS[a.pilot].pilot_rule,
+              **PILOTS[a.pilot](_finals(a.store))}
+    if a.out:
+        from mmicl.numerics.atomic import write_json
+
+        write_json(a.out, choice)
+    print(json.dumps(choice, indent=2))
+
+
 if __name__ == "__main__":
-    print(design_markdown())
+    main()
