@@ -10,7 +10,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 Positional = Literal["ape", "rope", "alibi"]
-Layout = Literal["m1_first", "m2_first"]
+Layout = Literal["m1_first", "m2_first", "readout_last", "readout_last_m2_first"]
+LAYOUTS = ("m1_first", "m2_first", "readout_last", "readout_last_m2_first")
+"""The multimodal layouts; the ``readout_last*`` ones end in a learned readout token R (version 3)."""
+READOUT_LAYOUTS = ("readout_last", "readout_last_m2_first")
 
 
 class TestbedConfigError(ValueError):
@@ -167,6 +170,9 @@ class MultimodalConfig:
 
     ``m1_first``: [M1_1, M2_1, y_1, …, M1_N, M2_N, y_N, M1_q, M2_q]; ``m2_first`` swaps the two items
     of every pair and of the query, so the modality next to the label (and read out last) is M1.
+    ``readout_last``: [M1_1, M2_1, y_1, …, M1_q, M2_q, R], R a learned readout token read out last,
+    so the modality next to the label (M2) is no longer the read-out position; ``readout_last_m2_first``
+    the same with the items of every pair and of the query swapped (M1 next to the label).
     """
 
     m1: DataConfig
@@ -182,8 +188,8 @@ class MultimodalConfig:
                 f"the smallest is K2=L={L}")
         if not (isinstance(self.p_bursty, (int, float)) and 0 <= self.p_bursty <= 1):
             raise TestbedConfigError(f"p_bursty must be in [0, 1], got {self.p_bursty!r}")
-        if self.layout not in ("m1_first", "m2_first"):
-            raise TestbedConfigError(f"layout must be m1_first or m2_first, got {self.layout!r}")
+        if self.layout not in LAYOUTS:
+            raise TestbedConfigError(f"layout must be one of {', '.join(LAYOUTS)}, got {self.layout!r}")
         if self.m1.N // self.m1.B < 2:
             raise TestbedConfigError(
                 f"the conflict set needs two context pairs with different labels: N/B = "
@@ -191,8 +197,9 @@ class MultimodalConfig:
 
     @property
     def seq_len(self) -> int:
-        """Tokens per sequence: N (M1, M2, label) triples and the two query items."""
-        return 3 * self.m1.N + 2
+        """Tokens per sequence: N (M1, M2, label) triples and the two query items (and the readout
+        token R in the ``readout_last*`` layouts)."""
+        return 3 * self.m1.N + 2 + (self.layout in READOUT_LAYOUTS)
 
 
 @dataclass(frozen=True)
@@ -225,5 +232,5 @@ def with_data(data: DataConfig, **changes) -> DataConfig:
 
 
 __all__ = ["DataConfig", "ModelConfig", "TrainConfig", "MemberSpec", "TestbedConfigError",
-           "SecondModality", "MultimodalConfig", "MultimodalMember",
+           "SecondModality", "MultimodalConfig", "MultimodalMember", "LAYOUTS", "READOUT_LAYOUTS",
            "check_compatible", "with_data", "field"]

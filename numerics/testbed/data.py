@@ -170,12 +170,93 @@ class Mixture:
                                "law puts almost all its mass on one label (lower zipf or raise K)")
         return self._known_class_sequences(ctx, query, g, shift=0)
 
+    # ---- the label-balanced in-weights set (version 3) ----------------------------------
+    def class_probs(self) -> torch.Tensor:
+        """(E, K_max) float64: each member's class law P(k) ∝ (k+1)^(−α) over its K classes (0 beyond)."""
+        k = torch.arange(1, self.K_max + 1, dtype=torch.float64, device=self.device)
+        zipf = torch.tensor([m.data.zipf for m in self.members], dtype=torch.float64, device=self.device)
+        w = torch.where(k <= self.K.view(-1, 1), k ** (-zipf.view(-1, 1)), torch.zeros((), dtype=torch.float64,
+                                                                                      device=self.device))
+        return w / w.sum(-1, keepdim=True)
+
+    def label_mass(self) -> torch.Tensor:
+        """(E, L) float64: w_ℓ = P(label ℓ) under each member's class law (class k has label k mod L)."""
+        return self.class_probs().view(self.E, self.K_max // self.L, self.L).sum(1)
+
+    def draw_classes_of_labels(self, labels: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+        """A class of each given label (E, *shape), drawn from the member's class law restricted to
+        the classes with that label: class ℓ + L·j with probability ∝ P(ℓ + L·j)."""
+        E, shape = labels.shape[0], labels.shape[1:]
+        per = self.class_probs().view(E, self.K_max // self.L, self.L).transpose(1, 2)   # (E, L, K_max/L)
+        cdf = torch.cumsum(per / per.sum(-1, keepdim=True), -1)
+        cdf[..., -1] = 1.0
+        flat = labels.reshape(E, -1)
+        rows = torch.gather(cdf, 1, flat.unsqueeze(-1).expand(-1, -1, cdf.shape[-1]))  # (E, n, K_max/L)
+        u = torch.rand(flat.shape, generator=g, device=self.device, dtype=torch.float64)
+        j = torch.searchsorted(rows, u.unsqueeze(-1), right=True).squeeze(-1)
+        j = torch.minimum(j, (self.K // self.L - 1).view(-1, 1))
+        return (flat + self.L * j).view(E, *shape)
+
+    def context_avoiding(self, q_label: torch.Tensor, n: int, g: torch.Generator, what: str = "IWL set") -> torch.Tensor:
+        """(E, b, n) classes i.i.d. from the class law conditioned on label ≠ ``q_label`` (E, b), by
+        redrawing the offenders (each position independently: an exact conditional draw)."""
+        b = q_label.shape[1]
+        ctx = self.draw_classes((b, n), g)
+        q = q_label.unsqueeze(-1)
+        for _ in range(_MAX_REJECTION_ROUNDS):
+            bad = self.label_of(ctx) == q
+            if not bool(bad.any()):
+                return ctx
+            ctx = torch.where(bad, self.draw_classes((b, n), g), ctx)
+        raise RuntimeError(f"{what}: could not draw context classes avoiding the query label; the class law puts "
+                           "almost all its mass on one label (lower zipf or raise K)")
+
+    def iwl_balanced_batch(self, b: int, g: torch.Generator) -> Sequences:
+        """The label-balanced IWL set: the query's *label* uniform over the L labels, its class from
+        the class law restricted to that label; the context as in ``iwl_batch`` (i.i.d. from the
+        class law conditioned on label ≠ the query's, enforced).  A rule that ignores the query and
+        the context scores 1/L here; ``blind_best_accuracy`` gives the best rule that ignores only
+        the query."""
+        q_label = torch.randint(0, self.L, (self.E, b), generator=g, device=self.device)
+        query = self.draw_classes_of_labels(q_label, g)
+        ctx = self.context_avoiding(q_label, self.N, g, "label-balanced IWL set")
+        return self._known_class_sequences(ctx, query, g, shift=0)
+
+    def blind_posterior(self, context_labels: torch.Tensor, balanced: bool = True) -> torch.Tensor:
+        """(E, b, L) float64: P(query label = ℓ | the context) on an IWL set, exactly, from the law
+        the set was drawn from.  The N context classes are i.i.d. from the class law conditioned on
+        label ≠ ℓ, so P(context | ℓ) = Π_i P(c_i)·[ℓ(c_i) ≠ ℓ]/(1 − w_ℓ); with the prior 1/L
+        (``balanced``) or w_ℓ (the ``iwl_batch`` set), P(ℓ | context) ∝ prior_ℓ·(1 − w_ℓ)^(−N) for
+        the labels ℓ absent from the context and 0 for the others.  It depends on the context only
+        through its set of labels."""
+        w = self.label_mass()                                                # (E, L)
+        N = context_labels.shape[-1]
+        logp = -N * torch.log1p(-w.clamp(max=1 - 1e-12))
+        if not balanced:
+            logp = logp + torch.log(w.clamp(min=1e-300))
+        logp = logp.unsqueeze(1).expand(-1, context_labels.shape[1], -1).clone()   # (E, b, L)
+        present = torch.zeros_like(logp, dtype=torch.bool).scatter_(2, context_labels.to(self.device), True)
+        return torch.softmax(logp.masked_fill(present, float("-inf")), -1)
+
     def _known_class_sequences(self, ctx, query, g, shift: int) -> Sequences:
         ctx_x = self.items(self.gather_means(ctx), g)
         q_x = self.items(self.gather_means(query.unsqueeze(-1)), g).squeeze(2)
         ctx_label = (self.label_of(ctx) + shift) % self.L
         target = (self.label_of(query) + shift) % self.L
         return self.assemble(ctx_x, ctx_label, q_x, target, ctx, query)
+
+
+def blind_best_accuracy(posterior: torch.Tensor) -> torch.Tensor:
+    """(E,) the expected accuracy, over the set's sequences, of the best rule that ignores the
+    query (the Bayes rule: for each sequence the most probable label given everything but the
+    query): the mean over sequences of max_ℓ ``posterior`` (E, b, L).  No query-blind rule, however
+    it uses the context, has a higher expected accuracy on these sequences."""
+    return posterior.max(-1).values.mean(-1)
+
+
+def blind_best_prediction(posterior: torch.Tensor) -> torch.Tensor:
+    """(E, b) the Bayes query-blind rule's label per sequence (ties to the lowest label)."""
+    return posterior.argmax(-1)
 
 
 def _table_seed(seed: int) -> int:

@@ -15,6 +15,38 @@ import numpy as np
 from .config import DataConfig, MemberSpec, ModelConfig, TrainConfig
 from .train import History, TrainedEnsemble, train_ensemble
 
+
+def area_under(history, metric: str, steps: tuple[int, int] | None = None) -> np.ndarray:
+    """Normalised area under a metric's curve, per member (E,) (or per trailing index):
+    the trapezoid rule over the evaluation steps, divided by the span of those steps, so that a
+    constant curve c has area c and an accuracy's area lies in [0, 1].
+
+    ``history``: a ``History`` or its ``to_json`` dict; ``metric``: a recorded scalar metric or a
+    ``DERIVED`` one (``induction_max``, ``prev_token_max``); ``steps``: None for every evaluation,
+    or a window (first, last): the evaluations with first ≤ step ≤ last.  Evaluations need not be
+    evenly spaced.  A window holding one evaluation gives that value; none is an error."""
+    if isinstance(history, dict):
+        history = History.from_json(history)
+    if metric in DERIVED:
+        base, reduce = DERIVED[metric]
+        curve = reduce(history.curve(base))
+    else:
+        curve = history.curve(metric)
+    y = curve.double().numpy()
+    x = np.asarray(history.steps, dtype=np.float64)
+    if steps is not None:
+        lo, hi = steps
+        keep = (x >= lo) & (x <= hi)
+        x, y = x[keep], y[keep]
+    if len(x) == 0:
+        raise ValueError(f"no evaluation of {metric} in the window {steps}; the steps are {history.steps}")
+    if len(x) == 1:
+        return y[0]
+    order = np.argsort(x, kind="stable")
+    x, y = x[order], y[order]
+    dx = np.diff(x).reshape(-1, *(1,) * (y.ndim - 1))
+    return (dx * (y[1:] + y[:-1]) / 2).sum(0) / (x[-1] - x[0])
+
 DERIVED = {
     "induction_max": ("induction", lambda t: t.flatten(-2).max(-1).values),
     "prev_token_max": ("prev_token", lambda t: t.flatten(-2).max(-1).values),
@@ -60,6 +92,21 @@ class ArmResults:
         if full.dim() != 2:
             raise ValueError(f"{metric} is per head; use one of {sorted(DERIVED)}")
         return full[:, self._index(arm)].numpy()
+
+    def area_under(self, metric: str, arm: str, steps: tuple[int, int] | None = None) -> np.ndarray:
+        """Per seed, the normalised area under the curve of ``metric`` for ``arm`` (``area_under``)."""
+        return area_under(self.run.history, metric, steps)[self._index(arm)]
+
+    def balanced_iwl(self, arm: str, size: int, seed: int, metric: str = "iwl_balanced_over_blind") -> np.ndarray:
+        """Per seed, a label-balanced in-weights metric (``metrics.evaluate_iwl_balanced``: the final
+        model on a fresh label-balanced IWL set of ``size`` items drawn from ``seed``).  Needs the
+        trained models (a run trained in this process, not one read back from a store)."""
+        if not isinstance(self.run, TrainedEnsemble):
+            raise ValueError("balanced_iwl needs the trained models; a stored run keeps only its curves")
+        from .metrics import evaluate_iwl_balanced
+
+        values = evaluate_iwl_balanced(self.run.model, self.run.mixture, size, seed)[metric]
+        return values[self._index(arm)].numpy()
 
     def final(self, metric: str, arm: str) -> np.ndarray:
         return self.curve(metric, arm)[-1]

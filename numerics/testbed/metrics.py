@@ -19,6 +19,18 @@ Per-member summaries of the per-head scores (``head_summary``; ``head_scores`` c
 answers by elimination, attending only to the *other* labels, scores −1 and shows here, not in the
 max), ``prev_token_max`` = max over (l, h) of ``prev_token``.
 
+Label-balanced in-weights metrics (version 3; only when the sets are drawn with ``balanced=True``,
+or by ``evaluate_iwl_balanced``), on the set ``Mixture.iwl_balanced_batch`` (the query's label
+uniform over the L labels, the context avoiding it as on the IWL set):
+- ``acc_iwl_balanced``: the model's accuracy there;
+- ``iwl_blind_best``: the expected accuracy of the best query-blind rule, exactly from the set and
+  the law it was drawn from: per sequence max_ℓ P(ℓ | context) (``Mixture.blind_posterior``), the
+  Bayes rule given everything but the query (elimination of the context's labels, weighted by the
+  class law), averaged over the set;
+- ``iwl_balanced_over_blind`` = ``acc_iwl_balanced`` − ``iwl_blind_best``: what the query itself adds;
+- ``iwl_blind_marginal``: the most frequent target label's share of the set (a rule blind to the
+  query *and* the context; ≈ 1/L by construction, and never above the Bayes rule in expectation).
+
 Chance levels: 1/L for a uniform guess; B/N for a model that copies a random in-context label
 (on the ICL set that is the accuracy of "copy some label of the context").
 """
@@ -28,7 +40,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .data import Mixture, Sequences
+from .data import Mixture, Sequences, blind_best_accuracy
 from .model import EnsembleDecoder
 
 
@@ -40,15 +52,63 @@ class EvalSets:
     flip: Sequences
     iwl: Sequences
     shifts: dict[str, torch.Tensor]
+    iwl_balanced: Sequences | None = None
+    """the label-balanced IWL set (``balanced=True``), else None"""
+    iwl_blind_best: torch.Tensor | None = None
+    """(E,) the best query-blind rule's expected accuracy on ``iwl_balanced``"""
 
     @staticmethod
-    def draw(mixture: Mixture, size: int, seed: int, ape_slots: int | None) -> "EvalSets":
+    def draw(mixture: Mixture, size: int, seed: int, ape_slots: int | None, balanced: bool = False) -> "EvalSets":
+        """The three sets from one stream seeded by ``seed``; with ``balanced`` also the label-balanced
+        IWL set, from a stream of its own (``balanced_seed(seed)``), so the three are unchanged."""
         g = torch.Generator(device=mixture.device).manual_seed(int(seed))
         sets = {"icl": mixture.icl_batch(size, g), "flip": mixture.flip_batch(size, g),
                 "iwl": mixture.iwl_batch(size, g)}
         T = sets["icl"].tokens.shape[2]
         shifts = {k: random_shift(mixture.E, size, T, ape_slots, g, mixture.device) for k in sets}
-        return EvalSets(shifts=shifts, **sets)
+        out = EvalSets(shifts=shifts, **sets)
+        if balanced:
+            out.iwl_balanced, out.shifts["iwl_balanced"], out.iwl_blind_best = draw_iwl_balanced(
+                mixture, size, balanced_seed(seed), ape_slots)
+        return out
+
+
+def balanced_seed(seed: int) -> int:
+    """The seed of the label-balanced IWL set's own stream, given the evaluation sets' seed."""
+    return (int(seed) * 31 + 104_729) % (2 ** 63 - 1)
+
+
+def draw_iwl_balanced(mixture: Mixture, size: int, seed: int, ape_slots: int | None
+                      ) -> tuple[Sequences, torch.Tensor, torch.Tensor]:
+    """The label-balanced IWL set, its APE shifts and the best query-blind rule's expected accuracy
+    on it (E,), from a generator seeded by ``seed``."""
+    g = torch.Generator(device=mixture.device).manual_seed(int(seed))
+    s = mixture.iwl_balanced_batch(size, g)
+    shift = random_shift(mixture.E, size, s.tokens.shape[2], ape_slots, g, mixture.device)
+    blind = blind_best_accuracy(mixture.blind_posterior(s.context_labels, balanced=True))
+    return s, shift, blind.float()
+
+
+def balanced_metrics(pred: torch.Tensor, target: torch.Tensor, blind_best: torch.Tensor, L: int
+                     ) -> dict[str, torch.Tensor]:
+    """The label-balanced in-weights metrics (module docstring) of predictions ``pred`` (E, b) of
+    the set's ``target`` (E, b), beside the set's ``blind_best`` (E,)."""
+    acc = (pred == target).float().mean(-1)
+    blind = blind_best.to(acc.device, acc.dtype)
+    counts = torch.zeros(pred.shape[0], L, device=target.device).scatter_add_(
+        1, target, torch.ones_like(target, dtype=torch.float))
+    return {"acc_iwl_balanced": acc, "iwl_blind_best": blind, "iwl_balanced_over_blind": acc - blind,
+            "iwl_blind_marginal": (counts.max(-1).values / target.shape[1]).to(acc.device)}
+
+
+@torch.no_grad()
+def evaluate_iwl_balanced(model: EnsembleDecoder, mixture: Mixture, size: int, seed: int) -> dict[str, torch.Tensor]:
+    """The label-balanced in-weights metrics of a trained model on a fresh set drawn from ``seed``
+    (with APE shifts when the model uses APE); tensors (E,) on the CPU."""
+    c = model.config
+    s, shift, blind = draw_iwl_balanced(mixture, size, seed, c.ape_slots if c.pos == "ape" else None)
+    pred = model(s.tokens, shift).logits.argmax(-1)
+    return {k: v.float().cpu() for k, v in balanced_metrics(pred, s.target, blind, mixture.L).items()}
 
 
 def random_shift(E: int, b: int, T: int, ape_slots: int | None, g: torch.Generator, device) -> torch.Tensor:
@@ -176,6 +236,9 @@ def evaluate(model: EnsembleDecoder, sets: EvalSets, ablate: bool = False,
     out["flip_weights_rate"] = (flip.logits.argmax(-1) == (sets.flip.target - 1) % L).float().mean(-1)
     out["prev_token"] = torch.stack([previous_token_strength(a) for a in icl.attention], dim=1)
     out["induction"] = torch.stack([induction_strength(a, sets.icl) for a in icl.attention], dim=1)
+    if sets.iwl_balanced is not None:
+        bal = model(sets.iwl_balanced.tokens, sets.shifts["iwl_balanced"])
+        out |= balanced_metrics(bal.logits.argmax(-1), sets.iwl_balanced.target, sets.iwl_blind_best, L)
     if ablate:
         out["ablation_drop"] = ablation_drop(model, sets, out["acc_icl"])
     if summaries:

@@ -28,7 +28,9 @@ it points to no context pair).  The evaluation sets:
   ``follow_m1`` and ``follow_m2`` say which modality a prediction followed (``target`` is −1);
 - ``flip``: bursty, known classes, labels ℓ → ℓ+1 mod L in the context and the target;
 - ``iwl``: known query classes; the context pairs are drawn with labels ≠ the query's label (enforced
-  by redrawing), so neither the query's classes nor its label are in the context.
+  by redrawing), so neither the query's classes nor its label are in the context;
+- ``iwl_balanced`` (version 3, not in ``SETS``; drawn on request): as ``iwl`` with the query's label
+  uniform over the L labels (``iwl_balanced_batch``).
 """
 from __future__ import annotations
 
@@ -211,8 +213,23 @@ class MultimodalMixture:
         m1_ids = self.m1_partner(self.m2.label_of(m2_ids), g)
         return self._known(m1_ids, m2_ids, g)
 
+    def iwl_balanced_batch(self, b: int, g: torch.Generator) -> PairSequences:
+        """The label-balanced IWL set (version 3): the query's label uniform over the L labels, its
+        M2 class from M2's class law restricted to that label, its M1 item a partner of that label;
+        N independent context pairs whose labels all differ from the query's (as ``iwl_batch``).  The
+        best query-blind rule's accuracy is ``blind_best_accuracy(self.m2.blind_posterior(labels))``:
+        the labels are M2's, and the M1 partners carry no information beyond their label."""
+        q_label = torch.randint(0, self.L, (self.E, b), generator=g, device=self.device)
+        q2 = self.m2.draw_classes_of_labels(q_label, g).unsqueeze(-1)
+        ctx2 = self.m2.context_avoiding(q_label, self.N, g, "label-balanced IWL set (M2)")
+        m2_ids = torch.cat([ctx2, q2], -1)
+        m1_ids = self.m1_partner(self.m2.label_of(m2_ids), g)
+        return self._known(m1_ids, m2_ids, g)
+
     def batch(self, name: str, b: int, g: torch.Generator) -> PairSequences:
-        """One of the evaluation sets ``SETS`` by name."""
+        """One of the evaluation sets ``SETS`` (or ``iwl_balanced``) by name."""
+        if name == "iwl_balanced":
+            return self.iwl_balanced_batch(b, g)
         if name == "icl":
             return self.new_class_batch(b, g, "both")
         if name in ("icl_m2only", "icl_m1only"):

@@ -24,6 +24,17 @@ Scalars: ``attn_match_m1_top`` / ``attn_match_m2_top`` at each member's stronges
 pair_attn_m2); on request (``summaries``, or ``head_scores_multimodal``) ``induction_max``,
 ``induction_min`` (the lowest head: one answering by elimination scores −1) and ``prev_token_max``.
 
+Version 3 (additive; the keys above are unchanged):
+- ``follow_adjacent_minus_other(metrics, layout)``: ``conflict_follow_<adjacent>`` minus
+  ``conflict_follow_<other>``, the adjacent modality being the one whose context item is next to
+  the label token (``multimodal_model.adjacent_modality``); derived from the two stored rates, no
+  new key;
+- with sets drawn with ``balanced=True``: ``acc_iwl_balanced``, ``iwl_blind_best``,
+  ``iwl_balanced_over_blind`` and ``iwl_blind_marginal`` on the label-balanced IWL set, as in the
+  unimodal ``metrics`` (the best query-blind rule from M2's class law, whose labels these are).
+- In the ``readout_last*`` layouts the readout is the token R (the last token), so every
+  attention metric that reads "the readout's attention" (``induction``, ``attn_match_*``) reads R's.
+
 Ablations (``ablation_drop``, ``ablated_accuracy``) zero a head by default or, given ``means``
 (``head_means_multimodal`` over a reference batch), replace its output by its mean there.
 """
@@ -33,10 +44,11 @@ from dataclasses import dataclass
 
 import torch
 
-from .metrics import (accuracy, chance_levels, head_summary, previous_token_strength, random_shift, readout_attention,
-                      readout_contrast, uniform_induction, uniform_prev_token)
+from .data import blind_best_accuracy
+from .metrics import (accuracy, balanced_metrics, balanced_seed, chance_levels, head_summary, previous_token_strength,
+                      random_shift, readout_attention, readout_contrast, uniform_induction, uniform_prev_token)
 from .multimodal_data import SETS, MultimodalMixture, PairSequences
-from .multimodal_model import MultimodalSystem, token_positions
+from .multimodal_model import MultimodalSystem, adjacent_modality, sequence_length, token_positions
 
 
 @dataclass
@@ -45,10 +57,15 @@ class MultimodalEvalSets:
 
     sets: dict[str, PairSequences]
     shifts: dict[str, torch.Tensor]
+    iwl_blind_best: torch.Tensor | None = None
+    """(E,) the best query-blind rule's expected accuracy on ``sets["iwl_balanced"]`` (when drawn)"""
 
     @staticmethod
-    def draw(mixture: MultimodalMixture, size: int, seed: int, ape_slots: int | None) -> "MultimodalEvalSets":
-        T = 3 * mixture.N + 2
+    def draw(mixture: MultimodalMixture, size: int, seed: int, ape_slots: int | None,
+             balanced: bool = False) -> "MultimodalEvalSets":
+        """The sets ``SETS`` (APE shifts for the layout's length); with ``balanced`` also the
+        label-balanced IWL set ``iwl_balanced`` from a stream of its own (the others unchanged)."""
+        T = sequence_length(mixture.layout, mixture.N)
         g = torch.Generator(device=mixture.device).manual_seed(int(seed))
         first = SETS[:6]  # drawn from one stream, in this order (the sets of the first version)
         sets = {name: mixture.batch(name, size, g) for name in first}
@@ -57,23 +74,41 @@ class MultimodalEvalSets:
             g = torch.Generator(device=mixture.device).manual_seed(int(seed) + 7919 * (k + 1))
             sets[name] = mixture.batch(name, size, g)
             shifts[name] = random_shift(mixture.E, size, T, ape_slots, g, mixture.device)
-        return MultimodalEvalSets(sets, shifts)
+        out = MultimodalEvalSets(sets, shifts)
+        if balanced:
+            g = torch.Generator(device=mixture.device).manual_seed(balanced_seed(seed))
+            s = mixture.iwl_balanced_batch(size, g)
+            out.sets["iwl_balanced"] = s
+            out.shifts["iwl_balanced"] = random_shift(mixture.E, size, T, ape_slots, g, mixture.device)
+            out.iwl_blind_best = blind_best_accuracy(mixture.m2.blind_posterior(s.labels, balanced=True)).float()
+        return out
 
 
-def uniform_baselines(N: int, B: int) -> dict[str, float]:
+def follow_adjacent_minus_other(metrics: dict, layout: str):
+    """``conflict_follow_<adjacent>`` − ``conflict_follow_<other>`` (claim 6, version 3): how much
+    more often a prediction on the conflict set follows the modality next to the label token
+    (``adjacent_modality(layout)``) than the other one.  ``metrics`` holds the two rates (tensors,
+    arrays or curves of either; the result has their shape)."""
+    adj = adjacent_modality(layout)
+    other = "m1" if adj == "m2" else "m2"
+    return metrics[f"conflict_follow_{adj}"] - metrics[f"conflict_follow_{other}"]
+
+
+def uniform_baselines(N: int, B: int, layout: str = "m1_first") -> dict[str, float]:
     """The value of each attention metric when every token attends uniformly to its causal past
-    (3N+2 tokens; on the ICL set B of the N context pairs carry the answer's label)."""
-    T = 3 * N + 2
+    (3N+2 tokens, 3N+3 in the ``readout_last*`` layouts; on the ICL set B of the N context pairs
+    carry the answer's label)."""
+    T = sequence_length(layout, N)
     own_item = sum(1 / (3 * i + 3) for i in range(N)) / N   # label token 3i+2 sees 3i+3 tokens
     return {"prev_token": uniform_prev_token(T), "induction": uniform_induction(N, B, T),
             "attn_match_m1": B / T, "attn_match_m2": B / T,
             "pair_attn_m1": own_item, "pair_attn_m2": own_item}
 
 
-def baselines(m1) -> dict[str, float]:
+def baselines(m1, layout: str = "m1_first") -> dict[str, float]:
     """Chance levels and uniform-attention metrics of the multimodal layout, for M1's ``DataConfig``
     (its L, N and B)."""
-    return chance_levels(m1.N, m1.B, m1.L) | uniform_baselines(m1.N, m1.B)
+    return chance_levels(m1.N, m1.B, m1.L) | uniform_baselines(m1.N, m1.B, layout)
 
 
 @torch.no_grad()
@@ -90,6 +125,10 @@ def evaluate_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets,
         out[f"acc_{name}"] = (preds[name] == s.target).float().mean(-1)
     out["iwl_context_rate"] = (sets.sets["iwl"].labels == preds["iwl"].unsqueeze(-1)).any(-1).float().mean(-1)
     out["flip_weights_rate"] = (preds["flip"] == (sets.sets["flip"].target - 1) % L).float().mean(-1)
+    if "iwl_balanced" in sets.sets:
+        s = sets.sets["iwl_balanced"]
+        pred = system(s, sets.shifts["iwl_balanced"]).logits.argmax(-1)
+        out |= balanced_metrics(pred, s.target, sets.iwl_blind_best, L)
     c = sets.sets["conflict"]
     pred = system(c, sets.shifts["conflict"]).logits.argmax(-1)
     out["conflict_follow_m1"] = (pred == c.follow_m1).float().mean(-1)

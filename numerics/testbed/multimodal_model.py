@@ -7,7 +7,14 @@ optional M2 encoder, all batched over an ensemble (leading axis E on every weigh
   a D1-dimensional token that then goes through the decoder's own input projection (with the
   position code) exactly like an M1 item; labels are the label vectors.  Layout ``m1_first``:
   [M1_1, M2_1, y_1, …, M1_N, M2_N, y_N, M1_q, M2_q]; ``m2_first`` swaps the items of each pair and of
-  the query.  The readout is the last token.
+  the query.  The readout is the last token.  Layouts ``readout_last`` / ``readout_last_m2_first``
+  (version 3) append a readout token R after the two query items, [M1_1, M2_1, y_1, …, M1_q, M2_q, R]
+  (items swapped in the second): R is a **learned token-space vector** per member (D1-dimensional,
+  initialised N(0, I/D1) from the member's seed), entering the decoder's input projection and
+  position code like every other token (position 3N+2 of 3N+3).  It is learned rather than a fixed
+  zero so that a frozen stage-1 decoder, which never saw a readout token, can still be given a
+  useful one in stage 2 (R trains with the projector under every ``trainable`` choice), and the
+  staged and fusion arms of claim 6 differ in training, not in what the layout lets them learn.
 
 Which weights train is the caller's choice (``numerics.testbed.multimodal_train``): stage 2 trains
 the projector (and, by default, the decoder's final norm and readout); early fusion trains all.
@@ -19,7 +26,7 @@ import math
 import torch
 from torch import nn
 
-from .config import Layout, ModelConfig
+from .config import READOUT_LAYOUTS, Layout, ModelConfig
 from .model import EnsembleDecoder, Forward, _bmm
 from .multimodal_data import PairSequences
 
@@ -75,11 +82,30 @@ def decoder_from_states(config: ModelConfig, d_token: int, n_labels: int, states
 
 def token_positions(layout: Layout, N: int) -> dict[str, torch.Tensor]:
     """Indices in the 3N+2 sequence of the context M1 items, M2 items and labels (N each) and of the
-    query's M1 and M2 items."""
+    query's M1 and M2 items; in the ``readout_last*`` layouts (3N+3 tokens) also ``readout`` (3N+2),
+    the readout token R."""
     i = torch.arange(N) * 3
-    first, second = (("m1", "m2") if layout == "m1_first" else ("m2", "m1"))
-    return {first: i, second: i + 1, "label": i + 2,
-            f"{first}_q": torch.tensor(3 * N), f"{second}_q": torch.tensor(3 * N + 1)}
+    first, second = item_order(layout)
+    out = {first: i, second: i + 1, "label": i + 2,
+           f"{first}_q": torch.tensor(3 * N), f"{second}_q": torch.tensor(3 * N + 1)}
+    if layout in READOUT_LAYOUTS:
+        out["readout"] = torch.tensor(3 * N + 2)
+    return out
+
+
+def item_order(layout: Layout) -> tuple[str, str]:
+    """The modalities of the first and second item of every triple (the second is next to the label)."""
+    return ("m2", "m1") if layout in ("m2_first", "readout_last_m2_first") else ("m1", "m2")
+
+
+def adjacent_modality(layout: Layout) -> str:
+    """The modality whose context item is next to the label token: ``m2`` or ``m1``."""
+    return item_order(layout)[1]
+
+
+def sequence_length(layout: Layout, N: int) -> int:
+    """Tokens per multimodal sequence: 3N+2, or 3N+3 with the readout token."""
+    return 3 * N + 2 + (layout in READOUT_LAYOUTS)
 
 
 class MultimodalSystem(nn.Module):
@@ -87,31 +113,50 @@ class MultimodalSystem(nn.Module):
     tokens (M1's, fixed)."""
 
     def __init__(self, decoder: EnsembleDecoder, projector: EnsembleMLP, label_vectors: torch.Tensor,
-                 layout: Layout, encoder: EnsembleMLP | None = None):
+                 layout: Layout, encoder: EnsembleMLP | None = None, seeds: list[int] | None = None):
         super().__init__()
         self.decoder, self.projector, self.encoder = decoder, projector, encoder
         self.layout = layout
         self.register_buffer("label_vectors", label_vectors.detach().clone())
         self.E = decoder.E
+        self.readout_token: nn.Parameter | None = None
+        if layout in READOUT_LAYOUTS:
+            # R ~ N(0, I/D1) per member, from its seed (member index when no seeds are given), apart
+            # from every other table (its own salt)
+            D = label_vectors.shape[-1]
+            per = []
+            for e, s in enumerate(seeds if seeds is not None else range(self.E)):
+                g = torch.Generator().manual_seed((int(s) * 1_000_003 + 314_159) % (2 ** 63 - 1))
+                per.append(torch.randn(D, generator=g) / math.sqrt(D))
+            self.readout_token = nn.Parameter(torch.stack(per).to(label_vectors.device, label_vectors.dtype))
 
     def tokens(self, seqs: PairSequences) -> torch.Tensor:
-        """(E, b, 3N+2, D1) token sequence of a batch, in this system's layout."""
+        """(E, b, 3N+2, D1) token sequence of a batch, in this system's layout (3N+3 with R)."""
         x2 = seqs.m2 if self.encoder is None else self.encoder.features(seqs.m2)
         z2 = self.projector(x2)
         E, b, n1, D = seqs.m1.shape
         N = n1 - 1
         idx = seqs.labels.reshape(E, b * N, 1).expand(E, b * N, D)
         y = torch.gather(self.label_vectors, 1, idx).view(E, b, N, D)
-        first, second = (seqs.m1, z2) if self.layout == "m1_first" else (z2, seqs.m1)
+        first, second = (seqs.m1, z2) if item_order(self.layout)[0] == "m1" else (z2, seqs.m1)
         ctx = torch.stack([first[:, :, :N], second[:, :, :N], y], dim=3).reshape(E, b, 3 * N, D)
-        return torch.cat([ctx, first[:, :, N:], second[:, :, N:]], dim=2)
+        parts = [ctx, first[:, :, N:], second[:, :, N:]]
+        if self.readout_token is not None:
+            parts.append(self.readout_token.view(E, 1, 1, D).expand(E, b, 1, D).to(ctx.dtype))
+        return torch.cat(parts, dim=2)
 
     def forward(self, seqs: PairSequences, ape_shift: torch.Tensor | None = None,
                 head_mask: torch.Tensor | None = None, return_attention: bool = False,
                 head_mean: torch.Tensor | None = None, return_head_outputs: bool = False) -> Forward:
         """The decoder on ``tokens(seqs)``; ``head_mask``, ``head_mean`` (mean-ablation) and
-        ``return_head_outputs`` as in ``EnsembleDecoder.forward``."""
-        return self.decoder(self.tokens(seqs), ape_shift, head_mask=head_mask, return_attention=return_attention,
+        ``return_head_outputs`` as in ``EnsembleDecoder.forward``.  With the readout token, APE
+        shifts drawn for 3N+2 tokens (as the training loop draws them) are capped at
+        ``ape_slots`` − (3N+3), so that the one extra token always has a slot."""
+        tokens = self.tokens(seqs)
+        c = self.decoder.config
+        if self.readout_token is not None and ape_shift is not None and c.pos == "ape":
+            ape_shift = ape_shift.clamp(max=c.ape_slots - tokens.shape[2])
+        return self.decoder(tokens, ape_shift, head_mask=head_mask, return_attention=return_attention,
                             head_mean=head_mean, return_head_outputs=return_head_outputs)
 
     def trainable(self, what: str) -> list[nn.Parameter]:
@@ -119,12 +164,16 @@ class MultimodalSystem(nn.Module):
 
         ``projector``: the projector alone; ``projector+readout``: also the decoder's final norm and
         readout (what the authors of the protocol train in stage 2); ``all``: everything (early
-        fusion).  A pretrained encoder is frozen except under ``all``."""
+        fusion).  A pretrained encoder is frozen except under ``all``.  The readout token R of the
+        ``readout_last*`` layouts trains under every choice (it is part of the interface, like the
+        projector)."""
         if what not in ("projector", "projector+readout", "all"):
             raise ValueError(f"trainable must be projector, projector+readout or all, got {what!r}")
         for p in self.parameters():
             p.requires_grad_(what == "all")
         chosen = list(self.projector.parameters())
+        if self.readout_token is not None:
+            chosen.append(self.readout_token)
         if what == "projector+readout":
             chosen += [self.decoder.weights["norm_out"], self.decoder.weights["w_out"]]
         for p in chosen:
