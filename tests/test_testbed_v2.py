@@ -712,7 +712,11 @@ def _evidence(res) -> str:
 
 @pytest.mark.parametrize("claim", ["testbed.claim8", "testbed.claim3"])
 def test_a_claim_run_again_is_read_back_from_its_store_with_the_same_verdict_and_numbers(claim, tmp_path, monkeypatch):
+    import mmicl.proofs.claims.testbed_v3_claims as v3c
+
     monkeypatch.setattr(tb, "QUICK", TOY)
+    monkeypatch.setattr(v3c, "FAMILIES", {"A": (3000, 3001), "B": (4000, 4001)})  # claim 3 runs version 3
+    monkeypatch.setattr(v3c, "EVAL_SIZE", 16)
     config = RunConfig(quick=True, out=tmp_path, seed=1)
     first = REGISTRY[claim].run(config)
     stored = sorted(p.name for p in (tmp_path / "testbed" / "runs" / "runs").glob("*.json"))

@@ -41,6 +41,7 @@ from ..sweep.runs import KINDS
 from ..sweep.spec import RunSpec
 from ..sweep.store import Store
 from .number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
+from .testbed_v3_claims import claim3_v3
 
 
 @dataclass(frozen=True)
@@ -90,11 +91,13 @@ FULL = Sizes(
     eps_hi=0.5, zipf_hi=1.5, heads_grid=(1, 2, 4), layers_grid=(2, 3, 4), claim8_heads=4, claim8_seeds=8,
 )
 
-VERSIONS = {"claim1": 2, "claim2": 2, "claim3": 2, "claim8": 2}
+VERSIONS = {"claim1": 2, "claim2": 2, "claim3": 3, "claim8": 2}
 """The version of each claim's settings and rule (docs/testbed.md lists what each version changed).
 Version 2 of all four: 5 seeds at the quick size (was 3), every arm and rule stated before any run
 of this version; claim 2 decided at the final plateau; claim 3 on thresholds over a K grid; claim 8
-with held-out head selection, a control ablation and an association at matched training time."""
+with held-out head selection, a control ablation and an association at matched training time.
+Claim 3 runs version 3 (``testbed_v3_claims.claim3_v3``, pre-registered in ``testbed_v3``); its
+version-2 function ``claim3`` is kept for the version-2 tests and results."""
 
 
 INDUCTION_HEAD = 0.5
@@ -148,18 +151,20 @@ def _out(config: RunConfig) -> Path:
 
 
 def _ensembles(config: RunConfig, jobs: dict[str, tuple[ModelConfig, list[Arm], dict | None]],
-               seeds: list[int] | None = None) -> dict[str, tuple[ArmResults, dict]]:
+               seeds: list[int] | None = None, train: TrainConfig | None = None) -> dict[str, tuple[ArmResults, dict]]:
     """Train each job (a model shape, its arms and an optional analysis) as one ensemble run of the
     sweep runner, kept in the results store ``OUT/testbed/runs``: a run already there (same
     settings, seeds, device and mmicl version) is read back, not trained again, so a claim killed
     midway resumes where it stopped.  With ``config.scheduler`` the runs go to that Dask cluster;
     otherwise they run here, one after the other.  Returns, per job, its ``ArmResults`` (curves)
-    and its stored record (provenance, analysis)."""
+    and its stored record (provenance, analysis).  ``train``: other training settings than the
+    size's (version 3 evaluates on larger sets)."""
     sz = sizes(config)
+    train = train or sz.train
     seeds = seeds or [config.seed * 100 + s for s in range(sz.seeds)]
     specs = {}
     for name, (model, arms, analysis) in jobs.items():
-        raw = {"model": asdict(model), "train": asdict(sz.train), "seeds": seeds, "data_seed": config.seed,
+        raw = {"model": asdict(model), "train": asdict(train), "seeds": seeds, "data_seed": config.seed,
                "arms": [{"name": a.name, "data": asdict(a.data)} for a in arms], "device": config.device,
                "analysis": analysis}
         specs[name] = RunSpec("ensemble", KINDS["ensemble"].normalise(raw))
@@ -647,7 +652,7 @@ register(Claim("testbed.claim2", "Scaling layers or heads favours IWL over ICL (
                threaded(claim2), default=False))
 register(Claim("testbed.claim3", "RoPE raises the ICL threshold and weakens prev-token/induction patterns",
                "Compared with absolute (one-hot, shifted) positions, RoPE needs more classes K for ICL and shows "
-               "weaker previous-token and induction attention.", threaded(claim3), default=False))
+               "weaker previous-token and induction attention.", threaded(claim3_v3), default=False))
 register(Claim("testbed.claim8", "Induction-head strength tracks ICL; ablating the induction head collapses ICL",
                "Along training the induction score rises with ICL accuracy, and zeroing the induction heads "
                "brings ICL down to the copy baseline.", threaded(claim8), default=False))
