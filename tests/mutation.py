@@ -108,6 +108,7 @@ TOLERANCES = ["test_number_tolerances.py::test_a_per_key_tolerance_judges_each_n
               "test_number_tolerances.py::test_a_sampled_number_false_alarms_as_often_as_stated",
               "test_testbed_number_tolerances.py"]
 VARIANTS = ["test_variants.py", "test_variant_models.py", "test_variants_doc.py"]  # issue 22: LCA variants
+DECIDE_V3 = ["test_decide_v3.py", "test_testbed_v3_claims.py"]  # issue 23: the version-3 decisions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -475,6 +476,17 @@ MUTATIONS: list[Mutation] = [
     N("torch_tokens_start_ignored", 'x = torch.stack([mo.query_x, mo.xy], dim=-1)  # (x_q, h)\n        f = torch.zeros_like(x) if self.variant.f0 == "zero" else x',
       'x = torch.stack([mo.query_x, mo.xy], dim=-1)  # (x_q, h)\n        f = torch.zeros_like(x)',
       VARIANTS, "the torch model starts from F⁰ = 0 whatever f0 says"),
+    # ------------------------------------------------------------------ issue 23: testbed version 3
+    N("seed_outcome_ignores_margin", "    excess = d - m\n", "    excess = d\n", DECIDE_V3,
+      "a seed shows 'an effect above the margin' for any positive difference"),
+    N("sign_test_tail_loose", "    if p_above <= a:\n        decision: Optional[bool] = True",
+      "    if p_above <= 2 * a:\n        decision: Optional[bool] = True", DECIDE_V3,
+      "the sign test decides at twice its stated level"),
+    N("families_never_disagree", "    if opposite:\n        reason = f\"the families disagree", "    if False:\n        reason = f\"the families disagree",
+      DECIDE_V3, "a family that alone decides the opposite does not stop the pooled decision"),
+    N("v3_inferiority_as_superiority", '    if c.kind == "inferiority":\n        return -d, c.margin',
+      '    if c.kind == "inferiority":\n        return d, c.margin', DECIDE_V3,
+      "a check of 'A lowers B' is decided as 'A raises B'"),
 ]
 
 
