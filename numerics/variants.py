@@ -198,8 +198,15 @@ class VariantLoss:
         return np.where(np.isfinite(v), v, np.inf)
 
     def jet(self, theta) -> tuple[float, np.ndarray, np.ndarray]:
+        """Value, gradient and Hessian at ``theta``.  The last point's jet is kept: scipy asks for
+        the value, the gradient and the Hessian at one point in three calls, and each would
+        otherwise iterate the T layers again."""
         theta = np.asarray(theta, float).reshape(1, self.k)
-        return _assemble(self._losses(theta)[:, 0], self.k)
+        key = theta.tobytes()
+        if getattr(self, "_last", (None,))[0] != key:
+            self._last = (key, _assemble(self._losses(theta)[:, 0], self.k))
+        v, g, h = self._last[1]
+        return v, g.copy(), h.copy()  # copies: a caller may change its arrays in place
 
 
 @dataclass

@@ -15,8 +15,8 @@ from dataclasses import replace
 import numpy as np
 
 from mmicl.numerics.testbed.config import TestbedConfigError
-from mmicl.numerics.testbed.decide_v3 import (accuracy_difference_se, combine_families, premise_count, seed_outcomes,
-                                              sign_test, sign_test_counts)
+from mmicl.numerics.testbed.decide_v3 import (accuracy_difference_se, combine_families, seed_outcomes, sign_test,
+                                              sign_test_counts)
 from mmicl.numerics.testbed.experiments import Arm
 
 from ..registry import Check, Hypothesis, RunConfig, Summary
@@ -56,8 +56,10 @@ def v3_check(c: Check3, diffs: dict[str, np.ndarray], ses: dict[str, np.ndarray]
     comb = combine_families(tests["A"], tests["B"], ALPHA)
     nums |= {"plus": comb.pooled.plus, "minus": comb.pooled.minus, "unresolved": comb.pooled.unresolved,
              "p_above": comb.pooled.p_above, "p_below": comb.pooled.p_below, "margin": c.margin}
+    from .testbed import seed_sd  # testbed imports this module
+
     n = sum(len(v) for v in diffs.values())
-    spread = float(np.std(np.concatenate([np.asarray(v, float) for v in diffs.values()]), ddof=1)) if n > 1 else 0.0
+    spread = seed_sd(np.concatenate([np.asarray(v, float) for v in diffs.values()]))
     side = {"superiority": f"A − B > {c.margin:g}", "inferiority": f"A − B < −{c.margin:g}",
             "non-inferiority": f"A − B > −{c.margin:g}"}[c.kind]
     return Check(
@@ -82,10 +84,10 @@ def _premise(name: str, flags: dict[str, np.ndarray], seeds: dict[str, list[int]
     family fail it."""
     parts, met = [], True
     for f in sorted(flags):
-        pc = premise_count(flags[f], 1.0, ALPHA)  # the count and the failing seeds; the rule is ours
-        met &= len(pc.failing) <= PREMISE_FAILURES
-        failing = [seeds[f][i] for i in pc.failing]
-        parts.append(f"family {f}: {pc.count} of {pc.n} seeds" + (f" (failing: {failing})" if failing else ""))
+        ok = np.asarray(flags[f], bool)
+        failing = [seeds[f][i] for i in np.flatnonzero(~ok)]
+        met &= len(failing) <= PREMISE_FAILURES
+        parts.append(f"family {f}: {int(ok.sum())} of {ok.size} seeds" + (f" (failing: {failing})" if failing else ""))
     return Hypothesis(f"{name} (at most {PREMISE_FAILURES} seeds of a family may fail)", bool(met), "; ".join(parts))
 
 

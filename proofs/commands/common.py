@@ -390,7 +390,11 @@ def variant_or_alias(variant, alias: str, value: str | None, param: str | None):
 def plain_variant(variant) -> bool:
     """True for no variant, or one that differs from the default in ``param`` alone (the specialised
     code paths of the one-, two-parameter and untied LCA)."""
-    return variant is None or (variant.readout, variant.f0, variant.skip) == ("raw-keys", "zero", "on")
+    from dataclasses import replace
+
+    from mmicl.numerics.variants import DEFAULT_VARIANT
+
+    return variant is None or replace(variant, param=DEFAULT_VARIANT.param) == DEFAULT_VARIANT
 
 
 def variant_names(variant) -> tuple[str, ...]:
