@@ -183,3 +183,17 @@ def test_the_limit_rule_decides_what_it_says(gap, expected):
     passed, slopes = _limit_rule(Ts, np.array(gap), np.full(3, 1e-15))
     assert passed is expected
     assert slopes["last_slope"] == pytest.approx(math.log10(abs(gap[2]) / abs(gap[1])))
+
+
+def test_an_atom_at_the_top_leaves_a_zero_floor_checked_and_a_positive_one_not(tmp_path):
+    """On s=twopoint(1,3,0.3) (an atom at s_hi): the default's floor is 0, which the alternating
+    regime cannot undercut, so its hypothesis is met; with both sides evolved the floor is
+    positive and the claim says hypothesis-not-met.  (The hypothesis was once decided before the
+    floor was known, so a zero floor never counted.)"""
+    import mmicl
+
+    law = "s=twopoint(1,3,0.3)"
+    (r,) = mmicl.verify("variant.floor", size="smoke", out=tmp_path, law=law, variant="param=two")
+    assert all(h.met for h in r.hypotheses) and r.verdict != "hypothesis-not-met", r.verdict_reason
+    (r,) = mmicl.verify("variant.floor", size="smoke", out=tmp_path, law=law, variant="readout=evolved-keys-and-query")
+    assert r.verdict == "hypothesis-not-met" and "an atom" in r.hypotheses[-1].detail

@@ -57,19 +57,21 @@ def _sizes(config: RunConfig) -> dict:
     return dict(Ts=[10, 30, 100, 300, 1000, 3000], mc=dict(T=10, samples=200_000))
 
 
-def _hypotheses(law: TaskLaw, variant: nv.Variant, fl: nv.Floor | None) -> list[Hypothesis]:
-    out = [hyp.bounded_s(law), hyp.has_signal(law), hyp.label_scale(law)]
-    if not all(h.met for h in out):
-        return out
+def _hypotheses(law: TaskLaw) -> list[Hypothesis]:
+    """The hypotheses of the default theorems: bounded s, signal, a finite label scale."""
+    return [hyp.bounded_s(law), hyp.has_signal(law), hyp.label_scale(law)]
+
+
+def _top_atom(law: TaskLaw, fl: nv.Floor) -> Hypothesis:
+    """The stable and scaled families hold every limit unless the law has an atom at s_hi, which
+    adds the alternating regime α ≈ 2/(1 + s_hi); a floor of 0 cannot be undercut by it."""
     top = ends(law)[1]
     atom = top.kind == "atom"
-    out.append(Hypothesis(
+    return Hypothesis(
         "no atom at the top of the signal support, or a floor of 0 (the stable and scaled families then "
         "hold every limit; an atom at s_hi adds the alternating regime α ≈ 2/(1 + s_hi), not derived)",
-        (not atom) or (fl is not None and fl.zero),
-        f"s_hi = {top.value:g} is {'an atom' if atom else 'the end of a density'}"
-        + (f"; floor {fl.value:.6g}" if fl is not None else "")))
-    return out
+        (not atom) or fl.zero,
+        f"s_hi = {top.value:g} is {'an atom' if atom else 'the end of a density'}; floor {fl.value:.6g}")
 
 
 def _routes_check(text: str, variant: nv.Variant, rng: np.random.Generator, trials: int = 12) -> Check:
@@ -247,11 +249,11 @@ def _mc_check(text: str, law: TaskLaw, variant: nv.Variant, T: int, theta: tuple
 
 def _one(config: RunConfig, law: TaskLaw, variant: nv.Variant, sizes: dict) -> tuple[list, list, dict]:
     text = f"{variant.short} on {law.spec()}"
-    hyps = _hypotheses(law, variant, None)
+    hyps = _hypotheses(law)
     if not all(h.met for h in hyps):
         return hyps, [], {}
     fl = nv.floor(law, variant)
-    hyps = _hypotheses(law, variant, fl)
+    hyps.append(_top_atom(law, fl))
     rows = []
     for T in sizes["Ts"]:
         r = nv.minimise(law, T, variant)
