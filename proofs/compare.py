@@ -137,12 +137,7 @@ def _tolerances(atol, rtol, why, default_rtol: float, whose: str):
     a number or a dict is ignored, as in a file of an earlier schema), else ``default_rtol``."""
     from mmicl.proofs.registry import tolerance_of
 
-    ok = lambda v: v if isinstance(v, dict) or _is_number(v) else None  # noqa: E731
-    atol, rtol = ok(atol), ok(rtol)
-    if isinstance(atol, dict):
-        atol = {k: v for k, v in atol.items() if _is_number(v)}
-    if isinstance(rtol, dict):
-        rtol = {k: v for k, v in rtol.items() if _is_number(v)}
+    atol, rtol = _stated(atol), _stated(rtol)
 
     def of(key: str) -> tuple[float, float, str]:
         stated = tolerance_of(atol, rtol, key)
@@ -151,6 +146,21 @@ def _tolerances(atol, rtol, why, default_rtol: float, whose: str):
         a, r = stated
         return a, r, f"atol {a:g}, rtol {r:g}: {why or 'the ' + whose}"
     return of
+
+
+def _stated(v):
+    """A stated tolerance as read from a file: a number, a dict of the numbers in it, else None."""
+    if isinstance(v, dict):
+        return {k: x for k, x in v.items() if _is_number(x)}
+    return v if _is_number(v) else None
+
+
+def number_keys(numbers: dict) -> set[str]:
+    """The top-level keys of ``numbers`` under which compare finds a number to judge (after the
+    strict-JSON conversion mmicl writes: numpy scalars become numbers, NaN becomes null)."""
+    from mmicl.numerics.strict_json import to_strict
+
+    return {top for top, v in _flat(to_strict(numbers)).values() if _is_number(v)}
 
 
 def _flat(value: Any, prefix: str = "", top: str | None = None) -> dict[str, tuple[str, Any]]:

@@ -12,7 +12,7 @@ import pytest
 
 import mmicl
 import mmicl.proofs.claims as builtin_claims
-from mmicl.proofs.compare import compare
+from mmicl.proofs.compare import compare, number_keys
 from mmicl.proofs.registry import Check, ClaimResult, Summary, registered, tolerance_of
 
 CLAIMS = Path(builtin_claims.__file__).parent
@@ -20,24 +20,12 @@ RUNNABLE = ("thm6.2", "thm6.3", "thm4.1", "appF", "depth", "ext.untied", "varian
 """The built-in claims that run in seconds at the smoke size (the testbed's train transformers)."""
 
 
-def _leaves(value, top=None):
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not str(k).endswith("_null_reason") and not (k == "seconds" or str(k).endswith("_seconds")):
-                yield from _leaves(v, k if top is None else top)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _leaves(v, top)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        yield top
-
-
 def uncovered(result: ClaimResult) -> list[str]:
     """The numbers of ``result`` (check name: key) that state no numeric tolerance."""
-    out = [f"summary: {k}" for k in _leaves(result.summary)
+    out = [f"summary: {k}" for k in number_keys(result.summary)
            if tolerance_of(result.summary_atol, result.summary_rtol, k) is None]
     for c in result.checks:
-        out += [f"{c.name}: {k}" for k in _leaves(c.numbers) if tolerance_of(c.atol, c.rtol, k) is None]
+        out += [f"{c.name}: {k}" for k in number_keys(c.numbers) if tolerance_of(c.atol, c.rtol, k) is None]
     return sorted(set(out))
 
 

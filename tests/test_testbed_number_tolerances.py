@@ -15,27 +15,14 @@ import pytest
 import mmicl.proofs.claims.testbed as tb
 import mmicl.proofs.claims.testbed_multimodal as tbm
 from mmicl.proofs.claims.number_tolerances import sampling_atol
+from mmicl.proofs.compare import number_keys
 from mmicl.proofs.registry import Check, RunConfig, Summary, tolerance_of
 
 EVALS = 5
 
 
-def _leaves(value, top=None):
-    """The top-level key of each numeric leaf of ``value`` (as ``mmicl compare`` reads them: a
-    ``*_null_reason`` and a timing are not results)."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if not str(k).endswith("_null_reason") and not (k == "seconds" or str(k).endswith("_seconds")):
-                yield from _leaves(v, k if top is None else top)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _leaves(v, top)
-    elif isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
-        yield top
-
-
 def uncovered(numbers: dict, atol, rtol) -> set[str]:
-    return {k for k in _leaves(numbers) if tolerance_of(atol, rtol, k) is None}
+    return {k for k in number_keys(numbers) if tolerance_of(atol, rtol, k) is None}
 
 
 def _check_fields(obj):
