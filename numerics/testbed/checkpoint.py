@@ -73,6 +73,12 @@ class Stage1:
     def E(self) -> int:
         return len(self.members)
 
+    def trained_with(self, model: ModelConfig, data, train: TrainConfig, seeds, data_seed: int) -> bool:
+        """Whether this checkpoint records these settings: the decoder, the M1 data of every member,
+        the training, the members' seeds in order, and the data seed."""
+        return ((self.model, self.train, self.data_seed) == (model, train, data_seed)
+                and [(m.data, m.seed) for m in self.members] == [(data, s) for s in seeds])
+
     def state(self, e: int) -> dict[str, torch.Tensor]:
         """Member e's decoder weights."""
         return {k: v[e] for k, v in self.weights.items()}

@@ -128,8 +128,7 @@ def stage1(config: RunConfig, sz: MultimodalSizes, model: ModelConfig | None = N
     if path.is_file():
         try:
             s1 = Stage1.load(path)
-            if (s1.model, s1.train, s1.data_seed) != (model, sz.stage1, config.seed) or \
-                    [(m.data, m.seed) for m in s1.members] != [(sz.m1, s) for s in seeds]:
+            if not s1.trained_with(model, sz.m1, sz.stage1, seeds, config.seed):
                 raise Stage1Error(path, "records other settings than its name stands for")
             return s1
         except Exception as e:  # noqa: BLE001 -- any cached file that cannot be used is set aside and remade

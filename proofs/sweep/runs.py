@@ -205,6 +205,16 @@ def ensemble_arms(config: dict):
     return [Arm(a["name"], DataConfig(**a["data"])) for a in config["arms"]]
 
 
+def _curves_and_finals(r, metrics) -> dict:
+    """What a run of trained arms keeps: the final value of each of ``metrics`` per arm and seed
+    (``summary``) and every curve (``history``, without its time: timings go to the provenance,
+    so that results are reproducible)."""
+    history = r.run.history.to_json()
+    history.pop("seconds")
+    summary = {a.name: {m: [round(float(v), 6) for v in r.final(m, a.name)] for m in metrics} for a in r.arms}
+    return {"summary": summary, "history": history}
+
+
 def _ensemble_compute(config: dict, progress: bool = False, description: str = "ensemble") -> dict:
     from mmicl.numerics.testbed.config import ModelConfig, TrainConfig
     from mmicl.numerics.testbed.experiments import run_arms
@@ -213,12 +223,7 @@ def _ensemble_compute(config: dict, progress: bool = False, description: str = "
     train = TrainConfig(**config["train"])
     r = run_arms(ModelConfig(**config["model"]), ensemble_arms(config), config["seeds"], train,
                  device=config["device"], data_seed=config["data_seed"], progress=progress, description=description)
-    history = r.run.history.to_json()
-    history.pop("seconds")                  # timings go to the provenance, so that results are reproducible
-    summary = {a.name: {m: [round(float(v), 6) for v in r.final(m, a.name)]
-                        for m in ("acc_icl", "acc_iwl", "acc_flip", "induction_max", "prev_token_max")}
-               for a in r.arms}
-    out = {"summary": summary, "history": history}
+    out = _curves_and_finals(r, ("acc_icl", "acc_iwl", "acc_flip", "induction_max", "prev_token_max"))
     analysis = config.get("analysis")
     if analysis is not None:
         params = {k: v for k, v in analysis.items() if k != "name"}
@@ -497,9 +502,8 @@ def load_stage1(root, record: dict):
         s1 = Stage1.load(path)
     except Stage1Error as e:
         raise StoredArtifactError(f"the stage-1 checkpoint {path} {e.problem}", redo) from None
-    if (s1.model, s1.train, s1.data_seed) != (ModelConfig(**config["model"]), TrainConfig(**config["train"]),
-                                              config["data_seed"]) or \
-            [(m.data, m.seed) for m in s1.members] != [(DataConfig(**config["data"]), s) for s in config["seeds"]]:
+    if not s1.trained_with(ModelConfig(**config["model"]), DataConfig(**config["data"]), TrainConfig(**config["train"]),
+                           config["seeds"], config["data_seed"]):
         raise StoredArtifactError(f"the stage-1 checkpoint {path} records other settings than its record {where}",
                                   redo)
     return s1
@@ -530,13 +534,10 @@ def _arms_result(r, config: dict) -> dict:
     from mmicl.numerics.testbed.experiments import DERIVED
     from mmicl.numerics.testbed.multimodal_experiments import MULTIMODAL_ANALYSES
 
-    history = r.run.history.to_json()
-    history.pop("seconds")                  # timings go to the provenance, so that results are reproducible
     h = r.run.history
     scalars = [m for m in h.metrics if h.final(m).dim() == 1] + [m for m, (base, _) in DERIVED.items()
                                                                if base in h.metrics]
-    summary = {a.name: {m: [round(float(v), 6) for v in r.final(m, a.name)] for m in scalars} for a in r.arms}
-    out = {"summary": summary, "history": history}
+    out = _curves_and_finals(r, scalars)
     analysis = config.get("analysis")
     if analysis is not None:
         out["analysis"] = MULTIMODAL_ANALYSES[analysis["name"]](r, **{k: v for k, v in analysis.items()
