@@ -143,20 +143,14 @@ AccuracyFn = Callable[[torch.Tensor, "torch.Tensor | None"], torch.Tensor]
 zeroing (means None) or mean-ablation."""
 
 
-def _rank(acc_selection: AccuracyFn, acc_evaluation: AccuracyFn, selection_induction: torch.Tensor,
-          means: torch.Tensor, threshold: float, control_seed: int) -> dict:
-    """Steps 2–5 of the module docstring, given the accuracy functions on both sets."""
+def _rank(acc_selection: AccuracyFn, drop_selection: Callable, acc_evaluation: AccuracyFn,
+          selection_induction: torch.Tensor, means: torch.Tensor, threshold: float, control_seed: int) -> dict:
+    """Steps 2–5 of the module docstring, given the accuracy functions on both sets and
+    ``drop_selection(means)``, the single-head drops on the selection set (``ablation_drop``)."""
     E, layers, H = selection_induction.shape
     none = torch.zeros(E, layers, H, dtype=torch.bool)
     base = acc_selection(none, None).cpu()
-    drops = {}
-    for mode, mu in (("mean", means), ("zero", None)):
-        d = torch.zeros(E, layers, H)
-        for layer, h in itertools.product(range(layers), range(H)):
-            one = none.clone()
-            one[:, layer, h] = True
-            d[:, layer, h] = base - acc_selection(one, mu).cpu()
-        drops[mode] = d.double().numpy()
+    drops = {mode: drop_selection(mu).double().numpy() for mode, mu in (("mean", means), ("zero", None))}
     rng = np.random.default_rng(control_seed)
     picks = [choose_top_and_control(selection_induction[e].numpy(), drops["mean"][e], threshold, rng)
              for e in range(E)]
@@ -207,7 +201,8 @@ def rank_heads(run: TrainedEnsemble, eval_size: int, selection_seed: int, refere
     out = {"threshold": threshold, "selection_seed": selection_seed, "reference_seed": reference_seed,
            "control_seed": control_seed}
     out |= _scores_json("selection_", sel) | _scores_json("", head_scores(model, run.eval_sets))
-    return out | _rank(acc(selection), acc(run.eval_sets), sel["induction"], means, threshold, control_seed)
+    return out | _rank(acc(selection), lambda mu: ablation_drop(model, selection, means=mu), acc(run.eval_sets),
+                       sel["induction"], means, threshold, control_seed)
 
 
 @torch.no_grad()
@@ -216,7 +211,8 @@ def rank_heads_multimodal(system, mixture, eval_sets, eval_size: int, selection_
     """``rank_heads`` for a ``MultimodalSystem``: induction scores on the ICL set, accuracies on the
     set ``name`` (default the M2-necessary set), selection and reference sets drawn as
     ``MultimodalEvalSets.draw(mixture, eval_size, seed)``, evaluation on ``eval_sets``."""
-    from .multimodal_metrics import MultimodalEvalSets, ablated_accuracy, head_means_multimodal, head_scores_multimodal
+    from .multimodal_metrics import (MultimodalEvalSets, ablated_accuracy, head_means_multimodal, head_scores_multimodal,
+                                     ablation_drop as multimodal_drop)
 
     c = system.decoder.config
     ape_slots = c.ape_slots if c.pos == "ape" else None
@@ -233,7 +229,8 @@ def rank_heads_multimodal(system, mixture, eval_sets, eval_size: int, selection_
     out = {"threshold": threshold, "selection_seed": selection_seed, "reference_seed": reference_seed,
            "control_seed": control_seed, "set": name}
     out |= _scores_json("selection_", sel) | _scores_json("", head_scores_multimodal(system, eval_sets))
-    return out | _rank(acc(selection), acc(eval_sets), sel["induction"], means, threshold, control_seed)
+    return out | _rank(acc(selection), lambda mu: multimodal_drop(system, selection, name, means=mu), acc(eval_sets),
+                       sel["induction"], means, threshold, control_seed)
 
 
 ANALYSES = {"induction_ablation": induction_ablation, "head_ranking": rank_heads}
