@@ -30,7 +30,7 @@ from scipy import optimize
 
 from mmicl.theory import variants as tv
 from mmicl.theory.compile import compiled
-from mmicl.theory.model import lam, s as s_sym
+from mmicl.theory.model import s as s_sym
 from .task_law import TaskLaw
 from .law_language import takes_law
 from .validate import InputError, check_depth
