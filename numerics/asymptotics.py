@@ -123,10 +123,7 @@ def _local(law: ScalarLaw, end: str, value: float) -> list[_Local]:
 @takes_law
 def ends(law: TaskLaw) -> tuple[End, End]:
     """The two ends of the law's signal support (s > 0, or a density reaching 0), classified."""
-    law.require_bounded("the T → ∞ asymptotics")
-    sig = law.signal_bounds()
-    if sig is None:
-        raise LawError("s ≡ 0: the tokens carry no information; give s a law with s > 0")
+    sig = law.require_signal("the T → ∞ asymptotics")
     sl = law.s_law()
     out = []
     for end, value in (("lo", sig[0]), ("hi", sig[1])):

@@ -30,7 +30,6 @@ from .law_language import as_law, takes_law
 from .validate import check_depth, check_finite as _finite
 from .validate import MAX_DEPTH_MP, MAX_DEPTH_ONE, MAX_DEPTH_TWO, check_real
 from .quadrature import Rule
-from .scalar_laws import LawError
 from .task_law import TaskLaw
 
 _U = 2.0**-53  # float64's unit roundoff
@@ -101,10 +100,7 @@ def _require_signal(law: TaskLaw, T: int = 1) -> tuple[float, float]:
     Refuses (``LawError``) a law that float64 cannot resolve at depth ``T``
     (``TaskLaw.float64_unresolved``: the spread ρ of 1 + s below 1024·T·eps); T = 1, the
     weakest test (ρ ≥ 2.3e-13), where the caller has no depth to give."""
-    law.require_bounded("the LCA theorems")
-    sig = law.signal_bounds()
-    if sig is None:
-        raise LawError("s ≡ 0: the tokens carry no information about y (m = 0); give s a law with s > 0")
+    sig = law.require_signal("the LCA theorems")
     law.require_float64_resolved("the LCA theorems", T)
     return sig
 

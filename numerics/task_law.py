@@ -228,6 +228,15 @@ class TaskLaw:
         law.require_bounded(what)
         return law.support()
 
+    def require_signal(self, what: str = "this theorem") -> tuple[float, float]:
+        """``(s_lo, s_hi)`` over prompts with m ≠ 0, for a bounded law with signal; a ``LawError``
+        (one line) for an unbounded law or for s ≡ 0."""
+        self.require_bounded(what)
+        sig = self.signal_bounds()
+        if sig is None:
+            raise LawError("s ≡ 0: the tokens carry no information about y (m = 0); give s a law with s > 0")
+        return sig
+
     def rule(self, depth: int = 1) -> Rule:
         """A rule for ``E[ζ² h(s)]``: the s-rule with weights scaled by ``E[ζ²]`` (ζ ⊥ m)."""
         law = self.s_law()
