@@ -41,6 +41,9 @@ class MultimodalArm:
     data: MultimodalConfig
     decoder: str = "stage1"
     encoder_steps: int | None = None
+    standardise_features: bool = False
+    """version 3 (claim 7): the pretrained encoder's features standardised per member on a
+    reference batch (``EnsembleMLP.standardise_features``) before they reach the projector"""
 
 
 def stage1_ape_slots(model: ModelConfig, data: DataConfig) -> ModelConfig:
@@ -79,6 +82,11 @@ def _check_arms(arms: list[MultimodalArm]) -> None:
         raise TestbedConfigError("arms of one ensemble must all have an encoder or none; run them separately")
     if with_encoder == {True} and len({a.data.m2.K for a in arms}) > 1:
         raise TestbedConfigError("arms with an M2 encoder must share K2 (the encoder's classes)")
+    if len({a.standardise_features for a in arms}) > 1:
+        raise TestbedConfigError("arms of one ensemble must all standardise the encoder's features or none; run them "
+                                 "separately")
+    if any(a.standardise_features and a.encoder_steps is None for a in arms):
+        raise TestbedConfigError("standardise_features needs an encoder (encoder_steps ≥ 0)")
 
 
 def _system(model: ModelConfig, mixture: MultimodalMixture, states, seeds, arms_per_member, device,
@@ -92,6 +100,9 @@ def _system(model: ModelConfig, mixture: MultimodalMixture, states, seeds, arms_
         extra["encoder_acc"] = train_encoder(encoder, mixture, [a.encoder_steps for a in arms_per_member],
                                              batch=train.batch, lr=train.lr, eval_size=train.eval_size,
                                              seed=encoder_seed)
+        if arms_per_member[0].standardise_features:  # a reference batch of its own stream
+            g = torch.Generator(device=mixture.device).manual_seed(int(encoder_seed) + 1)
+            encoder.standardise_features(mixture.single_items(train.eval_size, g)[0])
     d_in = ENCODER_HIDDEN[-1] if encoder is not None else D2
     projector = EnsembleMLP([d_in, model.width, mixture.m1.D], seeds, device, salt=1)
     return MultimodalSystem(decoder, projector, mixture.label_vectors, mixture.layout, encoder), extra
@@ -147,10 +158,14 @@ def run_fusion(model: ModelConfig, m1: DataConfig, arms: list[MultimodalArm], se
 # ---- the JSON form of arms, and analyses of a trained multimodal ensemble (the sweep kinds) -------
 def arm_to_json(arm: MultimodalArm) -> dict:
     """An arm as plain JSON: ``{"name", "data": {"m1", "m2", "p_bursty", "layout"}, "decoder",
-    "encoder_steps"}`` (what the sweep runs ``stage2`` and ``fusion`` take and key on)."""
+    "encoder_steps"}`` and ``"standardise_features": true`` when set (left out otherwise, so that runs
+    stored before it existed keep their keys): what the sweep runs ``stage2`` and ``fusion`` take and key on."""
     from dataclasses import asdict
 
-    return {"name": arm.name, "data": asdict(arm.data), "decoder": arm.decoder, "encoder_steps": arm.encoder_steps}
+    out = {"name": arm.name, "data": asdict(arm.data), "decoder": arm.decoder, "encoder_steps": arm.encoder_steps}
+    if arm.standardise_features:  # only when set, so that the keys of earlier runs stay what they were
+        out["standardise_features"] = True
+    return out
 
 
 def arms_from_json(arms: list[dict]) -> list[MultimodalArm]:
@@ -165,8 +180,10 @@ def arms_from_json(arms: list[dict]) -> list[MultimodalArm]:
     out = []
     for a in arms:
         if not isinstance(a, dict) or not {"name", "data"} <= set(a) or set(a) - {"name", "data", "decoder",
-                                                                                    "encoder_steps"}:
-            raise TestbedConfigError(f'an arm is {{"name", "data", optional "decoder", "encoder_steps"}}, got {a!r}')
+                                                                                    "encoder_steps",
+                                                                                    "standardise_features"}:
+            raise TestbedConfigError(f'an arm is {{"name", "data", optional "decoder", "encoder_steps", '
+                                     f'"standardise_features"}}, got {a!r}')
         d = a["data"]
         if not isinstance(d, dict) or not {"m1", "m2"} <= set(d):
             raise TestbedConfigError(f'arm {a["name"]!r}: data is {{"m1", "m2", optional "p_bursty", "layout"}}, '
@@ -182,7 +199,10 @@ def arms_from_json(arms: list[dict]) -> list[MultimodalArm]:
         if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 0):
             raise TestbedConfigError(f"arm {a['name']!r}: encoder_steps must be None or a whole number ≥ 0, "
                                      f"got {steps!r}")
-        out.append(MultimodalArm(str(a["name"]), data, decoder, steps))
+        std = a.get("standardise_features", False)
+        if not isinstance(std, bool):
+            raise TestbedConfigError(f"arm {a['name']!r}: standardise_features must be true or false, got {std!r}")
+        out.append(MultimodalArm(str(a["name"]), data, decoder, steps, std))
     names = [a.name for a in out]
     if len(set(names)) != len(names):
         raise TestbedConfigError(f"arm names must differ, got {names}")

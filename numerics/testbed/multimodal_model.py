@@ -48,6 +48,9 @@ class EnsembleMLP(nn.Module):
             ws.append(nn.Parameter(torch.stack(per).to(device, dtype)))
             bs.append(nn.Parameter(torch.zeros(len(seeds), o, device=device, dtype=dtype)))
         self.w, self.b = nn.ParameterList(ws), nn.ParameterList(bs)
+        # feature standardisation (``standardise_features``): None until set, features() raw
+        self.register_buffer("feature_shift", None)
+        self.register_buffer("feature_scale", None)
 
     def forward(self, x: torch.Tensor, layers: int | None = None) -> torch.Tensor:
         """x (E, …, sizes[0]) → (E, …, sizes[layers]); all layers by default."""
@@ -60,8 +63,39 @@ class EnsembleMLP(nn.Module):
         return x
 
     def features(self, x: torch.Tensor) -> torch.Tensor:
-        """The activations before the last layer (an encoder's features)."""
-        return self.forward(x, len(self.w) - 1)
+        """The activations before the last layer (an encoder's features); standardised as
+        ``standardise_features`` set them, once it has (the logits, ``forward``, never are)."""
+        f = self.forward(x, len(self.w) - 1)
+        if self.feature_shift is None:
+            return f
+        view = (f.shape[0], *(1,) * (f.dim() - 2), -1)
+        return (f - self.feature_shift.view(view)) * self.feature_scale.view(*view[:-1], 1)
+
+    @torch.no_grad()
+    def standardise_features(self, reference: torch.Tensor) -> None:
+        """Fix, per member, the affine map that ``features`` applies from now on: on the reference
+        batch ``reference`` (E, b, sizes[0]) the standardised features have mean 0 per coordinate
+        and mean squared norm 1 (``feature_standardisation``).  Version 3 of claim 7: every dose's
+        encoder then feeds the projector features of one scale, so that the dose changes what
+        the features carry, not their size."""
+        self.feature_shift, self.feature_scale = None, None
+        self.feature_shift, self.feature_scale = feature_standardisation(self.features(reference))
+
+
+def feature_standardisation(f: torch.Tensor, eps: float = 1e-12) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per member, the shift (E, F) and scale (E,) that standardise features ``f`` (E, b, F) of a
+    reference batch: (f − shift)·scale has mean 0 per coordinate and mean squared norm 1 over the
+    batch, i.e. a per-coordinate RMS of 1/√F, averaged over the coordinates (the mean squared norm
+    of a raw M2 item, (μ + εη)/√(1+ε²) with μ, η ~ N(0, I/D2), is 1 too).  One scale per member, not
+    one per coordinate: a per-coordinate scale would blow nearly dead coordinates up to the size of
+    informative ones, changing what the features carry, where one scale keeps their geometry.  A
+    member whose features do not vary on the batch keeps scale 1."""
+    if f.dim() != 3:
+        raise ValueError(f"features must be (E, b, F), got shape {tuple(f.shape)}")
+    shift = f.mean(1)
+    total = (f - shift.unsqueeze(1)).pow(2).sum(-1).mean(1)        # (E,) mean squared norm after centring
+    scale = torch.where(total > eps, total.clamp_min(eps).rsqrt(), torch.ones_like(total))
+    return shift, scale
 
 
 def decoder_from_states(config: ModelConfig, d_token: int, n_labels: int, states: list[dict[str, torch.Tensor]],
