@@ -132,6 +132,42 @@ def accuracy_difference_se(p_a, p_b, n_eval) -> np.ndarray | float:
     return float(se[0]) if scalar else se
 
 
+def area_under_se(curve, steps, n_eval) -> np.ndarray:
+    """A bound on the evaluation standard error of a normalised area under an accuracy curve
+    (``experiments.area_under``), per seed.
+
+    The area is A = Σ_k w_k p_k, the trapezoid weights w_k ≥ 0 (Σ w_k = 1) over the evaluation steps
+    and p_k the accuracy at evaluation k, measured on ``n_eval`` items with binomial se
+    s_k = √(p_k(1 − p_k)/n_eval).  The evaluations reuse the same items, so their errors are
+    correlated in an unknown way; whatever the correlation, sd(Σ w_k e_k) ≤ Σ w_k sd(e_k) (the
+    triangle inequality for standard deviations), so::
+
+        se(A) ≤ Σ_k w_k s_k,
+
+    which is what this returns (the bound is attained when the errors are perfectly correlated).
+    ``curve``: (evaluations,) or (evaluations, seeds) accuracies in [0, 1]; ``steps``: the
+    evaluation steps (increasing).  For the difference of two arms' areas on independent items,
+    combine the two bounds as √(se_A² + se_B²)."""
+    n = _count("n_eval", n_eval, minimum=1)
+    p = np.asarray(curve, dtype=float)
+    x = np.asarray(steps, dtype=float)
+    if p.ndim not in (1, 2) or p.shape[0] != x.size or x.ndim != 1:
+        raise ValueError(f"curve must be (evaluations,) or (evaluations, seeds) with one row per step; got curve "
+                         f"{p.shape} and {x.size} steps")
+    if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
+        raise ValueError("curve must hold accuracies in [0, 1]")
+    s = np.sqrt(p * (1 - p) / n)
+    if x.size == 1:
+        return s[0]
+    if np.any(np.diff(x) <= 0):
+        raise ValueError(f"steps must increase, got {x.tolist()}")
+    w = np.zeros(x.size)
+    dx = np.diff(x) / (x[-1] - x[0])
+    w[:-1] += dx / 2
+    w[1:] += dx / 2
+    return np.tensordot(w, s, axes=(0, 0))
+
+
 def _vector_or_scalar(name: str, x) -> np.ndarray:
     if np.ndim(x) == 0:
         return np.array([_finite(name, x)])

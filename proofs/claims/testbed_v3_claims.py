@@ -5,25 +5,34 @@ A − B against the margin with their evaluation standard errors (``decide_v3.se
 exact sign test per family, and the two families pooled with a consistency guard
 (``decide_v3.combine_families``).  Settings a pilot chose are in ``PILOTED`` (with the file of the
 pilot run beside them in the repository, ``studies/results/pilot_<claim>.json``, and a test that the
-file's finals give the same choice).  Claims converted so far: 3.
+file's finals give the same choice).  The unimodal claims 1, 2, 3 (version 3.1) and 8 are here; the
+two-modality claims are in ``testbed_v3_transfer`` (4, 5, 9) and ``testbed_v3_modalities`` (6, 7).
+
+Every unimodal claim trains each of its model shapes as one ensemble per seed family (runs of the
+sweep runner in the results store ``OUT/testbed/runs``, so that a killed claim resumes), evaluates
+on sets of ``EVAL_SIZE`` sequences, and decides each pre-registered check by ``v3_check``.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 
 from mmicl.numerics.testbed.config import TestbedConfigError
-from mmicl.numerics.testbed.decide_v3 import (accuracy_difference_se, combine_families, seed_outcomes, sign_test,
-                                              sign_test_counts)
-from mmicl.numerics.testbed.experiments import Arm
+from mmicl.numerics.testbed.decide_v3 import (accuracy_difference_se, area_under_se, combine_families, seed_outcomes,
+                                              sign_test, sign_test_counts)
+from mmicl.numerics.testbed.experiments import Arm, ArmResults
 
 from ..registry import Check, Hypothesis, RunConfig, Summary
 from .number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
-from .testbed_v3 import ALPHA, DESIGNS, EVAL_SIZE, FAMILIES, PREMISE_FAILURES, Check3
+from .testbed_v3 import ALPHA, DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PREMISE_FAILURES, Check3
 
-PILOTED = {"claim3": {"K_both": 1024, "K_thr": 512}}
+VERSIONS = {"claim1": 3, "claim2": 3, "claim3": 3.1, "claim8": 3}
+"""The version each unimodal claim runs (docs/testbed.md lists what each version changed)."""
+
+PILOTED = {"claim1": {"K_edge": 1024},
+           "claim3": {"K_both": 1024, "K_thr": 512}}
 """Settings chosen by each claim's pilot rule on the pilot seeds (``testbed_v3.DESIGNS[...].pilot_rule``)."""
 
 PATTERN_SE = "attention scores lie in [−1, 1], so one seed's mean over n sequences has se ≤ 1/√n"
@@ -91,64 +100,378 @@ def _premise(name: str, flags: dict[str, np.ndarray], seeds: dict[str, list[int]
     return Hypothesis(f"{name} (at most {PREMISE_FAILURES} seeds of a family may fail)", bool(met), "; ".join(parts))
 
 
-def claim3_v3(config: RunConfig):
-    """RoPE raises the ICL threshold and weakens the previous-token and induction patterns
-    (``testbed_v3.DESIGNS["claim3"]``): APE and RoPE, bursty, at K_thr and K_both (chosen by the
-    pilot), 8 seeds per family, evaluation sets of ``EVAL_SIZE`` sequences."""
-    from .testbed import QUICK, _chance, _ensembles, _hyps, _out, sizes
+# ---- shared pieces of the unimodal claims -------------------------------------------------------
+BALANCED_SEED = 2_000_003
+"""Seed of the label-balanced IWL set drawn after training (analysis ``iwl_balanced``): apart from the
+evaluation sets' seed (data seed + 1 000 003) and the head-ranking seeds."""
+SELECTION_SEED, REFERENCE_SEED, CONTROL_SEED = 3_000_017, 3_000_029, 0
+"""Claim 8's head ranking: the selection set's seed, the reference set's (mean-ablation), the tie-break's."""
+BALANCED_SE = (f"binomial se of the model's accuracy on {EVAL_SIZE} label-balanced items plus 0.5/√{EVAL_SIZE} "
+               "for the query-blind rule's expected accuracy on the same items (a mean of numbers in [0, 1]); added, "
+               "not in quadrature, since both are read on one set (sd(x − y) ≤ sd(x) + sd(y)); two arms' members "
+               "are independent, so their se's add in quadrature")
+
+
+def quick_sizes(config: RunConfig, claim: str):
+    """The quick sizes of the unimodal claims; version 3 is piloted at that size only."""
+    from .testbed import QUICK, sizes
 
     sz = sizes(config)
     if sz is not QUICK:
-        raise TestbedConfigError("version 3 of testbed.claim3 is piloted at the quick size only: run it with --quick "
-                                 "(the full size needs its own pilot, studies/pilot_claim3.toml at that size)")
-    design, chosen = DESIGNS["claim3"], PILOTED["claim3"]
-    k_thr, k_both = chosen["K_thr"], chosen["K_both"]
-    train = replace(sz.train, eval_size=EVAL_SIZE)
-    sz = replace(sz, train=train)
-    arms = [Arm(f"K{k}", replace(sz.data, K=k, p_bursty=1.0)) for k in (k_thr, k_both)]
-    runs, records = {}, {}
+        raise TestbedConfigError(f"version 3 of testbed.{claim} is piloted at the quick size only: run it with --quick "
+                                 "(the full size needs pilots of its own at that size)")
+    return sz
+
+
+@dataclass
+class FamilyRun:
+    """One model shape's ensemble on one seed family: its curves (``ArmResults``) and stored record."""
+
+    results: ArmResults
+    record: dict
+
+    def final(self, metric: str, arm: str) -> np.ndarray:
+        return self.results.final(metric, arm)
+
+    def auc(self, metric: str, arm: str) -> np.ndarray:
+        return self.results.area_under(metric, arm)
+
+    def auc_se(self, metric: str, arm: str) -> np.ndarray:
+        return area_under_se(self.results.curve(metric, arm), self.results.steps, EVAL_SIZE)
+
+    def analysis(self, key: str, arm: str) -> list:
+        """Per seed of ``arm``, the entry ``key`` of the run's analysis (member-major lists)."""
+        values = self.record["result"]["analysis"][key]
+        return [values[i] for i in self.results._index(arm)]
+
+
+def family_runs(config: RunConfig, jobs: dict, train) -> dict[str, dict[str, FamilyRun]]:
+    """Each job (name → (model, arms, analysis)) trained as one ensemble per seed family:
+    ``{name: {family: FamilyRun}}``."""
+    from .testbed import _ensembles
+
+    out: dict[str, dict[str, FamilyRun]] = {}
     for f, seeds in FAMILIES.items():
-        jobs = {f"{pos}_{f}": (replace(sz.model, pos=pos), arms, None) for pos in ("ape", "rope")}
-        done = _ensembles(config, jobs, seeds=list(seeds), train=train)
-        for name, (r, rec) in done.items():
-            runs[name], records[name] = r, rec
+        done = _ensembles(config, {f"{n}_{f}": job for n, job in jobs.items()}, seeds=list(seeds), train=train)
+        for n in jobs:
+            out.setdefault(n, {})[f] = FamilyRun(*done[f"{n}_{f}"])
+    return out
+
+
+def acc_se(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The evaluation se of per-seed accuracy differences a − b on ``EVAL_SIZE`` items (none for no seed)."""
+    if np.size(a) == 0:
+        return np.zeros(0)
+    return accuracy_difference_se(np.clip(a, 0, 1), np.clip(b, 0, 1), EVAL_SIZE)
+
+
+def balanced_se(acc_a: np.ndarray, acc_b: np.ndarray) -> np.ndarray:
+    """``BALANCED_SE`` of per-seed differences of ``iwl_balanced_over_blind`` between two arms."""
+    one = lambda p: np.sqrt(np.clip(p, 0, 1) * (1 - np.clip(p, 0, 1)) / EVAL_SIZE) + 0.5 / math.sqrt(EVAL_SIZE)  # noqa: E731
+    return np.sqrt(one(acc_a) ** 2 + one(acc_b) ** 2)
+
+
+def above_copy(icl: np.ndarray, copy: float) -> np.ndarray:
+    """Per seed, ICL accuracy above the copy baseline B/N by more than 2 binomial se on ``EVAL_SIZE``."""
+    return icl > copy + 2 * math.sqrt(copy * (1 - copy) / EVAL_SIZE)
+
+
+def decide_pairs(c: Check3, diffs: dict, ses: dict, why: str, **numbers) -> Check:
+    """``v3_check`` with extra reported numbers (each stated exact: settings or counts)."""
+    check = v3_check(c, diffs, ses, why)
+    for k, v in numbers.items():
+        check.numbers[k] = v
+        check.atol[k] = EXACT
+    return check
+
+
+def verdict_summary(checks: list[Check], settings: dict) -> Summary:
+    return Summary({**settings, **{f"verdict: {c.name}": ("passes" if c.passed else "fails" if c.passed is False
+                                                          else "undecided") for c in checks}},
+                   atol=EXACT, why="the settings (piloted or fixed) exact; the outcomes are text")
+
+
+def write_result(config: RunConfig, claim: str, version, runs: dict[str, dict[str, FamilyRun]], **extra) -> None:
+    """``OUT/testbed/<claim>.json``: version, design, seeds, every run's table and curves, the CPU
+    seconds of each run, and what the claim adds (atomic write)."""
+    from mmicl.numerics.atomic import write_json
+
+    from .testbed import _out
+
+    write_json(_out(config) / f"{claim}.json", {
+        "version": version, "design": f"proofs/claims/testbed_v3.py DESIGNS['{claim}']",
+        "families": {f: list(s) for f, s in FAMILIES.items()}, "data_seed": config.seed, "device": config.device,
+        "eval_size": EVAL_SIZE, **extra,
+        "tables": {f"{n}_{f}": fr.results.table() for n, per in runs.items() for f, fr in per.items()},
+        "histories": {f"{n}_{f}": fr.results.run.history.to_json() for n, per in runs.items() for f, fr in per.items()},
+        "seconds": {f"{n}_{f}": fr.record["provenance"]["seconds"] for n, per in runs.items() for f, fr in per.items()}})
+
+
+def _design_check(claim: str, name_start: str) -> Check3:
+    return next(c for c in DESIGNS[claim].checks if c.name.startswith(name_start))
+
+
+def _hypotheses(config: RunConfig, sz) -> list[Hypothesis]:
+    from .testbed import _hyps
+
+    return [h for h in _hyps(sz, config) if "seeds per arm" not in h.text]
+
+
+# ---- claim 1: data complexity ---------------------------------------------------------------------
+def claim1_v3(config: RunConfig):
+    """ICL needs data complexity (``testbed_v3.DESIGNS["claim1"]``): K, burstiness and ε raise ICL;
+    Zipf-distributed classes raise in-weights accuracy over the best query-blind rule and lower ICL.
+    Seven arms in one ensemble per family, 8 seeds each, evaluation sets of ``EVAL_SIZE``."""
+    sz = quick_sizes(config, "claim1")
+    from .testbed import _chance
+
+    train = replace(sz.train, eval_size=EVAL_SIZE)
+    d, k_edge = sz.data, PILOTED["claim1"]["K_edge"]
+    arms = [Arm("lo_bursty", replace(d, K=sz.K_lo, p_bursty=1.0)),
+            Arm("hi_bursty", replace(d, K=sz.K_hi, p_bursty=1.0)),
+            Arm("hi_iid", replace(d, K=sz.K_hi, p_bursty=0.0)),
+            Arm("edge_eps_lo", replace(d, K=k_edge, p_bursty=1.0, eps=0.1)),
+            Arm("edge_eps_hi", replace(d, K=k_edge, p_bursty=1.0, eps=sz.eps_hi)),
+            Arm("uniform", replace(d, K=sz.K_hi, p_bursty=0.9, zipf=0.0)),
+            Arm("zipf", replace(d, K=sz.K_hi, p_bursty=0.9, zipf=sz.zipf_hi))]
+    runs = family_runs(config, {"claim1": (sz.model, arms, {"name": "iwl_balanced", "seed": BALANCED_SEED})}, train)
+    fam = runs["claim1"]
+    _, copy = _chance(d)
+    seeds = {f: list(s) for f, s in FAMILIES.items()}
+    works = {f: above_copy(fam[f].final("acc_icl", "hi_bursty"), copy) for f in FAMILIES}
+    hyps = _hypotheses(config, sz)
+    hyps.append(_premise(f"the high-K bursty arm (K = {sz.K_hi}) leaves the copy plateau (ICL above B/N + 2 se) on "
+                         "the seed", works, seeds))
+    checks = []
+    for c in DESIGNS["claim1"].checks:
+        diffs, ses = {}, {}
+        for f in FAMILIES:
+            r = fam[f]
+            if c.metric == "acc_icl":
+                a, b = r.final("acc_icl", c.a), r.final("acc_icl", c.b)
+                keep = works[f] if "hi_bursty" in (c.a, c.b) else np.ones(a.size, bool)
+                diffs[f], ses[f] = (a - b)[keep], acc_se(a, b)[keep]
+            elif c.metric == "auc_icl":
+                diffs[f] = r.auc("acc_icl", c.a) - r.auc("acc_icl", c.b)
+                ses[f] = np.hypot(r.auc_se("acc_icl", c.a), r.auc_se("acc_icl", c.b))
+            else:  # iwl_balanced_over_blind, from the analysis of the final models
+                a, b = (np.asarray(r.analysis(c.metric, arm), float) for arm in (c.a, c.b))
+                pa, pb = (np.asarray(r.analysis("acc_iwl_balanced", arm), float) for arm in (c.a, c.b))
+                diffs[f], ses[f] = a - b, balanced_se(pa, pb)
+        why = {"acc_icl": f"binomial, {EVAL_SIZE} sequences per arm",
+               "auc_icl": (f"the area's se bounded by the trapezoid-weighted binomial se's of its evaluations on "
+                           f"{EVAL_SIZE} sequences, whatever their correlation (decide_v3.area_under_se); the two "
+                           "arms in quadrature"),
+               "iwl_balanced_over_blind": BALANCED_SE}[c.metric]
+        checks.append(decide_pairs(c, diffs, ses, why))
+    reported = {f: {a.name: {"icl_copy_rate": fam[f].final("icl_context_rate", a.name).round(4).tolist(),
+                             "acc_icl": fam[f].final("acc_icl", a.name).round(4).tolist(),
+                             "auc_icl": fam[f].auc("acc_icl", a.name).round(4).tolist(),
+                             "acc_iwl_balanced": fam[f].analysis("acc_iwl_balanced", a.name),
+                             "iwl_blind_best": fam[f].analysis("iwl_blind_best", a.name)} for a in arms}
+                for f in FAMILIES}
+    write_result(config, "claim1", VERSIONS["claim1"], runs, piloted=PILOTED["claim1"], copy_baseline=copy,
+                 reported=reported)
+    return hyps, checks, verdict_summary(checks, {"K_edge": k_edge}), []
+
+
+# ---- claim 2: larger models favour in-weights learning ---------------------------------------------
+def last_quarter_range(curve: np.ndarray, steps) -> np.ndarray:
+    """Per seed, max − min of a curve (evaluations, seeds) over the evaluations in the last quarter
+    of training (steps ≥ ¾ of the last step)."""
+    steps = np.asarray(steps, float)
+    tail = np.asarray(curve, float)[steps >= 0.75 * steps[-1]]
+    return tail.max(0) - tail.min(0)
+
+
+SETTLED_TOL = 2 * math.sqrt(2 * 0.25 / EVAL_SIZE)
+"""Claim 2's settledness: two binomial se of a difference of two rates on ``EVAL_SIZE`` sequences, at
+its largest (p = ½): 2·√(2·¼/n) ≈ 0.044."""
+
+
+def claim2_shapes(model, D: int, L: int) -> dict:
+    """Claim 2's four shapes: the base, 4 heads at the base width (narrower heads), 4 layers at the
+    base width, and 4 layers at the width whose parameter count is closest to the base's."""
+    from .testbed_multimodal import width_matching_parameters
+
+    return {"base": model, "heads": replace(model, heads=4), "deep": replace(model, layers=4),
+            "deep_matched": replace(model, layers=4, width=width_matching_parameters(model, 4, D, L))}
+
+
+def claim2_v3(config: RunConfig):
+    """Scaling heads or layers favours in-weights learning (``testbed_v3.DESIGNS["claim2"]``): four
+    shapes at K_mid, bursty, 8 seeds per family, paired by seed (shared data streams); decided on
+    final label-balanced in-weights accuracy over the best query-blind rule, on seeds settled in
+    both arms of a check."""
+    sz = quick_sizes(config, "claim2")
+    from .testbed_multimodal import decoder_parameters
+
+    train = replace(sz.train, eval_size=EVAL_SIZE)
+    arm = Arm("mid_bursty", replace(sz.data, K=sz.K_mid, p_bursty=1.0))
+    shapes = claim2_shapes(sz.model, sz.data.D, sz.data.L)
+    runs = family_runs(config, {n: (m, [arm], {"name": "iwl_balanced", "seed": BALANCED_SEED})
+                                for n, m in shapes.items()}, train)
+    seeds = {f: list(s) for f, s in FAMILIES.items()}
+    settled = {n: {f: last_quarter_range(runs[n][f].results.curve("icl_context_rate", arm.name),
+                                         runs[n][f].results.steps) <= SETTLED_TOL for f in FAMILIES} for n in shapes}
+    hyps = _hypotheses(config, sz)
+    needed = sorted({x for c in DESIGNS["claim2"].checks if c.role == "decisive" for x in (c.a, c.b)})
+    for n in needed:
+        hyps.append(_premise(f"{n}: settled (the ICL set's copy rate moved by at most {SETTLED_TOL:.3f} over the last "
+                             "quarter of training) on the seed", settled[n], seeds))
+    checks = []
+    for c in DESIGNS["claim2"].checks:
+        diffs, ses = {}, {}
+        for f in FAMILIES:
+            ra, rb = runs[c.a][f], runs[c.b][f]
+            keep = settled[c.a][f] & settled[c.b][f]
+            if c.metric == "acc_flip":
+                a, b = ra.final("acc_flip", arm.name), rb.final("acc_flip", arm.name)
+                d, se = a - b, acc_se(a, b)
+            else:
+                a, b = (np.asarray(r.analysis(c.metric, arm.name), float) for r in (ra, rb))
+                pa, pb = (np.asarray(r.analysis("acc_iwl_balanced", arm.name), float) for r in (ra, rb))
+                d, se = a - b, balanced_se(pa, pb)
+            diffs[f], ses[f] = d[keep], se[keep]
+        why = BALANCED_SE if c.metric != "acc_flip" else f"binomial, {EVAL_SIZE} sequences per arm"
+        checks.append(decide_pairs(c, diffs, ses, why + "; seeds settled in both arms only"))
+    params = {n: decoder_parameters(m, sz.data.D, sz.data.L) for n, m in shapes.items()}
+    reported = {n: {f: {"auc_icl": runs[n][f].auc("acc_icl", arm.name).round(4).tolist(),
+                        "acc_icl": runs[n][f].final("acc_icl", arm.name).round(4).tolist(),
+                        "iwl_balanced_over_blind": runs[n][f].analysis("iwl_balanced_over_blind", arm.name),
+                        "settled": settled[n][f].tolist()} for f in FAMILIES} for n in shapes}
+    write_result(config, "claim2", VERSIONS["claim2"], runs, shapes={n: asdict(m) for n, m in shapes.items()},
+                 parameters=params, settled_tolerance=SETTLED_TOL, reported=reported)
+    return hyps, checks, verdict_summary(checks, {"K_mid": sz.K_mid, **{f"params_{n}": p for n, p in params.items()}}), []
+
+
+# ---- claim 3: rotary positions ----------------------------------------------------------------------
+def claim3_v3(config: RunConfig):
+    """RoPE raises the ICL threshold and weakens the previous-token and induction patterns
+    (``testbed_v3.DESIGNS["claim3"]``): APE and RoPE, bursty, at K_thr (3000 steps) and at K_both
+    after ``steps_both`` steps (both chosen by the pilots), 8 seeds per family, evaluation sets of
+    ``EVAL_SIZE`` sequences.  With ``steps_both`` equal to the size's steps the two K are one
+    ensemble per position code (version 3); otherwise two (version 3.1)."""
+    sz = quick_sizes(config, "claim3")
+    from .testbed import _chance
+
+    chosen = PILOTED["claim3"]
+    k_thr, k_both, steps_both = chosen["K_thr"], chosen["K_both"], chosen.get("steps_both", sz.train.steps)
+    train = replace(sz.train, eval_size=EVAL_SIZE)
+    thr, both = (Arm(f"K{k}", replace(sz.data, K=k, p_bursty=1.0)) for k in (k_thr, k_both))
+    if steps_both == train.steps:
+        runs = family_runs(config, {pos: (replace(sz.model, pos=pos), [thr, both], None) for pos in ("ape", "rope")},
+                           train)
+        where = {(pos, k): runs[pos] for pos in ("ape", "rope") for k in (k_thr, k_both)}
+    else:
+        runs = family_runs(config, {f"{pos}_thr": (replace(sz.model, pos=pos), [thr], None) for pos in ("ape", "rope")},
+                           train)
+        runs |= family_runs(config, {f"{pos}_both": (replace(sz.model, pos=pos), [both], None)
+                                     for pos in ("ape", "rope")}, replace(train, steps=steps_both))
+        where = {(pos, k): runs[f"{pos}_{'thr' if k == k_thr else 'both'}"] for pos in ("ape", "rope")
+                 for k in (k_thr, k_both)}
     _, copy = _chance(sz.data)
 
     def final(metric, pos, f, k):
-        return runs[f"{pos}_{f}"].final(metric, f"K{k}")
+        return where[(pos, k)][f].final(metric, f"K{k}")
 
     seeds = {f: list(s) for f, s in FAMILIES.items()}
     both_icl = {f: (final("acc_icl", "ape", f, k_both) >= 0.9) & (final("acc_icl", "rope", f, k_both) >= 0.9)
                 for f in FAMILIES}
-    hyps = [h for h in _hyps(sz, config) if "seeds per arm" not in h.text]
-    hyps.append(_premise(f"both arms do ICL at K_both = {k_both} (ICL ≥ 0.9) on the seed", both_icl, seeds))
+    hyps = _hypotheses(config, sz)
+    hyps.append(_premise(f"both arms do ICL at K_both = {k_both} after {steps_both} steps (ICL ≥ 0.9) on the seed",
+                         both_icl, seeds))
     checks = []
-    for c in design.checks:
+    for c in DESIGNS["claim3"].checks:
         k = k_thr if c.a.endswith("thr") else k_both
         diffs, ses = {}, {}
         for f in FAMILIES:
             a, b = final(c.metric, "ape", f, k), final(c.metric, "rope", f, k)
             keep = np.ones_like(a, bool) if c.metric == "acc_icl" else both_icl[f]
             diffs[f] = (a - b)[keep]
-            ses[f] = (accuracy_difference_se(a, b, EVAL_SIZE)[keep] if c.metric == "acc_icl"
-                      else np.full(int(keep.sum()), math.sqrt(2.0 / EVAL_SIZE)))
+            ses[f] = acc_se(a, b)[keep] if c.metric == "acc_icl" else np.full(int(keep.sum()), math.sqrt(2.0 / EVAL_SIZE))
         why = (f"binomial, {EVAL_SIZE} sequences per arm" if c.metric == "acc_icl"
                else f"{PATTERN_SE}, so a difference has se ≤ √(2/{EVAL_SIZE})")
-        checks.append(v3_check(c, diffs, ses, why))
-        checks[-1].numbers["K"] = k
-        checks[-1].atol["K"] = EXACT
-    out = _out(config)
-    from mmicl.numerics.atomic import write_json
+        checks.append(decide_pairs(c, diffs, ses, why, K=k))
+    minimum = {f"{pos}_K{k}_{f}": [float(np.min(h)) for h in
+                                   np.asarray(where[(pos, k)][f].results.run.history.final("induction"))[
+                                       where[(pos, k)][f].results._index(f"K{k}")]]
+               for pos in ("ape", "rope") for k in (k_thr, k_both) for f in FAMILIES}
+    write_result(config, "claim3", VERSIONS["claim3"], runs, piloted=chosen, copy_baseline=copy,
+                 reported={"induction_min_per_seed": minimum})
+    return hyps, checks, verdict_summary(checks, {"K_thr": k_thr, "K_both": k_both, "steps_both": steps_both}), []
 
-    write_json(out / "claim3.json", {
-        "version": 3, "design": "proofs/claims/testbed_v3.py DESIGNS['claim3']", "piloted": chosen,
-        "families": seeds, "data_seed": config.seed, "device": config.device, "eval_size": EVAL_SIZE,
-        "copy_baseline": copy,
-        "tables": {name: r.table() for name, r in runs.items()},
-        "histories": {name: r.run.history.to_json() for name, r in runs.items()},
-        "seconds": {name: rec["provenance"]["seconds"] for name, rec in records.items()}})
-    summary = Summary({"K_thr": k_thr, "K_both": k_both,
-                       **{f"verdict: {c.name}": ("passes" if c.passed else "fails" if c.passed is False else "undecided")
-                          for c in checks}},
-                      atol=EXACT, why="the piloted K values (settings) exact; the outcomes are text")
-    return hyps, checks, summary, []
+
+# ---- claim 8: induction heads ---------------------------------------------------------------------
+def first_crossing(curve: np.ndarray, steps, level: float, never: float) -> np.ndarray:
+    """Per seed, the first evaluation step at which ``curve`` (evaluations, seeds) exceeds ``level``;
+    ``never`` for a seed whose curve never does."""
+    curve = np.asarray(curve, float)
+    above = curve > level
+    t = np.asarray(steps, float)[above.argmax(0)]
+    return np.where(above.any(0), t, float(never))
+
+
+def _or_nan(values) -> np.ndarray:
+    return np.array([np.nan if v is None else float(v) for v in values])
+
+
+def claim8_v3(config: RunConfig):
+    """Induction heads carry ICL (``testbed_v3.DESIGNS["claim8"]``): 2 layers × 4 heads, K_hi bursty,
+    evaluated every ``EVAL_EVERY_TRANSITION`` steps; the top induction head (ranked by single-head
+    mean-ablation on a selection set, ``heads.rank_heads``) against the least needed head of its own
+    layer, mean-ablated on the evaluation set; and whether the top head's induction score crosses
+    0.5 before ICL leaves the copy baseline."""
+    sz = quick_sizes(config, "claim8")
+    from .testbed import INDUCTION_HEAD, _chance
+
+    train = replace(sz.train, eval_size=EVAL_SIZE, eval_every=EVAL_EVERY_TRANSITION)
+    model = replace(sz.model, heads=sz.claim8_heads)
+    arm = Arm("hi_bursty", replace(sz.data, K=sz.K_hi, p_bursty=1.0))
+    analysis = {"name": "head_ranking", "selection_seed": SELECTION_SEED, "reference_seed": REFERENCE_SEED,
+                "threshold": INDUCTION_HEAD, "control_seed": CONTROL_SEED}
+    runs = family_runs(config, {"claim8": (model, [arm], analysis)}, train)
+    fam = runs["claim8"]
+    _, copy = _chance(sz.data)
+    level = copy + 2 * math.sqrt(copy * (1 - copy) / EVAL_SIZE)
+    seeds = {f: list(s) for f, s in FAMILIES.items()}
+    icl_ok = {f: above_copy(fam[f].final("acc_icl", arm.name), copy) for f in FAMILIES}
+    has_control = {f: np.array([h is not None for h in fam[f].analysis("control_head", arm.name)]) for f in FAMILIES}
+    hyps = _hypotheses(config, sz)
+    hyps.append(_premise("the model does ICL at the end (above B/N + 2 se)", icl_ok, seeds))
+    hyps.append(_premise("a same-layer control head exists", has_control, seeds))
+    drop_check, lead_check = DESIGNS["claim8"].checks
+    diffs, ses, lead, lead_se, reported = {}, {}, {}, {}, {}
+    for f in FAMILIES:
+        r = fam[f]
+        after = {(who, mode): _or_nan(r.analysis(f"icl_without_{who}_{mode}", arm.name))
+                 for who in ("top", "control") for mode in ("mean", "zero")}
+        keep = icl_ok[f] & has_control[f]
+        ctrl, top = after[("control", "mean")][keep], after[("top", "mean")][keep]
+        diffs[f], ses[f] = ctrl - top, acc_se(ctrl, top)  # = drop(top) − drop(control)
+        steps = r.results.steps
+        never = steps[-1] + train.eval_every
+        ind = np.asarray(r.results.run.history.curve("induction"))[:, r.results._index(arm.name)]  # (evals, seeds, l, H)
+        heads = r.analysis("top_head", arm.name)
+        top_curve = np.stack([ind[:, i, l, h] for i, (l, h) in enumerate(heads)], axis=1)
+        t_ind = first_crossing(top_curve, steps, INDUCTION_HEAD, never)
+        t_icl = first_crossing(r.results.curve("acc_icl", arm.name), steps, level, never)
+        lead[f] = (t_icl - t_ind)[icl_ok[f]]
+        lead_se[f] = np.zeros(int(icl_ok[f].sum()))
+        icl = _or_nan(r.analysis("icl", arm.name))
+        reported[f] = {"top_head": heads, "control_head": r.analysis("control_head", arm.name),
+                       "drop_top_minus_control_zero": (after[("control", "zero")] - after[("top", "zero")]).round(4).tolist(),
+                       "drop_top_mean": (icl - after[("top", "mean")]).round(4).tolist(),
+                       "drop_top_zero": (icl - after[("top", "zero")]).round(4).tolist(),
+                       "icl_without_top_mean": after[("top", "mean")].round(4).tolist(),
+                       "induction_min": r.analysis("induction_min", arm.name),
+                       "induction_crossing_step": t_ind.tolist(), "icl_crossing_step": t_icl.tolist()}
+    checks = [decide_pairs(drop_check, diffs, ses, f"binomial, {EVAL_SIZE} sequences, both ablations on the evaluation "
+                           "set; seeds with ICL at the end and a same-layer control"),
+              decide_pairs(lead_check, lead, lead_se, f"crossing steps read exactly on the evaluation grid (every "
+                           f"{train.eval_every} steps): a seed whose two crossings fall at the same evaluation is "
+                           f"unresolved, one that never crosses is placed one evaluation after the end; seeds with "
+                           f"ICL at the end; ICL's level B/N + 2 se = {level:.4f}", eval_every=train.eval_every)]
+    write_result(config, "claim8", VERSIONS["claim8"], runs, copy_baseline=copy, icl_level=level,
+                 head_ranking=analysis, reported=reported)
+    return hyps, checks, verdict_summary(checks, {"heads": model.heads, "eval_every": train.eval_every}), []
