@@ -11,9 +11,11 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "testbed.md"
 
 
 def test_the_docs_carry_the_design_the_code_states():
+    from mmicl.proofs.claims.testbed_v3_report import block
+
     text = DOC.read_text(encoding="utf-8")
-    block = text.split("<!-- v3-design:start -->\n", 1)[1].split("\n<!-- v3-design:end -->", 1)[0]
-    assert block == v3.design_markdown(), "regenerate it: python -m mmicl.proofs.claims.testbed_v3"
+    assert block(text, "v3-design") == v3.design_markdown(), \
+        "regenerate it: python -m mmicl.proofs.claims.testbed_v3_report --docs docs/testbed.md"
 
 
 def test_verdict_seeds_are_fresh_and_apart_from_the_pilots():
@@ -46,3 +48,46 @@ def test_claim3s_pilot_rule_chooses_what_it_states():
     assert c["K_thr"] == 128          # APE's median at 128 is 0.92 ≥ 0.9; at 64 it is 0.2
     assert c["K_both"] == 1024        # at 512 one RoPE seed is at 0.5
     assert v3.choose_claim3({})["K_both"] is None
+
+
+RESULTS = Path(__file__).resolve().parents[1] / "studies" / "results" / "v3_quick"
+
+
+def test_the_docs_carry_the_results_table_of_the_committed_verdict_runs():
+    import pytest
+
+    from mmicl.proofs.claims.testbed_v3_report import block, results_markdown
+
+    if not RESULTS.is_dir():
+        pytest.skip("the committed results are in the repository, not in an installed package")
+    assert block(DOC.read_text(encoding="utf-8"), "v3-results") == results_markdown(RESULTS), \
+        "regenerate it: python -m mmicl.proofs.claims.testbed_v3_report --docs docs/testbed.md"
+
+
+def test_a_results_folder_becomes_one_row_per_check_and_blocks_are_replaced_in_place(tmp_path):
+    import json
+
+    import pytest
+
+    from mmicl.proofs.claims.testbed_v3_report import block, replace_block, result_folders, results_markdown
+
+    assert results_markdown(tmp_path).startswith("No version-3 verdict run")
+    run = tmp_path / "claim2_v3"
+    run.mkdir()
+    checks = [{"name": f"check {i}", "role": "decisive", "passed": p,
+               "numbers": {"plus": 12, "minus": 1, "unresolved": 3, "p_above": 0.0017, "p_below": 0.99}}
+              for i, p in enumerate((True, None))]
+    (run / "verdicts.json").write_text(json.dumps({"claims": [{"id": "testbed.claim2", "verdict": "inconclusive",
+        "verdict_reason": "r", "evidence": {"hypotheses": [{"text": "settled", "met": True, "detail": "8 of 8"}],
+                                            "checks": checks}}]}))
+    (run / "claim2.json").write_text(json.dumps({"seconds": {"a": 60.0, "b": 120.0}}))
+    (tmp_path / "claim2_v2.5").mkdir()  # a folder without verdicts.json is not a run
+    assert [(c, v) for c, v, _ in result_folders(tmp_path)] == [("claim2", "3")]
+    table = results_markdown(tmp_path).splitlines()
+    assert len(table) == 2 + 2 and "**inconclusive**" in table[2] and "3 min" in table[2]
+    assert "12 / 1 / 3" in table[2] and "(decisive, passes)" in table[2] and "(decisive, undecided)" in table[3]
+    text = "a\n<!-- x:start -->\nold\n<!-- x:end -->\nb\n"
+    assert replace_block(text, "x", "new\nlines") == "a\n<!-- x:start -->\nnew\nlines\n<!-- x:end -->\nb\n"
+    assert block(replace_block(text, "x", "n"), "x") == "n"
+    with pytest.raises(ValueError, match="no block"):
+        replace_block("a", "x", "n")

@@ -140,7 +140,7 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
                     "9004–9011. Version 3 chose K_both = 1024 at 3000 steps by 'the smallest K of (512, 1024, 2048, "
                     "4096) at which every pilot seed (9000–9003) of both arms has ICL ≥ 0.9'; its verdict run was "
                     "hypothesis-not-met: RoPE at K = 1024 stayed below ICL 0.9 on 3 of 8 seeds in each family "
-                    "(studies/results/v3_quick/). The threshold check and every margin are unchanged. Made after "
+                    "(studies/results/v3_quick/claim3_v3/). The threshold check and every margin are unchanged. Made after "
                     "the version-3 verdict run, which is reported beside this version.",)),
     Design("claim4",
            {"diverse_L": "stage 1 at K1 = 16384, stage 2 at K2 = L", "diverse_16L": "same stage 1, K2 = 16L",
@@ -204,7 +204,7 @@ def power_table(ns=(8, 16), ps=(0.8, 0.9)) -> dict[int, dict[float, float]]:
 
 def design_markdown() -> str:
     """The designs as the Markdown that docs/testbed.md carries ("Version 3"); regenerate it with
-    ``python -m mmicl.proofs.claims.testbed_v3``."""
+    ``python -m mmicl.proofs.claims.testbed_v3_report --docs docs/testbed.md``."""
     pw = power_table()
     lines = [
         f"Verdict seeds: family A {FAMILIES['A'][0]}–{FAMILIES['A'][-1]}, family B {FAMILIES['B'][0]}–"
@@ -316,32 +316,7 @@ PILOTS = {
 }
 
 
-def main(argv=None) -> None:
-    """``python -m mmicl.proofs.claims.testbed_v3``: print the design's Markdown; with ``--pilot
-    CLAIM --store DIR``, apply that claim's pilot rule to a pilot sweep's store and print the choice
-    as JSON (``--out FILE`` also writes it, atomically)."""
-    import argparse
-    import json
+if __name__ == "__main__":  # the command lives in testbed_v3_report (run as a module it imports this one cleanly)
+    from mmicl.proofs.claims.testbed_v3_report import main
 
-    ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed_v3")
-    ap.add_argument("--pilot", choices=sorted(PILOTS))
-    ap.add_argument("--store")
-    ap.add_argument("--out")
-    a = ap.parse_args(argv)
-    if a.pilot is None:
-        print(design_markdown())
-        return
-    if not a.store:
-        ap.error("--pilot needs --store DIR (the pilot sweep's results store)")
-    pilot = PILOTS[a.pilot]
-    choice = {"claim": a.pilot, "pilot_seeds": list(pilot.seeds), "rule": pilot.rule,
-              **pilot.choose(_finals(a.store, by_steps=pilot.by_steps))}
-    if a.out:
-        from mmicl.numerics.atomic import write_json
-
-        write_json(a.out, choice)
-    print(json.dumps(choice, indent=2))
-
-
-if __name__ == "__main__":
     main()

@@ -1,0 +1,137 @@
+"""The version-3 testbed results as Markdown, from the committed result folders.
+
+Each verdict run of a version-3 claim leaves a folder ``<root>/<claim>_v<version>/`` holding the
+``verdicts.json`` of ``mmicl verify`` and the claim's own result file (``<claim>.json``: tables,
+curves, CPU seconds per run).  ``results_markdown(root)`` turns every such folder into one table:
+per claim and version the verdict, the premises (met or not, with the failing seeds), each check's role, the pooled
+counts of seeds above (+), below (−) and unresolved (0), the one-sided p-values, and the CPU time
+the claim's runs took.  docs/testbed.md carries the table between ``<!-- v3-results:start -->`` and
+``<!-- v3-results:end -->``; ``python -m mmicl.proofs.claims.testbed_v3_report --docs docs/testbed.md``
+rewrites it (and the design block), and a test keeps it equal to what the folders give.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from . import testbed_v3 as v3
+
+FOLDER = re.compile(r"^(claim\d+)_v(\d+(?:\.\d+)?)$")
+
+
+def result_folders(root) -> list[tuple[str, str, Path]]:
+    """(claim, version, folder) of every verdict-run folder under ``root``, in claim then version order."""
+    root = Path(root)
+    found = []
+    for p in sorted(root.iterdir()) if root.is_dir() else []:
+        m = FOLDER.match(p.name)
+        if m and (p / "verdicts.json").is_file():
+            found.append((m.group(1), m.group(2), p))
+    return sorted(found, key=lambda t: (int(t[0][5:]), float(t[1])))
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _p(x) -> str:
+    return "–" if x is None else f"{x:.2g}"
+
+
+def results_markdown(root) -> str:
+    """The table of every verdict-run folder under ``root`` (module docstring); a line saying that
+    there is none yet when there is none."""
+    rows = ["| claim | version | verdict | premises (per seed) | check (role) | + / − / 0 | p(+), p(−) | CPU |",
+            "|---|---|---|---|---|---|---|---|"]
+    folders = result_folders(root)
+    if not folders:
+        return "No version-3 verdict run has been committed yet."
+    for claim, version, folder in folders:
+        doc = json.loads((folder / "verdicts.json").read_text(encoding="utf-8"))
+        (result,) = [c for c in doc["claims"] if c["id"] == f"testbed.{claim}"]
+        ev = result["evidence"]
+        own = folder / f"{claim}.json"
+        seconds = sum(json.loads(own.read_text(encoding="utf-8")).get("seconds", {}).values()) if own.is_file() else None
+        premises = "; ".join(f"{'met' if h['met'] else 'NOT met'}: {h['text']} ({h['detail']})"
+                             for h in ev["hypotheses"] if h.get("detail"))
+        for i, c in enumerate(ev["checks"]):
+            n = c["numbers"]
+            decision = {True: "passes", False: "fails", None: "undecided"}[c["passed"]]
+            first = i == 0
+            rows.append(
+                f"| {claim if first else ''} | {version if first else ''} | "
+                f"{'**' + result['verdict'] + '**' if first else ''} | "
+                f"{_cell(premises) if first else ''} | {_cell(c['name'])} ({c['role']}, {decision}) | "
+                f"{n.get('plus', '–')} / {n.get('minus', '–')} / {n.get('unresolved', '–')} | "
+                f"{_p(n.get('p_above'))}, {_p(n.get('p_below'))} | "
+                f"{(f'{seconds / 60:.0f} min' if seconds is not None else '–') if first else ''} |")
+    return "\n".join(rows)
+
+
+def _markers(text: str, name: str) -> tuple[str, str]:
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    if start not in text or end not in text.split(start, 1)[1]:
+        raise ValueError(f"the file has no block {start} … {end}; add the two markers, each on a line of its own, "
+                         "where the block goes")
+    return start, end
+
+
+def replace_block(text: str, name: str, content: str) -> str:
+    """``text`` with the lines between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` replaced by
+    ``content``; a ValueError naming the markers when they are missing."""
+    start, end = _markers(text, name)
+    head, rest = text.split(start, 1)
+    return f"{head}{start}\n{content}\n{end}{rest.split(end, 1)[1]}"
+
+
+def block(text: str, name: str) -> str:
+    """The content of the block ``name`` of ``text`` (``replace_block``'s markers)."""
+    start, end = _markers(text, name)
+    inner = text.split(start, 1)[1].split(end, 1)[0]
+    return inner[1:-1] if inner.startswith("\n") and inner.endswith("\n") else inner.strip("\n")
+
+
+def main(argv=None) -> None:
+    """``python -m mmicl.proofs.claims.testbed_v3_report``: print the design's Markdown; with ``--docs FILE``,
+    rewrite the design and results blocks of FILE (results from ``--results DIR``); with ``--pilot
+    CLAIM --store DIR``, apply that claim's pilot rule to a pilot sweep's store and print the choice
+    as JSON (``--out FILE`` also writes it, atomically)."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed_v3_report")
+    ap.add_argument("--pilot", choices=sorted(v3.PILOTS))
+    ap.add_argument("--store")
+    ap.add_argument("--out")
+    ap.add_argument("--docs", help="rewrite the design and results blocks of this Markdown file (docs/testbed.md)")
+    ap.add_argument("--results", default="studies/results/v3_quick",
+                    help="the folder of the committed verdict runs (<claim>_v<version>/) that --docs reads")
+    a = ap.parse_args(argv)
+    if a.docs:
+        from pathlib import Path
+
+        from mmicl.numerics.atomic import write_text
+
+        doc = Path(a.docs)
+        text = replace_block(doc.read_text(encoding="utf-8"), "v3-design", v3.design_markdown())
+        write_text(doc, replace_block(text, "v3-results", results_markdown(a.results)))
+        print(f"rewrote the design and results blocks of {doc}")
+        return
+    if a.pilot is None:
+        print(v3.design_markdown())
+        return
+    if not a.store:
+        ap.error("--pilot needs --store DIR (the pilot sweep's results store)")
+    pilot = v3.PILOTS[a.pilot]
+    choice = {"claim": a.pilot, "pilot_seeds": list(pilot.seeds), "rule": pilot.rule,
+              **pilot.choose(v3._finals(a.store, by_steps=pilot.by_steps))}
+    if a.out:
+        from mmicl.numerics.atomic import write_json
+
+        write_json(a.out, choice)
+    print(json.dumps(choice, indent=2))
+
+
+if __name__ == "__main__":
+    main()
