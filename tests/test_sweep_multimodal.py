@@ -192,6 +192,9 @@ def test_normalise_fills_defaults_and_refuses_bad_settings():
     s2 = KINDS["stage2"].normalise(stage2_settings())
     assert (s2["trainable"], s2["data_seed"], s2["device"], s2["analysis"]) == ("projector+readout", 3, "cpu", None)
     assert s2["stage1"] == s1 and KINDS["stage2"].normalise(s2) == s2
+    # an unfrozen stage 2 (testbed claim 9, version 3) is a setting of its own; the default's key is unchanged
+    unfrozen = KINDS["stage2"].normalise(stage2_settings(trainable="all"))
+    assert unfrozen["trainable"] == "all" and RunSpec("stage2", unfrozen).key != RunSpec("stage2", s2).key
     assert arms_from_json(s2["arms"]) == ARMS
     # a stage-2 run's key follows its stage-1 settings
     other = KINDS["stage2"].normalise({**stage2_settings(), "stage1": {**STAGE1, "seeds": [0, 2]}})
@@ -199,7 +202,7 @@ def test_normalise_fills_defaults_and_refuses_bad_settings():
     bad = [("stage1", {**STAGE1, "seed": 0}, "no setting"), ("stage1", {**STAGE1, "seeds": []}, "seeds"),
            ("stage1", {k: v for k, v in STAGE1.items() if k != "data"}, "needs"),
            ("stage1", {**STAGE1, "device": "tpu"}, "device"),
-           ("stage2", stage2_settings(trainable="all"), "trainable"),
+           ("stage2", stage2_settings(trainable="blocks"), "trainable"),
            ("stage2", {**stage2_settings(), "arms": []}, "arms"),
            ("stage2", {**stage2_settings(), "arms": [arm_to_json(ARMS[0])] * 2}, "differ"),
            ("stage2", {**stage2_settings(), "arms": [{**arm_to_json(ARMS[0]), "decoder": "x"}]}, "decoder"),

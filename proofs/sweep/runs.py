@@ -28,7 +28,8 @@
 - ``stage2``: stage 2 on a ``stage1`` run's checkpoint (``run_stage2``): settings ``{"stage1"`` (the
   stage1 run's settings, whose key names its record), ``"arms"`` (``[{"name", "data": {"m1", "m2",
   "p_bursty", "layout"}, "decoder", "encoder_steps"}]``, ``MultimodalArm`` as ``arm_to_json`` writes
-  it), ``"train", "trainable"`` ("projector+readout"), ``"device", "data_seed"`` (both the stage-1
+  it), ``"train", "trainable"`` ("projector+readout"; "projector"; "all": every weight trains, the
+  unfrozen stage 2 of testbed claim 9), ``"device", "data_seed"`` (both the stage-1
   run's by default), ``"analysis"`` (None, or ``{"name", **parameters}`` of ``MULTIMODAL_ANALYSES``)};
   the stage-1 record must be finished and its checkpoint have the SHA-256 it states and load
   (``load_stage1``), else the run fails with one line naming the file and what to do.  Result: as
@@ -518,9 +519,9 @@ def _stage2_normalise(config: dict) -> dict:
     config = _check_settings("stage2", config, STAGE2_SETTINGS, {"stage1", "arms", "train"})
     s1 = _stage1_normalise(config["stage1"])
     trainable = config.get("trainable", "projector+readout")
-    if trainable not in ("projector", "projector+readout"):
-        raise ValueError(f"trainable must be 'projector' or 'projector+readout' (stage 2 keeps the decoder's "
-                         f"blocks frozen), got {trainable!r}")
+    if trainable not in ("projector", "projector+readout", "all"):
+        raise ValueError(f"trainable must be 'projector' or 'projector+readout' (the decoder's blocks frozen, as "
+                         f"published), or 'all' (an unfrozen stage 2, testbed claim 9), got {trainable!r}")
     return {"stage1": s1, "arms": [arm_to_json(a) for a in arms_from_json(config["arms"])],
             "train": asdict(TrainConfig(**config["train"])), "trainable": trainable,
             "device": _device(config, s1["device"]),

@@ -1,0 +1,532 @@
+"""Version 3 of the multimodal stage-2 claims of the testbed: claims 4, 5 and 9 (``testbed_v3.DESIGNS``).
+
+The protocol is that of versions 1–2 (``testbed_multimodal``).  Stage 1 trains a decoder on M1
+alone (bursty).  Stage 2 freezes the decoder's blocks and trains a projector of M2, plus the final
+norm and the readout.  Version 3 runs each stage-1 and stage-2 training as a run of the sweep
+runner in the results store ``OUT/testbed/runs`` (the kinds ``stage1`` and ``stage2`` of
+``proofs.sweep.runs``).  A killed claim therefore resumes where it stopped.  Runs with the same
+settings are trained once for all three claims: claim 4's diverse stage 1 is claim 5's ``base``
+stage 1, and claim 4's ``diverse_L`` stage 2 is claim 5's ``base`` run.  That run is evaluated
+every ``EVAL_EVERY_TRANSITION`` steps for claim 5.  Evaluation draws nothing from the training
+stream, so claim 4 reads the same finals as it would from a run evaluated less often.
+
+**Seeds and pairing.**  Each verdict family (``FAMILIES``) is one ensemble per stage-1 setting, its
+8 seeds the members.  Every stage-2 run is one arm on those members, so two arms of a check share,
+per seed, the stage-1 decoder (where the design says so), the M2 tables, the training stream and
+the evaluation sets.  Every set has ``EVAL_SIZE`` sequences.
+
+**Standard errors of one seed's difference** (what ``v3_check`` resolves a seed against):
+
+- an accuracy difference: ``accuracy_difference_se`` (binomial over EVAL_SIZE items; conservative
+  when both arms are scored on the same items);
+- a difference of areas under accuracy curves (claim 5): ``auc_se`` of each arm, added in
+  quadrature (the same assumption as ``accuracy_difference_se``: the arms' errors do not
+  correlate negatively).  ``auc_se`` bounds an area's evaluation se without any assumption about
+  how the evaluations of one curve correlate;
+- attention scores (claim 9): a score is the mean over n sequences of a per-sequence value in
+  [−1, 1], so its se is ≤ 1/√n.  A difference of two heads' scores on the same sequences has
+  per-sequence values in [−2, 2], so its se is ≤ 2/√n (Popoviciu).  The stage-1 scores are
+  measured on the unimodal ICL set and the stage-2 scores on the multimodal one, two independent
+  draws, so their variances add.
+
+Quick size only (``TestbedConfigError`` otherwise).  The settings that DESIGNS leaves to the code
+are fixed here: ``K1_DIVERSE``, ``K1_LOW``, ``K2_WIDE``, ``UNFROZEN_LR``, ``STAGE1_ICL``,
+``STAGE1_INDUCTION``.  One is a **proposed change to the design**: claim 9 runs on a
+2-layer × ``CLAIM9_HEADS``-head decoder (see ``CLAIM9_HEADS``), and its head-selection rule
+(``select_heads``) is stated here.  Not registered here; ``claim4_v3``, ``claim5_v3`` and
+``claim9_v3`` each return ``(hypotheses, checks, Summary, figures)`` as ``claim3_v3`` does.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, replace
+
+import numpy as np
+
+from mmicl.numerics.testbed.config import MultimodalConfig, TestbedConfigError
+from mmicl.numerics.testbed.decide_v3 import accuracy_difference_se
+
+from ..registry import Hypothesis, RunConfig, Summary
+from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
+from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES
+from .testbed_v3_claims import _premise, v3_check
+
+K1_DIVERSE = 16384
+"""Claim 4's diverse stage 1 (the quick size's M1 K): the claims 4, 5 and 9 decoders."""
+K1_LOW = 64
+"""Claim 4's control stage 1: K1 = 64, the in-weights regime (the unimodal claims' K_lo)."""
+K2_WIDE = 16
+"""Claim 4's second M2 arm: K2 = K2_WIDE · L."""
+UNFROZEN_LR = 0.1
+"""Claim 9's unfrozen stage 2 trains every weight at this fraction of stage 2's learning rate."""
+STAGE1_ICL = 0.95
+STAGE1_INDUCTION = 0.3
+"""Claim 4's stage-1 premise, per seed: final ICL on M1 ≥ ``STAGE1_ICL`` and some head's induction
+score > ``STAGE1_INDUCTION`` (on the stage-1 evaluation set of EVAL_SIZE sequences)."""
+CLAIM9_HEADS = 4
+"""PROPOSED DESIGN CHANGE (claim 9).  The quick decoder has one head per layer, so the design's
+"same-layer control head" does not exist on it.  Claim 9 therefore runs on claim 8's shape:
+2 layers × 4 heads, width 32 (head width 8).  Its stage 1 is claim 4's diverse stage 1 in every
+other setting, and it must meet claim 4's premise.  It is a stage 1 of its own, not shared with
+claims 4 and 5."""
+
+ARM_METRICS = ("acc_icl", "acc_icl_m2only", "acc_icl_m1only", "acc_icl_m2known", "acc_iwl", "acc_flip",
+               "induction_max", "prev_token_max")
+"""The final metrics a claim's result file tabulates per stage-2 run."""
+ACC_SE = f"binomial, {EVAL_SIZE} sequences per arm (decide_v3.accuracy_difference_se)"
+
+
+# ---- pure functions (unit-tested on hand-made inputs) ----------------------------------------------
+def stage1_premise(final: dict, icl: float | None = None, induction: float | None = None) -> np.ndarray:
+    """Claim 4's premise per seed, from a stage-1 run's ``final`` metrics (``acc_icl`` (E,),
+    ``induction`` (E, layers, H)): ICL ≥ ``icl`` and the strongest head's induction score >
+    ``induction`` (by default ``STAGE1_ICL`` and ``STAGE1_INDUCTION``)."""
+    icl = STAGE1_ICL if icl is None else icl
+    induction = STAGE1_INDUCTION if induction is None else induction
+    acc = np.asarray(final["acc_icl"], float).ravel()
+    ind = np.asarray(final["induction"], float).reshape(acc.size, -1).max(1)
+    return (acc >= icl) & (ind > induction)
+
+
+def auc_se(steps, curve, n_eval: int) -> np.ndarray:
+    """An upper bound on the evaluation standard error of the normalised area under an accuracy
+    curve (``experiments.area_under``), per seed.
+
+    The area is A = Σ_j w_j p̂_j, with trapezoid weights w_j ≥ 0 that sum to 1.  Each p̂_j is an
+    accuracy on ``n_eval`` items, with binomial se s_j = √(p_j(1 − p_j)/n_eval), at the measured
+    p_j as ``accuracy_difference_se`` does.  Whatever the correlation of the evaluations (they
+    reuse one evaluation set), |Cov(p̂_j, p̂_k)| ≤ s_j s_k, so
+
+        Var A = Σ_j Σ_k w_j w_k Cov(p̂_j, p̂_k) ≤ (Σ_j w_j s_j)²,
+
+    with equality when every pair of evaluations is perfectly correlated.  The bound returned is
+    Σ_j w_j s_j: the area under the curve of per-evaluation binomial se's, at most their maximum.
+
+    ``steps``: the evaluation steps (E_v,); ``curve``: (E_v, seeds) accuracies; returns (seeds,)."""
+    x = np.asarray(steps, float)
+    p = np.asarray(curve, float)
+    if p.ndim == 1:
+        p = p[:, None]
+    if x.ndim != 1 or p.shape[0] != x.size or x.size == 0:
+        raise ValueError(f"auc_se needs one accuracy per evaluation step, got {x.size} steps and a curve of "
+                         f"shape {p.shape}")
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError("auc_se: accuracies must lie in [0, 1]")
+    if not (isinstance(n_eval, (int, np.integer)) and n_eval >= 1):
+        raise ValueError(f"n_eval must be a whole number ≥ 1, got {n_eval!r}")
+    s = np.sqrt(p * (1 - p) / n_eval)
+    if x.size == 1:
+        return s[0]
+    order = np.argsort(x, kind="stable")
+    x, s = x[order], s[order]
+    dx = np.diff(x)[:, None]
+    return (dx * (s[1:] + s[:-1]) / 2).sum(0) / (x[-1] - x[0])
+
+
+def select_heads(induction: np.ndarray, prev_token: np.ndarray) -> dict[str, np.ndarray]:
+    """Claim 9's heads per seed, from the stage-1 decoder's own unimodal scores (E, layers, H).
+    PROPOSED RULE (DESIGNS states none).
+
+    - ``top``: the head with the largest induction score;
+    - ``control``: the head of the top head's layer with the smallest induction score (the first
+      such head on ties; [−1, −1] when the layer has one head);
+    - ``prev``: the head with the largest previous-token score.
+
+    Ties go to the first head in (layer, head) order.  The heads are chosen on the very scores the
+    changes are measured from.  Regression to the mean therefore lowers the top head's measured
+    change and raises the control's: the choice works against the claim, never for it.
+    Returns (E, 2) integer arrays [layer, head]."""
+    ind = np.asarray(induction, float)
+    prev = np.asarray(prev_token, float)
+    if ind.ndim != 3 or prev.shape != ind.shape:
+        raise ValueError(f"select_heads needs (E, layers, H) scores of one shape, got {ind.shape} and {prev.shape}")
+    E, layers, H = ind.shape
+    top = np.stack(np.unravel_index(ind.reshape(E, -1).argmax(1), (layers, H)), 1)
+    control = np.full((E, 2), -1)
+    if H >= 2:
+        for e, (layer, h) in enumerate(top):
+            row = ind[e, layer].copy()
+            row[h] = np.inf
+            control[e] = (layer, int(row.argmin()))
+    pv = np.stack(np.unravel_index(prev.reshape(E, -1).argmax(1), (layers, H)), 1)
+    return {"top": top, "control": control, "prev": pv}
+
+
+def head_changes(heads: dict[str, np.ndarray], after: dict[str, np.ndarray], before: dict[str, np.ndarray]
+                 ) -> dict[str, np.ndarray]:
+    """Per seed, claim 9's changes of the heads of ``select_heads`` between ``before`` (the stage-1
+    scores) and ``after`` (a stage-2 arm's final scores); each dict holds ``induction`` and
+    ``prev_token`` (E, layers, H).
+
+    - ``induction_change_top`` / ``_control``: the induction score after minus before, of the top
+      head and of the control head (nan without a control);
+    - ``induction_change_top_minus_control``: the first minus the second;
+    - ``prev_token_change``: the previous-token head's score after minus before."""
+    E = len(heads["top"])
+    rows = np.arange(E)
+
+    def at(x, where):
+        x = np.asarray(x, float)
+        ok = where[:, 0] >= 0
+        out = np.full(E, np.nan)
+        out[ok] = x[rows[ok], where[ok, 0], where[ok, 1]]
+        return out
+
+    d = {k: at(after["induction"], heads[k]) - at(before["induction"], heads[k]) for k in ("top", "control")}
+    return {"induction_change_top": d["top"], "induction_change_control": d["control"],
+            "induction_change_top_minus_control": d["top"] - d["control"],
+            "prev_token_change": at(after["prev_token"], heads["prev"]) - at(before["prev_token"], heads["prev"])}
+
+
+def score_difference_se(heads_per_set: int, n_a: int, n_b: int) -> float:
+    """The se bound of a claim-9 difference, which spans two independent evaluation sets of n_a and
+    n_b sequences.  On each set it is a difference of ``heads_per_set`` heads' scores (1: one
+    head's score; 2: one head's minus another's, on the same sequences).  The per-sequence value
+    then lies in [−k, k] with k = heads_per_set, whose variance is at most k² (Popoviciu), so the
+    bound is √(k²/n_a + k²/n_b)."""
+    k = float(heads_per_set)
+    return math.sqrt(k * k / n_a + k * k / n_b)
+
+
+# ---- the runs ----------------------------------------------------------------------------------------
+def _sizes(config: RunConfig, claim: str):
+    """The quick multimodal sizes, with every evaluation set of ``EVAL_SIZE`` sequences."""
+    from . import testbed_multimodal as tbm
+
+    if not config.quick:
+        raise TestbedConfigError(f"version 3 of testbed.{claim} is designed at the quick size only: run it with "
+                                 "--quick (the full size needs its own design)")
+    sz = tbm.QUICK
+    return replace(sz, stage1=replace(sz.stage1, eval_size=EVAL_SIZE), stage2=replace(sz.stage2, eval_size=EVAL_SIZE))
+
+
+def _stage1_settings(config: RunConfig, sz, family: str, model=None, K1: int | None = None) -> dict:
+    from mmicl.numerics.testbed.multimodal_experiments import stage1_ape_slots
+
+    m1 = replace(sz.m1, K=K1 or K1_DIVERSE)
+    return {"model": asdict(stage1_ape_slots(model or sz.model, m1)), "data": asdict(m1), "train": asdict(sz.stage1),
+            "seeds": list(FAMILIES[family]), "data_seed": config.seed, "device": config.device}
+
+
+def _arm(sz, K2: int, K1: int | None = None):
+    """The one arm of a stage-2 run: K2 M2 classes (named ``K2=<K2>``, the same arm in every claim)."""
+    from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm
+
+    return MultimodalArm(f"K2={K2}", MultimodalConfig(replace(sz.m1, K=K1 or K1_DIVERSE), replace(sz.m2, K=K2)))
+
+
+def _stage2_settings(stage1: dict, arm, train, trainable: str = "projector+readout") -> dict:
+    from mmicl.numerics.testbed.multimodal_experiments import arm_to_json
+
+    return {"stage1": stage1, "arms": [arm_to_json(arm)], "train": asdict(train), "trainable": trainable}
+
+
+def _transition(train):
+    """Stage-2 training evaluated every ``EVAL_EVERY_TRANSITION`` steps (claim 5's curves)."""
+    return replace(train, eval_every=EVAL_EVERY_TRANSITION)
+
+
+def _run_all(config: RunConfig, kind: str, settings: dict[str, dict]) -> dict[str, dict]:
+    """Each named ``kind`` run (settings), through the results store ``OUT/testbed/runs``.  A finished
+    run already stored is read back, not trained again, and runs that share a key train once.  With
+    ``config.scheduler`` the runs go to that Dask cluster.  Returns the finished record of each name."""
+    from ..sweep.runner import run_here, run_sweep
+    from ..sweep.runs import KINDS, using_store
+    from ..sweep.spec import RunSpec
+    from ..sweep.store import Store
+    from .testbed_multimodal import _out
+
+    store = Store(_out(config) / "runs")
+    specs = {name: RunSpec(kind, KINDS[kind].normalise(s)) for name, s in settings.items()}
+    unique = list({s.key: s for s in specs.values()}.values())
+    with using_store(store):
+        if config.scheduler:
+            run_sweep(unique, store, scheduler=config.scheduler, progress=True)
+        else:
+            run_here(unique, store, progress=True)
+    out = {}
+    for name, spec in specs.items():
+        record = store.record(spec.key)
+        if record is None or record["status"] != "done":
+            why = "no record" if record is None else record.get("error")
+            raise RuntimeError(f"the {kind} run {name} of this claim did not finish ({why}); its record is "
+                               f"{store.runs / (spec.key + '.json')}")
+        out[name] = record
+    return out
+
+
+def _results(records: dict[str, dict]) -> dict:
+    from ..sweep.runs import stored_arm_results
+
+    return {name: stored_arm_results(r) for name, r in records.items()}
+
+
+def _base_hyps(config: RunConfig) -> list[Hypothesis]:
+    if config.law:
+        return [Hypothesis("no task LAW applies to the testbed (it has its own data law)", True,
+                           f"--law {config.law!r} ignored by the testbed claims")]
+    return []
+
+
+def _seeds() -> dict[str, list[int]]:
+    return {f: list(s) for f, s in FAMILIES.items()}
+
+
+def _verdict_text(c) -> str:
+    return "passes" if c.passed else "fails" if c.passed is False else "undecided"
+
+
+def _mean_atol(values, n_eval: int | None = None) -> float:
+    from .testbed import mean_se
+
+    return sampling_atol(mean_se(np.asarray(values, float), n_eval))
+
+
+def _record(config: RunConfig, name: str, records1: dict[str, dict], records2: dict[str, dict], **extra) -> None:
+    from mmicl.numerics.atomic import write_json
+
+    from .testbed_multimodal import _out
+
+    write_json(_out(config) / f"{name}.json", {
+        "version": 3, "design": f"proofs/claims/testbed_v3.py DESIGNS[{name!r}]",
+        "code": "proofs/claims/testbed_v3_transfer.py", "families": _seeds(), "data_seed": config.seed,
+        "device": config.device, "eval_size": EVAL_SIZE, "store": "runs/ beside this file",
+        "run_keys": {"stage1": {k: r["key"] for k, r in records1.items()},
+                     "stage2": {k: r["key"] for k, r in records2.items()}},
+        "seconds": {"stage1": {k: r["provenance"]["seconds"] for k, r in records1.items()},
+                    "stage2": {k: r["provenance"]["seconds"] for k, r in records2.items()}}, **extra})
+
+
+def _stage1_table(final: dict) -> dict:
+    acc = np.asarray(final["acc_icl"], float)
+    ind = np.asarray(final["induction"], float).reshape(acc.size, -1)
+    return {"acc_icl": acc.round(4).tolist(), "induction_max": ind.max(1).round(4).tolist(),
+            "induction_min": ind.min(1).round(4).tolist(),
+            "prev_token_max": np.asarray(final["prev_token"], float).reshape(acc.size, -1).max(1).round(4).tolist()}
+
+
+# ---- claim 4 -------------------------------------------------------------------------------------------
+def claim4_v3(config: RunConfig):
+    """Few M2 classes suffice after diverse M1 pretraining (``DESIGNS["claim4"]``).  Per family:
+    stage 1 at K1 = ``K1_DIVERSE`` and at K1 = ``K1_LOW``.  Stage 2 (K2 = L and K2 = 16L) runs on the
+    diverse decoder of each seed and stage 2 (K2 = L) on the low-K1 one, 8 seeds per family.  A
+    seed whose diverse stage 1 fails the premise is left out of both checks (both read that decoder)."""
+    sz = _sizes(config, "claim4")
+    design, L = DESIGNS["claim4"], sz.m1.L
+    s1 = {}
+    for f in FAMILIES:
+        s1[f"diverse_{f}"] = _stage1_settings(config, sz, f, K1=K1_DIVERSE)
+        s1[f"lowK1_{f}"] = _stage1_settings(config, sz, f, K1=K1_LOW)
+    rec1 = _run_all(config, "stage1", s1)
+    arms = {"diverse_L": ("diverse", L, K1_DIVERSE), "diverse_16L": ("diverse", K2_WIDE * L, K1_DIVERSE),
+            "lowK1_L": ("lowK1", L, K1_LOW)}
+    s2 = {}
+    for f in FAMILIES:
+        for name, (s1name, k2, k1) in arms.items():
+            # diverse_L is claim 5's base run: evaluated as often as claim 5 needs (finals unchanged)
+            train = _transition(sz.stage2) if name == "diverse_L" else sz.stage2
+            s2[f"{name}_{f}"] = _stage2_settings(s1[f"{s1name}_{f}"], _arm(sz, k2, k1), train)
+    rec2 = _run_all(config, "stage2", s2)
+    runs = _results(rec2)
+
+    def final(metric, arm, f):
+        return runs[f"{arm}_{f}"].final(metric, f"K2={arms[arm][1]}")
+
+    seeds = _seeds()
+    ok = {f: stage1_premise(rec1[f"diverse_{f}"]["result"]["final"]) for f in FAMILIES}
+    hyps = _base_hyps(config) + [_premise(f"{design.premises[0]} [diverse stage 1, K1 = {K1_DIVERSE}]", ok, seeds)]
+    checks = []
+    for c in design.checks:
+        diffs, ses = {}, {}
+        for f in FAMILIES:
+            a, b = final(c.metric, c.a, f), final(c.metric, c.b, f)
+            diffs[f], ses[f] = (a - b)[ok[f]], accuracy_difference_se(a, b, EVAL_SIZE)[ok[f]]
+        checks.append(v3_check(c, diffs, ses, ACC_SE))
+    every = {arm: np.concatenate([final("acc_icl_m2only", arm, f) for f in FAMILIES]) for arm in arms}
+    confounded = {arm: np.concatenate([final("acc_icl", arm, f) for f in FAMILIES]) for arm in arms}
+    s1_icl = {k: np.concatenate([np.asarray(rec1[f"{k}_{f}"]["result"]["final"]["acc_icl"], float) for f in FAMILIES])
+              for k in ("diverse", "lowK1")}
+    _record(config, "claim4", rec1, rec2, copy_baseline=sz.m1.B / sz.m1.N, K1={"diverse": K1_DIVERSE,
+            "lowK1": K1_LOW}, K2={arm: v[1] for arm, v in arms.items()},
+            premise={f: ok[f].tolist() for f in FAMILIES},
+            stage1={name: _stage1_table(r["result"]["final"]) for name, r in rec1.items()},
+            tables={name: r.table(ARM_METRICS) for name, r in runs.items()},
+            checks_detail={c.name: c.detail for c in checks})
+    numbers = {f"ICL_M2necessary_{arm}": float(v.mean()) for arm, v in every.items()}
+    numbers |= {f"ICL_confounded_{arm}": float(v.mean()) for arm, v in confounded.items()}
+    numbers |= {f"stage1_ICL_{k}": float(v.mean()) for k, v in s1_icl.items()}
+    numbers |= {f"premise_seeds_{f}": int(ok[f].sum()) for f in FAMILIES}
+    atol = {f"ICL_M2necessary_{arm}": _mean_atol(v, EVAL_SIZE) for arm, v in every.items()}
+    atol |= {f"ICL_confounded_{arm}": _mean_atol(v, EVAL_SIZE) for arm, v in confounded.items()}
+    atol |= {f"stage1_ICL_{k}": _mean_atol(v, EVAL_SIZE) for k, v in s1_icl.items()}
+    atol |= {f"premise_seeds_{f}": float(len(FAMILIES[f])) for f in FAMILIES}
+    numbers |= {f"verdict: {c.name}": _verdict_text(c) for c in checks}
+    summary = Summary(numbers, atol=atol, why=(
+        f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (at least the binomial se on "
+        f"{EVAL_SIZE} sequences); the count of seeds meeting the premise by the family's size (each seed is a "
+        "fresh draw on another machine); the verdicts are text"))
+    return hyps, checks, summary, []
+
+
+# ---- claim 5 -------------------------------------------------------------------------------------------
+def claim5_v3(config: RunConfig):
+    """A larger decoder learns multimodal ICL faster (``DESIGNS["claim5"]``): 2-layer base, 4-layer at
+    the same width, 4-layer at the base's parameter count (``width_matching_parameters``).  Each has
+    a diverse stage 1 (K1 = ``K1_DIVERSE``) and a stage 2 at K2 = L evaluated every
+    ``EVAL_EVERY_TRANSITION`` steps.  Decided per seed on the area under the stage-2 curve of
+    M2-necessary ICL (``area_under``), with the evaluation se bound ``auc_se``.  A seed is left out of
+    a check when either decoder's stage 1 fails claim 4's premise."""
+    from mmicl.numerics.testbed.multimodal_experiments import stage1_ape_slots
+
+    from .testbed_multimodal import decoder_parameters, width_matching_parameters
+
+    sz = _sizes(config, "claim5")
+    design, L = DESIGNS["claim5"], sz.m1.L
+    base = stage1_ape_slots(sz.model, replace(sz.m1, K=K1_DIVERSE))
+    w_eq = width_matching_parameters(base, sz.deep_layers, sz.m1.D, L)
+    shapes = {"base": base, "deep": replace(base, layers=sz.deep_layers),
+              "deep_matched": replace(base, layers=sz.deep_layers, width=w_eq)}
+    params = {k: decoder_parameters(m, sz.m1.D, L) for k, m in shapes.items()}
+    s1 = {f"{k}_{f}": _stage1_settings(config, sz, f, model=m) for k, m in shapes.items() for f in FAMILIES}
+    rec1 = _run_all(config, "stage1", s1)
+    arm = _arm(sz, L)
+    s2 = {name: _stage2_settings(s, arm, _transition(sz.stage2)) for name, s in s1.items()}
+    rec2 = _run_all(config, "stage2", s2)
+    runs = _results(rec2)
+    seeds = _seeds()
+    ok = {k: {f: stage1_premise(rec1[f"{k}_{f}"]["result"]["final"]) for f in FAMILIES} for k in shapes}
+    hyps = _base_hyps(config) + [
+        _premise(f"{design.premises[0]}: the {k} decoder ({shapes[k].layers} layers, width {shapes[k].width}): "
+                 f"{DESIGNS['claim4'].premises[0]}", ok[k], seeds) for k in shapes]
+    auc = {n: r.area_under("acc_icl_m2only", arm.name) for n, r in runs.items()}
+    se = {n: auc_se(r.steps, r.curve("acc_icl_m2only", arm.name), EVAL_SIZE) for n, r in runs.items()}
+    checks = []
+    for c in design.checks:
+        diffs, ses = {}, {}
+        for f in FAMILIES:
+            keep = ok[c.a][f] & ok[c.b][f]
+            diffs[f] = (auc[f"{c.a}_{f}"] - auc[f"{c.b}_{f}"])[keep]
+            ses[f] = np.sqrt(se[f"{c.a}_{f}"] ** 2 + se[f"{c.b}_{f}"] ** 2)[keep]
+        checks.append(v3_check(c, diffs, ses, (
+            f"each area's evaluation se bounded by auc_se (the trapezoid area under the per-evaluation binomial "
+            f"se's on {EVAL_SIZE} sequences, which holds however the evaluations correlate), the two arms' bounds "
+            "added in quadrature")))
+    pooled = {k: {"auc": np.concatenate([auc[f"{k}_{f}"] for f in FAMILIES]),
+                  "auc_se": np.concatenate([se[f"{k}_{f}"] for f in FAMILIES]),
+                  "final": np.concatenate([runs[f"{k}_{f}"].final("acc_icl_m2only", arm.name) for f in FAMILIES])}
+              for k in shapes}
+    _record(config, "claim5", rec1, rec2, shapes={k: asdict(m) for k, m in shapes.items()}, parameters=params,
+            premise={k: {f: v.tolist() for f, v in ok[k].items()} for k in shapes},
+            stage1={name: _stage1_table(r["result"]["final"]) for name, r in rec1.items()},
+            auc={n: v.round(5).tolist() for n, v in auc.items()}, auc_se={n: v.round(5).tolist() for n, v in se.items()},
+            tables={name: r.table(ARM_METRICS) for name, r in runs.items()},
+            curves={name: {"steps": r.steps,
+                           "acc_icl_m2only": r.curve("acc_icl_m2only", arm.name).round(4).T.tolist()}
+                    for name, r in runs.items()},
+            checks_detail={c.name: c.detail for c in checks})
+    numbers, atol = {}, {}
+    for k, v in pooled.items():
+        numbers[f"AUC_ICL_M2necessary_{k}"] = float(v["auc"].mean())
+        # an area is a weighted mean of accuracies on EVAL_SIZE items: at least its own evaluation se
+        atol[f"AUC_ICL_M2necessary_{k}"] = max(_mean_atol(v["auc"]), sampling_atol(float(v["auc_se"].mean())))
+        numbers[f"final_ICL_M2necessary_{k}"] = float(v["final"].mean())
+        atol[f"final_ICL_M2necessary_{k}"] = _mean_atol(v["final"], EVAL_SIZE)
+    numbers |= {f"parameters_{k}": v for k, v in params.items()} | {"width_deep_matched": w_eq}
+    atol |= {f"parameters_{k}": EXACT for k in params} | {"width_deep_matched": EXACT}
+    numbers |= {f"verdict: {c.name}": _verdict_text(c) for c in checks}
+    summary = Summary(numbers, atol=atol, why=(
+        f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (a final accuracy at least the binomial "
+        f"se on {EVAL_SIZE} sequences, an area at least its auc_se); parameter counts and widths exact (settings); "
+        "the verdicts are text"))
+    return hyps, checks, summary, []
+
+
+# ---- claim 9 -------------------------------------------------------------------------------------------
+def claim9_v3(config: RunConfig):
+    """Stage 2 refines the induction head and the previous-token head stays (``DESIGNS["claim9"]``).
+
+    Per family, a diverse stage 1 on a 2-layer × ``CLAIM9_HEADS``-head decoder (PROPOSED CHANGE, see
+    ``CLAIM9_HEADS``), then two stage-2 runs on it at K2 = L: ``frozen`` (as published) and
+    ``unfrozen`` (every weight trainable at ``UNFROZEN_LR`` × stage 2's rate).  The heads come from
+    the stage-1 decoder's own unimodal scores (``select_heads``).  Per seed,
+    ``induction_change_top_minus_control`` is the top head's change of induction score (unfrozen
+    final minus stage 1) minus that of a same-layer control head, and ``prev_token_change`` is the
+    previous-token head's change (``head_changes``).  The frozen arm's same numbers are reported as
+    the design's control; they are not a check."""
+    sz = _sizes(config, "claim9")
+    design = DESIGNS["claim9"]
+    if CLAIM9_HEADS < 2:
+        raise TestbedConfigError(f"claim 9 needs ≥ 2 heads per layer for a same-layer control head, got "
+                                 f"CLAIM9_HEADS = {CLAIM9_HEADS}: set it to 4 (claim 8's shape)")
+    model = replace(sz.model, heads=CLAIM9_HEADS)
+    s1 = {f: _stage1_settings(config, sz, f, model=model) for f in FAMILIES}
+    rec1 = _run_all(config, "stage1", s1)
+    arm = _arm(sz, sz.m1.L)
+    arms = {"frozen": (sz.stage2, "projector+readout"),
+            "unfrozen": (replace(sz.stage2, lr=sz.stage2.lr * UNFROZEN_LR), "all")}
+    s2 = {f"{a}_{f}": _stage2_settings(s1[f], arm, train, trainable)
+          for a, (train, trainable) in arms.items() for f in FAMILIES}
+    rec2 = _run_all(config, "stage2", s2)
+    runs = _results(rec2)
+    seeds = _seeds()
+    ok = {f: stage1_premise(rec1[f]["result"]["final"]) for f in FAMILIES}
+    hyps = _base_hyps(config) + [_premise(
+        f"{design.premises[0]}: {DESIGNS['claim4'].premises[0]} [the 2-layer × {CLAIM9_HEADS}-head decoder]",
+        ok, seeds)]
+    before = {f: {m: np.asarray(rec1[f]["result"]["final"][m], float) for m in ("induction", "prev_token")}
+              for f in FAMILIES}
+    heads = {f: select_heads(before[f]["induction"], before[f]["prev_token"]) for f in FAMILIES}
+    after = {n: {m: r.run.history.final(m).double().numpy() for m in ("induction", "prev_token")}
+             for n, r in runs.items()}
+    change = {f"{a}_{f}": head_changes(heads[f], after[f"{a}_{f}"], before[f]) for a in arms for f in FAMILIES}
+    se = {"induction_change_top_minus_control": score_difference_se(2, EVAL_SIZE, EVAL_SIZE),
+          "prev_token_change": score_difference_se(1, EVAL_SIZE, EVAL_SIZE)}
+    n = EVAL_SIZE
+    why = {"induction_change_top_minus_control": (
+               "two heads' induction scores on the multimodal ICL set minus the same on the unimodal one: per-sequence "
+               f"head differences in [−2, 2], so se ≤ √(4/{n} + 4/{n}) = "
+               f"{se['induction_change_top_minus_control']:.3f}"),
+           "prev_token_change": (f"one head's score on each of two independent sets: se ≤ √(1/{n} + 1/{n}) "
+                                 f"= {se['prev_token_change']:.3f}")}
+
+    def decide(c, arm_name):
+        diffs = {f: change[f"{arm_name}_{f}"][c.metric][ok[f]] for f in FAMILIES}
+        return v3_check(c, diffs, {f: np.full(d.size, se[c.metric]) for f, d in diffs.items()}, why[c.metric])
+
+    checks = [decide(c, c.a) for c in design.checks]
+    reported = [decide(replace(c, a="frozen", name=c.name.replace("unfrozen stage 2", "frozen stage 2")), "frozen")
+                for c in design.checks]
+    induction_min = {"stage1": np.concatenate([before[f]["induction"].reshape(len(seeds[f]), -1).min(1)
+                                               for f in FAMILIES])}
+    induction_min |= {a: np.concatenate([after[f"{a}_{f}"]["induction"].reshape(len(seeds[f]), -1).min(1)
+                                         for f in FAMILIES]) for a in arms}
+    icl = {a: np.concatenate([runs[f"{a}_{f}"].final("acc_icl_m2only", arm.name) for f in FAMILIES]) for a in arms}
+    pooled = {(a, m): np.concatenate([change[f"{a}_{f}"][m] for f in FAMILIES])
+              for a in arms for m in ("induction_change_top_minus_control", "prev_token_change")}
+    _record(config, "claim9", rec1, rec2, heads=CLAIM9_HEADS, unfrozen_lr=sz.stage2.lr * UNFROZEN_LR,
+            premise={f: ok[f].tolist() for f in FAMILIES},
+            selected={f: {k: v.tolist() for k, v in h.items()} for f, h in heads.items()},
+            head_scores={"stage1": {f: {m: v.round(4).tolist() for m, v in b.items()} for f, b in before.items()},
+                         **{n: {m: v.round(4).tolist() for m, v in s.items()} for n, s in after.items()}},
+            changes={n: {m: np.round(v, 4).tolist() for m, v in d.items()} for n, d in change.items()},
+            induction_min={k: v.round(4).tolist() for k, v in induction_min.items()},
+            tables={name: r.table(ARM_METRICS) for name, r in runs.items()},
+            frozen_arm={c.name: {"verdict": _verdict_text(c), "detail": c.detail, "numbers": c.numbers}
+                        for c in reported},
+            checks_detail={c.name: c.detail for c in checks})
+    numbers, atol = {}, {}
+    for (a, m), v in pooled.items():
+        numbers[f"{m}_{a}"] = float(np.nanmean(v))
+        atol[f"{m}_{a}"] = _mean_atol(v[np.isfinite(v)])
+    for k, v in induction_min.items():
+        numbers[f"induction_min_{k}"] = float(v.mean())
+        atol[f"induction_min_{k}"] = _mean_atol(v)
+    for a, v in icl.items():
+        numbers[f"ICL_M2necessary_{a}"] = float(v.mean())
+        atol[f"ICL_M2necessary_{a}"] = _mean_atol(v, EVAL_SIZE)
+    numbers |= {f"verdict: {c.name}": _verdict_text(c) for c in checks}
+    numbers |= {f"frozen arm (reported): {c.name}": _verdict_text(c) for c in reported}
+    summary = Summary(numbers, atol=atol, why=(
+        f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (accuracies at least the binomial se on "
+        f"{EVAL_SIZE} sequences; attention scores without a floor); the verdicts are text"))
+    return hyps, checks, summary, []

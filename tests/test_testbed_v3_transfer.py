@@ -1,0 +1,195 @@
+"""Version 3 of the multimodal stage-2 claims 4, 5 and 9 (proofs/claims/testbed_v3_transfer.py).
+
+End to end at a toy size: the design's checks and premises are there under its names, every number
+states its tolerance, the verdict is one of the registry's, the result file is written, and a second
+run (or another claim with the same settings) reads its runs back from the store.  The pure
+functions are tested on hand-made inputs with known answers.  Nothing here asserts how training
+turns out."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+import mmicl.proofs.claims.testbed_multimodal as tbm
+import mmicl.proofs.claims.testbed_v3_transfer as tr
+from mmicl.numerics.testbed.config import DataConfig, ModelConfig, SecondModality, TrainConfig, TestbedConfigError
+from mmicl.numerics.testbed.experiments import area_under
+from mmicl.numerics.testbed.train import History
+from mmicl.proofs.claims.testbed_v3 import DESIGNS
+from mmicl.proofs.compare import number_keys
+from mmicl.proofs.registry import VERDICTS, RunConfig, decide, tolerance_of
+
+torch.set_num_threads(1)
+
+_TRAIN = TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=4, eval_size=16)
+TOY = replace(tbm.QUICK,
+              m1=DataConfig(K=64, L=4, D=4, N=4, B=2, p_bursty=1.0, eps=0.1),
+              model=ModelConfig(layers=2, heads=1, width=8, mlp_ratio=1, pos="ape", ape_slots=21),
+              stage1=_TRAIN, stage2=_TRAIN, m2=SecondModality(K=4, D=4, eps=0.1), seeds=2, deep_layers=3)
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    monkeypatch.setattr(tbm, "QUICK", TOY)
+    monkeypatch.setattr(tr, "FAMILIES", {"A": (3000, 3001), "B": (4000, 4001)})
+    monkeypatch.setattr(tr, "EVAL_SIZE", 16)
+    monkeypatch.setattr(tr, "EVAL_EVERY_TRANSITION", 2)
+    monkeypatch.setattr(tr, "K1_DIVERSE", 64)
+    monkeypatch.setattr(tr, "K1_LOW", 8)
+    monkeypatch.setattr(tr, "CLAIM9_HEADS", 2)
+    # a toy stage 1 does not learn ICL: every seed meets a lenient premise, so the checks see every seed
+    monkeypatch.setattr(tr, "STAGE1_ICL", 0.0)
+    monkeypatch.setattr(tr, "STAGE1_INDUCTION", -2.0)
+
+
+def _uncovered(checks, summary) -> list[str]:
+    out = [f"summary: {k}" for k in number_keys(summary) if tolerance_of(summary.atol, summary.rtol, k) is None]
+    for c in checks:
+        out += [f"{c.name}: {k}" for k in number_keys(c.numbers) if tolerance_of(c.atol, c.rtol, k) is None]
+    return out
+
+
+@pytest.mark.parametrize("claim", ["claim4", "claim5", "claim9"])
+def test_each_claim_runs_end_to_end_at_a_toy_size(claim, toy, tmp_path):
+    fn = getattr(tr, f"{claim}_v3")
+    cfg = RunConfig(quick=True, out=tmp_path, seed=1)
+    hyps, checks, summary, figs = fn(cfg)
+    design = DESIGNS[claim]
+    assert [c.name for c in checks] == [c.name for c in design.checks]
+    assert [c.role for c in checks] == [c.role for c in design.checks]
+    assert all(c.tolerance and c.numbers["margin"] == d.margin for c, d in zip(checks, design.checks))
+    assert all(len(c.numbers[f"diff_{f}"]) == len(c.numbers[f"outcomes_{f}"]) == 2 for c in checks for f in "AB")
+    assert all(c.numbers["plus"] + c.numbers["minus"] + c.numbers["unresolved"] == 4 for c in checks)
+    premises = [h for h in hyps if "seeds of a family may fail" in h.text]
+    assert premises and all(design.premises[0] in h.text for h in premises)
+    assert len(premises) == (3 if claim == "claim5" else 1)
+    assert _uncovered(checks, summary) == []
+    verdict, _ = decide(hyps, checks)
+    assert verdict in VERDICTS
+    saved = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
+    assert saved["version"] == 3 and saved["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
+    assert saved["eval_size"] == 16 and saved["data_seed"] == 1 and saved["run_keys"]
+    assert not [p for p in (tmp_path / "testbed").iterdir() if p.name.startswith(".")]   # no temp files left
+    json.dumps(summary)
+    assert figs == []
+
+
+def test_the_claims_share_their_runs_through_the_store(toy, tmp_path, monkeypatch):
+    """Claim 4's diverse stage 1 and its K2 = L stage 2 are claim 5's base runs (trained once); a
+    second claim-5 run reads every run back and trains nothing."""
+    cfg = RunConfig(quick=True, out=tmp_path, seed=1)
+    tr.claim4_v3(cfg)
+    four = json.loads((tmp_path / "testbed" / "claim4.json").read_text())["run_keys"]
+    tr.claim5_v3(cfg)
+    five = json.loads((tmp_path / "testbed" / "claim5.json").read_text())["run_keys"]
+    for f in "AB":
+        assert four["stage1"][f"diverse_{f}"] == five["stage1"][f"base_{f}"]
+        assert four["stage2"][f"diverse_L_{f}"] == five["stage2"][f"base_{f}"]
+    runs = sorted((tmp_path / "testbed" / "runs" / "runs").glob("*.json"))
+    stamps = {p: p.stat().st_mtime_ns for p in runs}
+
+    import mmicl.proofs.sweep.runs as runs_module
+
+    def no_training(*_, **__):
+        raise AssertionError("a stored run was trained again")
+
+    monkeypatch.setattr(runs_module, "KINDS", {k: (replace(v, compute=no_training) if k in ("stage1", "stage2") else v)
+                                               for k, v in runs_module.KINDS.items()})
+    tr.claim5_v3(cfg)
+    assert {p: p.stat().st_mtime_ns for p in runs} == stamps
+
+
+def test_seeds_failing_the_premise_are_left_out_of_the_checks_and_named(toy, tmp_path, monkeypatch):
+    monkeypatch.setattr(tr, "STAGE1_ICL", 2.0)            # no seed can meet it
+    hyps, checks, summary, _ = tr.claim4_v3(RunConfig(quick=True, out=tmp_path, seed=1))
+    (premise,) = [h for h in hyps if "may fail" in h.text]
+    assert "failing: [3000, 3001]" in premise.detail and premise.met   # 2 failing seeds: at most PREMISE_FAILURES
+    assert all(c.numbers["diff_A"] == c.numbers["diff_B"] == [] and c.passed is None for c in checks)
+    assert summary["premise_seeds_A"] == summary["premise_seeds_B"] == 0
+
+
+@pytest.mark.parametrize("claim", ["claim4", "claim5", "claim9"])
+def test_other_sizes_are_refused_with_a_fix(claim, tmp_path):
+    with pytest.raises(TestbedConfigError, match="--quick"):
+        getattr(tr, f"{claim}_v3")(RunConfig(quick=False, out=tmp_path))
+
+
+def test_the_stage1_premise_needs_both_icl_and_an_induction_head():
+    final = {"acc_icl": [0.99, 0.95, 0.94, 0.99],
+             "induction": [[[0.1], [0.8]], [[0.31], [0.0]], [[0.9], [0.9]], [[0.3], [0.2]]]}
+    assert tr.stage1_premise(final).tolist() == [True, True, False, False]
+
+
+def test_auc_se_is_the_area_under_the_binomial_se_curve_and_at_most_its_maximum():
+    n = 100
+    p = np.array([[0.5, 0.0], [0.5, 1.0], [0.5, 0.1]])          # (evaluations, seeds)
+    steps = [0, 10, 30]
+    got = tr.auc_se(steps, p, n)
+    # a constant curve: the se of one accuracy, √(p(1−p)/n)
+    assert got[0] == pytest.approx(math.sqrt(0.25 / n))
+    # trapezoid weights (5, 15, 10)/30 on the per-evaluation se's 0, 0, √(0.09/n)
+    assert got[1] == pytest.approx(10 / 30 * math.sqrt(0.09 / n))
+    s = np.sqrt(p * (1 - p) / n)
+    assert np.all(got <= s.max(0) + 1e-15)
+    # the same weights as area_under
+    h = History(steps=steps, metrics={"x": [torch.tensor(v) for v in s]})
+    assert np.allclose(area_under(h, "x"), got)
+    # one evaluation: that evaluation's se
+    assert tr.auc_se([5], p[:1], n) == pytest.approx(s[0])
+    with pytest.raises(ValueError):
+        tr.auc_se([0, 1], p, n)
+
+
+def test_auc_se_bounds_the_spread_of_areas_and_is_attained_by_perfectly_correlated_evaluations():
+    """Areas of curves drawn on shared items (positively correlated evaluations) or on fresh items
+    (independent): the sd over draws is within the bound, and equals it when every evaluation is
+    the same accuracy on the same items (perfect correlation)."""
+    rng = np.random.default_rng(0)
+    n, draws = 200, 20000
+    for q, shared in ((np.array([0.3, 0.6, 0.9]), True), (np.array([0.3, 0.6, 0.9]), False),
+                      (np.array([0.6, 0.6, 0.6]), True)):
+        u = rng.random((draws, 1 if shared else 3, n))
+        curves = (u < q[None, :, None]).mean(-1)                   # (draws, evaluations)
+        areas = (curves[:, :-1] + curves[:, 1:]).sum(1) / 4         # steps 0, 1, 2
+        bound = tr.auc_se([0, 1, 2], q[:, None], n)[0]
+        assert areas.std() <= bound * 1.02                           # Monte Carlo error of an sd: ≈ 0.5 %
+    assert areas.std() >= bound * 0.98                               # the last case attains it
+
+
+def test_select_heads_picks_the_top_a_same_layer_control_and_the_previous_token_head():
+    ind = np.array([[[0.1, 0.2, 0.0], [0.9, -0.5, 0.3]],
+                    [[0.7, 0.6, 0.6], [0.1, 0.2, 0.3]]])             # (E=2, layers=2, H=3)
+    prev = np.array([[[0.2, 0.95, 0.1], [0.0, 0.0, 0.0]],
+                     [[0.1, 0.1, 0.1], [0.5, 0.5, 0.4]]])
+    h = tr.select_heads(ind, prev)
+    assert h["top"].tolist() == [[1, 0], [0, 0]]
+    assert h["control"].tolist() == [[1, 1], [0, 1]]                 # lowest of the layer; ties to the first
+    assert h["prev"].tolist() == [[0, 1], [1, 0]]
+    one = tr.select_heads(ind[:, :, :1], prev[:, :, :1])
+    assert one["control"].tolist() == [[-1, -1], [-1, -1]]
+
+
+def test_head_changes_subtract_before_from_after_at_the_selected_heads():
+    before = {"induction": np.zeros((1, 2, 2)), "prev_token": np.full((1, 2, 2), 0.5)}
+    after = {"induction": np.array([[[0.0, 0.0], [0.6, 0.1]]]), "prev_token": np.array([[[0.45, 0.0], [0.0, 0.0]]])}
+    heads = {"top": np.array([[1, 0]]), "control": np.array([[1, 1]]), "prev": np.array([[0, 0]])}
+    d = tr.head_changes(heads, after, before)
+    assert d["induction_change_top"][0] == pytest.approx(0.6)
+    assert d["induction_change_control"][0] == pytest.approx(0.1)
+    assert d["induction_change_top_minus_control"][0] == pytest.approx(0.5)
+    assert d["prev_token_change"][0] == pytest.approx(-0.05)
+    none = tr.head_changes({**heads, "control": np.array([[-1, -1]])}, after, before)
+    assert np.isnan(none["induction_change_top_minus_control"][0])
+
+
+def test_score_difference_se_is_the_popoviciu_bound():
+    assert tr.score_difference_se(1, 1024, 1024) == pytest.approx(math.sqrt(2 / 1024))
+    assert tr.score_difference_se(2, 1024, 1024) == pytest.approx(math.sqrt(8 / 1024))
+    # a per-sequence difference of two heads at ±1 (the extreme) has sd 2: the bound is attained
+    x = np.array([2.0, -2.0] * 512)
+    assert x.std() / math.sqrt(x.size) == pytest.approx(2 / math.sqrt(1024))
