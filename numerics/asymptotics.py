@@ -239,12 +239,29 @@ class ExcessExpansion:
     zeta2: float
 
     def log10(self, T: int) -> float:
+        """log10 of the leading term at depth ``T``: log10(E[ζ²]·prefactor) + T·log10(rate_per_layer)
+        − power·log10(2T), computed in logarithms so that it never underflows (the excess itself
+        falls below float64's range by T of a few hundred)."""
         return math.log10(self.zeta2 * self.prefactor) + T * math.log10(self.rate_per_layer) \
             - self.power * math.log10(2 * T)
 
 
 @takes_law
 def excess_expansion(law: TaskLaw) -> ExcessExpansion:
+    """The leading term of the excess risk at α_T as the depth T → ∞, for a bounded law.
+
+    The excess E_T = L_T(α_T) − L_Bayes falls geometrically with T: to leading order
+
+        E_T ≈ E[ζ²] · prefactor · rate_per_layer^T · (2T)^(−power),
+
+    where ``rate_per_layer`` = ρ², ρ = 1 − α*(1 + s_lo) = α*(1 + s_hi) − 1 (the layer map's factor
+    at either end of the support of s, equal there at α*), and ``power`` and ``prefactor`` come from
+    the law's behaviour near those ends (its atom or density exponent at s_lo and s_hi, ``ends``).  The formula is derived symbolically
+    (``theory`` module ``excess_leading``) and its coefficients evaluated in mpmath; ``log10(T)``
+    gives the term at a depth without underflow.  Raises ``LawError`` for an unbounded law or one
+    with s ≡ 0 (``TaskLaw.require_signal``).  docs/limits.md states the derivation and how it is
+    checked against the computed excess.
+    """
     ex = alpha_expansion(law)
     X = th.excess_leading()
     lo, hi = ex.lo, ex.hi

@@ -54,10 +54,22 @@ def test_the_area_se_refuses_what_is_not_an_accuracy_curve(bad):
 
 
 # ---- crossings and settledness ------------------------------------------------------------------
-def test_first_crossing_is_the_first_evaluation_strictly_above_and_never_is_placed_after_the_end():
+def test_first_crossing_is_the_first_evaluation_at_or_above_and_never_is_placed_after_the_end():
     curve = np.array([[0.1, 0.1, 0.6], [0.5, 0.2, 0.7], [0.9, 0.3, 0.8]])
     t = v3c.first_crossing(curve, [0, 25, 50], 0.5, never=75)
-    assert t.tolist() == [50.0, 75.0, 0.0]
+    assert t.tolist() == [25.0, 75.0, 0.0]
+    assert v3c.first_crossing(curve, [0, 25, 50], [0.6, 0.2, 0.8], never=75).tolist() == [50.0, 25.0, 50.0]
+
+
+def test_a_score_rising_inside_the_icl_window_is_inside_and_one_rising_after_it_is_outside():
+    steps = [0, 25, 50, 75, 100, 125]
+    # ICL from the copy baseline 0.5 to 1.0: 10 % of the way (0.55) at 50, 90 % (0.95) at 100
+    icl = np.array([0.5, 0.5, 0.6, 0.8, 0.96, 1.0])
+    during = np.array([0.0, 0.0, 0.1, 0.5, 0.8, 0.9])  # half of 0.9 first at 75: 25 steps inside either edge
+    after = np.array([0.0, 0.0, 0.0, 0.0, 0.1, 0.9])   # half first at 125: 25 steps after the window
+    edge = np.array([0.0, 0.0, 0.5, 0.6, 0.8, 0.9])    # half first at 50: on the edge
+    depth = v3c.inside_window(np.stack([icl] * 3, 1), np.stack([during, after, edge], 1), steps, 0.5, never=150)
+    assert depth.tolist() == [25.0, -25.0, 0.0]
 
 
 def test_last_quarter_range_reads_only_the_evaluations_at_or_after_three_quarters():
@@ -150,3 +162,24 @@ def test_balanced_se_adds_the_blind_rules_bound_to_the_binomial_se():
     one = math.sqrt(0.25 / v3.EVAL_SIZE) + 0.5 / math.sqrt(v3.EVAL_SIZE)
     assert v3c.balanced_se(p, p) == pytest.approx([math.sqrt(2) * one])
     assert v3c.acc_se(np.zeros(0), np.zeros(0)).size == 0
+
+
+def test_the_circuit_analysis_ablates_disjoint_head_sets_chosen_on_the_selection_set(tiny_run):
+    """The induction and neither sets never share a head; a threshold no score reaches leaves the
+    induction set empty, and ablating an empty set changes nothing; the set ablations are the
+    accuracies that ablating those masks gives directly."""
+    from mmicl.numerics.testbed.heads import ANALYSES
+    from mmicl.numerics.testbed.metrics import ablated_icl_accuracy, reference_means
+
+    kw = dict(eval_size=32, selection_seed=7, reference_seed=8, control_seed=0)
+    out = ANALYSES["induction_circuit"](tiny_run, threshold=-2.0, prev_threshold=2.0, **kw)
+    ind, nei = np.array(out["induction_heads"]), np.array(out["neither_heads"])
+    assert ind.all() and not nei.any()  # every score exceeds −2: every head is an induction head
+    assert out["icl_without_neither_heads_mean"] == pytest.approx(out["icl"])
+    means = reference_means(tiny_run.model, tiny_run.mixture, 32, 8)
+    direct = ablated_icl_accuracy(tiny_run.model, tiny_run.eval_sets, [], torch.from_numpy(ind), means=means)
+    assert out["icl_without_induction_heads_mean"] == pytest.approx(direct.tolist())
+    out = ANALYSES["induction_circuit"](tiny_run, threshold=2.0, prev_threshold=2.0, **kw)
+    ind, nei = np.array(out["induction_heads"]), np.array(out["neither_heads"])
+    assert not ind.any() and nei.all() and not (ind & nei).any()
+    assert out["icl_without_induction_heads_zero"] == pytest.approx(out["icl"])

@@ -34,6 +34,8 @@ Everything is returned as JSON-ready lists (member-major), so that it can be sto
    head ablated, in both modes.
 
 ``rank_heads_multimodal`` does the same for a ``MultimodalSystem`` (accuracy on one named set).
+``induction_circuit`` adds the ablation of head sets: every induction head at once, against every
+head that is neither an induction nor a previous-token head.
 """
 from __future__ import annotations
 
@@ -186,6 +188,12 @@ def rank_heads(run: TrainedEnsemble, eval_size: int, selection_seed: int, refere
     JSON-ready; ``selection_*`` keys are measured on the selection set, the others on the evaluation
     set (``induction``, ``prev_token`` per head and ``induction_min`` / ``induction_max`` /
     ``prev_token_max`` there too)."""
+    return _ranked(run, eval_size, selection_seed, reference_seed, threshold, control_seed)[0]
+
+
+def _ranked(run: TrainedEnsemble, eval_size: int, selection_seed: int, reference_seed: int, threshold: float,
+            control_seed: int) -> tuple[dict, dict[str, torch.Tensor], torch.Tensor]:
+    """``rank_heads``'s result, with the selection-set scores and the reference means it used."""
     model, c = run.model, run.model.config
     ape_slots = c.ape_slots if c.pos == "ape" else None
     selection = EvalSets.draw(run.mixture, eval_size, seed=selection_seed, ape_slots=ape_slots)
@@ -201,8 +209,34 @@ def rank_heads(run: TrainedEnsemble, eval_size: int, selection_seed: int, refere
     out = {"threshold": threshold, "selection_seed": selection_seed, "reference_seed": reference_seed,
            "control_seed": control_seed}
     out |= _scores_json("selection_", sel) | _scores_json("", head_scores(model, run.eval_sets))
-    return out | _rank(acc(selection), lambda mu: ablation_drop(model, selection, means=mu), acc(run.eval_sets),
-                       sel["induction"], means, threshold, control_seed)
+    out |= _rank(acc(selection), lambda mu: ablation_drop(model, selection, means=mu), acc(run.eval_sets),
+                 sel["induction"], means, threshold, control_seed)
+    return out, sel, means
+
+
+@torch.no_grad()
+def induction_circuit(run: TrainedEnsemble, eval_size: int, selection_seed: int, reference_seed: int,
+                      threshold: float, prev_threshold: float, control_seed: int) -> dict:
+    """``rank_heads``, and the ablation of head *sets* chosen on the selection set:
+
+    - the **induction heads**, every head whose selection-set induction score exceeds ``threshold``;
+    - the **neither heads**, every head that is neither an induction head nor a previous-token head
+      (selection-set previous-token score above ``prev_threshold``): the heads that the circuit
+      "previous-token head, then induction head" does not name, the control of the set ablation.
+
+    On the evaluation set, ICL accuracy with each set ablated, by mean-ablation and by zeroing
+    (``icl_without_induction_heads_mean`` …), beside the masks (``induction_heads``,
+    ``neither_heads``: per member, (layers, H) booleans).  A member with an empty set ablates
+    nothing for it (its accuracy is then the intact one; the masks say so)."""
+    out, sel, means = _ranked(run, eval_size, selection_seed, reference_seed, threshold, control_seed)
+    induction = sel["induction"] > threshold
+    neither = ~induction & ~(sel["prev_token"] > prev_threshold)
+    out |= {"prev_threshold": prev_threshold, "induction_heads": induction.tolist(), "neither_heads": neither.tolist()}
+    for name, mask in (("induction", induction), ("neither", neither)):
+        for mode, mu in (("mean", means), ("zero", None)):
+            out[f"icl_without_{name}_heads_{mode}"] = ablated_icl_accuracy(
+                run.model, run.eval_sets, [], mask, means=mu).cpu().tolist()
+    return out
 
 
 @torch.no_grad()
@@ -244,5 +278,6 @@ def iwl_balanced(run: TrainedEnsemble, eval_size: int, seed: int) -> dict:
     return {"seed": seed, **{k: v.double().numpy().round(6).tolist() for k, v in values.items()}}
 
 
-ANALYSES = {"induction_ablation": induction_ablation, "head_ranking": rank_heads, "iwl_balanced": iwl_balanced}
+ANALYSES = {"induction_ablation": induction_ablation, "head_ranking": rank_heads,
+            "induction_circuit": induction_circuit, "iwl_balanced": iwl_balanced}
 """Analyses a stored ensemble run may carry out on its trained models, by name."""

@@ -403,13 +403,31 @@ def claim3_v3(config: RunConfig):
 
 
 # ---- claim 8: induction heads ---------------------------------------------------------------------
-def first_crossing(curve: np.ndarray, steps, level: float, never: float) -> np.ndarray:
-    """Per seed, the first evaluation step at which ``curve`` (evaluations, seeds) exceeds ``level``;
-    ``never`` for a seed whose curve never does."""
+PREV_TOKEN_HEAD = 0.5
+"""A head counts as a previous-token head when its previous-token score exceeds this (claim 8's
+"neither" heads are the heads that are neither induction nor previous-token heads)."""
+
+
+def first_crossing(curve: np.ndarray, steps, level, never: float) -> np.ndarray:
+    """Per seed, the first evaluation step at which ``curve`` (evaluations, seeds) reaches ``level``
+    (a number, or one per seed); ``never`` for a seed whose curve never does."""
     curve = np.asarray(curve, float)
-    above = curve > level
+    above = curve >= np.asarray(level, float)
     t = np.asarray(steps, float)[above.argmax(0)]
     return np.where(above.any(0), t, float(never))
+
+
+def inside_window(icl: np.ndarray, score: np.ndarray, steps, copy: float, never: float) -> np.ndarray:
+    """Per seed, how far inside ICL's rise window the score's half-rise falls, in steps: with t10
+    and t90 the first evaluations at which ICL (evaluations, seeds) reaches 10 % and 90 % of its way
+    from ``copy`` to its final value, and t½ the first at which ``score`` reaches half its final
+    value, min(t½ − t10, t90 − t½): positive inside, negative outside, 0 on an edge."""
+    icl, score = np.asarray(icl, float), np.asarray(score, float)
+    rise = icl[-1] - copy
+    t10 = first_crossing(icl, steps, copy + 0.1 * rise, never)
+    t90 = first_crossing(icl, steps, copy + 0.9 * rise, never)
+    half = first_crossing(score, steps, 0.5 * score[-1], never)
+    return np.minimum(half - t10, t90 - half)
 
 
 def _or_nan(values) -> np.ndarray:
@@ -418,60 +436,78 @@ def _or_nan(values) -> np.ndarray:
 
 def claim8_v3(config: RunConfig):
     """Induction heads carry ICL (``testbed_v3.DESIGNS["claim8"]``): 2 layers × 4 heads, K_hi bursty,
-    evaluated every ``EVAL_EVERY_TRANSITION`` steps; the top induction head (ranked by single-head
-    mean-ablation on a selection set, ``heads.rank_heads``) against the least needed head of its own
-    layer, mean-ablated on the evaluation set; and whether the top head's induction score crosses
-    0.5 before ICL leaves the copy baseline."""
+    evaluated every ``EVAL_EVERY_TRANSITION`` steps.  Heads are classed on a selection set
+    (``heads.induction_circuit``); mean-ablating every induction head at once must bring ICL down to
+    the copy baseline and lower it more than mean-ablating every head that is neither an induction
+    nor a previous-token head; and the top induction head's score must rise while ICL does."""
     sz = quick_sizes(config, "claim8")
     from .testbed import INDUCTION_HEAD, _chance
 
     train = replace(sz.train, eval_size=EVAL_SIZE, eval_every=EVAL_EVERY_TRANSITION)
     model = replace(sz.model, heads=sz.claim8_heads)
     arm = Arm("hi_bursty", replace(sz.data, K=sz.K_hi, p_bursty=1.0))
-    analysis = {"name": "head_ranking", "selection_seed": SELECTION_SEED, "reference_seed": REFERENCE_SEED,
-                "threshold": INDUCTION_HEAD, "control_seed": CONTROL_SEED}
+    analysis = {"name": "induction_circuit", "selection_seed": SELECTION_SEED, "reference_seed": REFERENCE_SEED,
+                "threshold": INDUCTION_HEAD, "prev_threshold": PREV_TOKEN_HEAD, "control_seed": CONTROL_SEED}
     runs = family_runs(config, {"claim8": (model, [arm], analysis)}, train)
     fam = runs["claim8"]
     _, copy = _chance(sz.data)
-    level = copy + 2 * math.sqrt(copy * (1 - copy) / EVAL_SIZE)
     seeds = {f: list(s) for f, s in FAMILIES.items()}
+    count = lambda r, key: np.array([int(np.sum(m)) for m in r.analysis(key, arm.name)])  # noqa: E731
     icl_ok = {f: above_copy(fam[f].final("acc_icl", arm.name), copy) for f in FAMILIES}
-    has_control = {f: np.array([h is not None for h in fam[f].analysis("control_head", arm.name)]) for f in FAMILIES}
+    has_ind = {f: count(fam[f], "induction_heads") > 0 for f in FAMILIES}
+    has_neither = {f: count(fam[f], "neither_heads") > 0 for f in FAMILIES}
     hyps = _hypotheses(config, sz)
-    hyps.append(_premise("the model does ICL at the end (above B/N + 2 se)", icl_ok, seeds))
-    hyps.append(_premise("a same-layer control head exists", has_control, seeds))
-    drop_check, lead_check = DESIGNS["claim8"].checks
-    diffs, ses, lead, lead_se, reported = {}, {}, {}, {}, {}
+    hyps += [_premise("the model does ICL at the end (above B/N + 2 se)", icl_ok, seeds),
+             _premise(f"an induction head exists (selection-set induction score above {INDUCTION_HEAD})", has_ind, seeds),
+             _premise(f"a head that is neither exists (induction ≤ {INDUCTION_HEAD}, previous-token ≤ {PREV_TOKEN_HEAD})",
+                      has_neither, seeds)]
+    collapse, specific, timing = DESIGNS["claim8"].checks
+    numbers = {c.name: ({}, {}) for c in (collapse, specific, timing)}
+    reported = {}
     for f in FAMILIES:
         r = fam[f]
-        after = {(who, mode): _or_nan(r.analysis(f"icl_without_{who}_{mode}", arm.name))
-                 for who in ("top", "control") for mode in ("mean", "zero")}
-        keep = icl_ok[f] & has_control[f]
-        ctrl, top = after[("control", "mean")][keep], after[("top", "mean")][keep]
-        diffs[f], ses[f] = ctrl - top, acc_se(ctrl, top)  # = drop(top) − drop(control)
+        get = lambda key: _or_nan(r.analysis(key, arm.name))  # noqa: E731
+        icl = get("icl")
+        without_ind, without_neither = get("icl_without_induction_heads_mean"), get("icl_without_neither_heads_mean")
+        keep = icl_ok[f] & has_ind[f]
+        numbers[collapse.name][0][f] = (copy - without_ind)[keep]
+        numbers[collapse.name][1][f] = np.sqrt(np.clip(without_ind, 0, 1) * (1 - np.clip(without_ind, 0, 1))
+                                               / EVAL_SIZE)[keep]
+        both = keep & has_neither[f]
+        # drop(induction) − drop(neither) = ICL without the neither heads − ICL without the induction heads
+        numbers[specific.name][0][f] = (without_neither - without_ind)[both]
+        numbers[specific.name][1][f] = acc_se(without_neither[both], without_ind[both])
         steps = r.results.steps
         never = steps[-1] + train.eval_every
         ind = np.asarray(r.results.run.history.curve("induction"))[:, r.results._index(arm.name)]  # (evals, seeds, l, H)
-        heads = r.analysis("top_head", arm.name)
-        top_curve = np.stack([ind[:, i, l, h] for i, (l, h) in enumerate(heads)], axis=1)
-        t_ind = first_crossing(top_curve, steps, INDUCTION_HEAD, never)
-        t_icl = first_crossing(r.results.curve("acc_icl", arm.name), steps, level, never)
-        lead[f] = (t_icl - t_ind)[icl_ok[f]]
-        lead_se[f] = np.zeros(int(icl_ok[f].sum()))
-        icl = _or_nan(r.analysis("icl", arm.name))
-        reported[f] = {"top_head": heads, "control_head": r.analysis("control_head", arm.name),
-                       "drop_top_minus_control_zero": (after[("control", "zero")] - after[("top", "zero")]).round(4).tolist(),
-                       "drop_top_mean": (icl - after[("top", "mean")]).round(4).tolist(),
-                       "drop_top_zero": (icl - after[("top", "zero")]).round(4).tolist(),
-                       "icl_without_top_mean": after[("top", "mean")].round(4).tolist(),
-                       "induction_min": r.analysis("induction_min", arm.name),
-                       "induction_crossing_step": t_ind.tolist(), "icl_crossing_step": t_icl.tolist()}
-    checks = [decide_pairs(drop_check, diffs, ses, f"binomial, {EVAL_SIZE} sequences, both ablations on the evaluation "
-                           "set; seeds with ICL at the end and a same-layer control"),
-              decide_pairs(lead_check, lead, lead_se, f"crossing steps read exactly on the evaluation grid (every "
-                           f"{train.eval_every} steps): a seed whose two crossings fall at the same evaluation is "
-                           f"unresolved, one that never crosses is placed one evaluation after the end; seeds with "
-                           f"ICL at the end; ICL's level B/N + 2 se = {level:.4f}", eval_every=train.eval_every)]
-    write_result(config, "claim8", VERSIONS["claim8"], runs, copy_baseline=copy, icl_level=level,
-                 head_ranking=analysis, reported=reported)
+        tops = r.analysis("top_head", arm.name)
+        top_curve = np.stack([ind[:, i, l, h] for i, (l, h) in enumerate(tops)], axis=1)
+        depth = inside_window(r.results.curve("acc_icl", arm.name), top_curve, steps, copy, never)
+        numbers[timing.name][0][f] = depth[icl_ok[f]]
+        numbers[timing.name][1][f] = np.zeros(int(icl_ok[f].sum()))
+        reported[f] = {
+            "induction_heads_per_seed": count(r, "induction_heads").tolist(),
+            "neither_heads_per_seed": count(r, "neither_heads").tolist(),
+            "icl": icl.round(4).tolist(), "icl_without_induction_heads_mean": without_ind.round(4).tolist(),
+            "icl_without_induction_heads_zero": get("icl_without_induction_heads_zero").round(4).tolist(),
+            "icl_without_neither_heads_mean": without_neither.round(4).tolist(),
+            "icl_without_neither_heads_zero": get("icl_without_neither_heads_zero").round(4).tolist(),
+            "single_head": {"top_head": tops, "control_head": r.analysis("control_head", arm.name),
+                            "drop_top_minus_control_mean": (get("icl_without_control_mean")
+                                                            - get("icl_without_top_mean")).round(4).tolist(),
+                            "drop_top_minus_control_zero": (get("icl_without_control_zero")
+                                                            - get("icl_without_top_zero")).round(4).tolist()},
+            "induction_min": r.analysis("induction_min", arm.name),
+            "top_head_depth_inside_icl_window_steps": depth.tolist()}
+    why = {collapse.name: (f"binomial se of the ablated accuracy on {EVAL_SIZE} sequences (the copy baseline B/N = "
+                           f"{copy:g} is exact); seeds with ICL at the end and an induction head"),
+           specific.name: (f"binomial, {EVAL_SIZE} sequences, both ablations on the evaluation set; seeds with ICL at "
+                           "the end, an induction head and a head that is neither"),
+           timing.name: (f"steps read exactly on the evaluation grid (every {train.eval_every} steps): a half-rise on "
+                         "a window edge is unresolved, a curve that never reaches its level is placed one evaluation "
+                         "after the end; seeds with ICL at the end")}
+    checks = [decide_pairs(c, *numbers[c.name], why[c.name], **({"copy_baseline": copy} if c is collapse else {}))
+              for c in (collapse, specific, timing)]
+    write_result(config, "claim8", VERSIONS["claim8"], runs, copy_baseline=copy, head_classes=analysis,
+                 reported=reported)
     return hyps, checks, verdict_summary(checks, {"heads": model.heads, "eval_every": train.eval_every}), []
