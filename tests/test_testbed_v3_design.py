@@ -91,3 +91,14 @@ def test_a_results_folder_becomes_one_row_per_check_and_blocks_are_replaced_in_p
     assert block(replace_block(text, "x", "n"), "x") == "n"
     with pytest.raises(ValueError, match="no block"):
         replace_block("a", "x", "n")
+
+
+def test_the_registry_runs_version_3_of_every_converted_claim():
+    from mmicl.proofs.claims import testbed_v3_claims as uni
+    from mmicl.proofs.claims import testbed_v3_transfer as transfer
+    from mmicl.proofs.registry import REGISTRY
+
+    v3_functions = {"claim1": uni.claim1_v3, "claim2": uni.claim2_v3, "claim3": uni.claim3_v3, "claim8": uni.claim8_v3,
+                    "claim4": transfer.claim4_v3, "claim5": transfer.claim5_v3}
+    for claim, fn in v3_functions.items():
+        assert REGISTRY[f"testbed.{claim}"].evaluate.__wrapped__ is fn, claim
