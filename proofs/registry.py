@@ -120,6 +120,11 @@ class Summary(dict):
 
 @dataclass
 class Hypothesis:
+    """One hypothesis of a claim, decided for the law at hand: ``text`` states it, ``met`` says
+    whether the law meets it, ``detail`` gives the law's numbers behind that.  A hypothesis not met
+    makes the claim's verdict ``hypothesis-not-met`` (``decide``); ``mmicl.hypotheses`` builds the
+    shared ones."""
+
     text: str
     met: bool
     detail: str = ""
@@ -217,6 +222,11 @@ class RunConfig:
 
 @dataclass
 class ClaimResult:
+    """What running one claim gives (``verify``, ``Claim.run``): its ``id``, ``verdict`` (one of
+    ``VERDICTS``) and ``statement``; the ``hypotheses`` and ``checks`` behind the verdict; the key
+    numbers (``summary``), the figures written, the run time in ``seconds``, and the fields below.
+    ``to_json()`` gives it as written to ``verdicts.json``."""
+
     id: str
     verdict: Verdict
     statement: str
