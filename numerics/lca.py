@@ -94,15 +94,31 @@ class ScaledValue:
         return out
 
 
-def _require_signal(law: TaskLaw, T: int = 1) -> tuple[float, float]:
+def _require_signal(law: TaskLaw, T: int = 1, hint: str | None = None) -> tuple[float, float]:
     """``(s_lo, s_hi)`` over the prompts with m ≠ 0: an atom at s = 0 weighs nothing in the loss.
 
     Refuses (``LawError``) a law that float64 cannot resolve at depth ``T``
     (``TaskLaw.float64_unresolved``: the spread ρ of 1 + s below 1024·T·eps); T = 1, the
-    weakest test (ρ ≥ 2.3e-13), where the caller has no depth to give."""
-    sig = law.require_signal("the LCA theorems")
+    weakest test (ρ ≥ 2.3e-13), where the caller has no depth to give.  An unbounded law is an
+    ``UnboundedSupportError`` that ends with ``hint`` (one of the ``UNBOUNDED_HINTS``) where given."""
+    sig = law.require_signal("the LCA theorems", hint)
     law.require_float64_resolved("the LCA theorems", T)
     return sig
+
+
+_ALPHA_T_UNBOUNDED = ("for s = exponential(rate) use mmicl.alpha_T_unbounded(law, T) (α_T at a finite depth, "
+                      "exact moments)")
+UNBOUNDED_HINTS = {
+    "alpha_T": "in place of alpha_T, " + _ALPHA_T_UNBOUNDED,
+    "alpha_T_mp": "in place of alpha_T_mp, " + _ALPHA_T_UNBOUNDED,
+    "loss_gradient_one": ("in place of loss_gradient_one, for s = exponential(rate) use "
+                          "mmicl.numerics.unbounded.stationarity_unbounded(law, T, alpha) = G(α): "
+                          "dL/dα = 2T·E[ζ²]·G(α)"),
+    "excess_risk": ("the excess risk has no counterpart for an unbounded law; for s = exponential(rate), "
+                    "mmicl.alpha_T_unbounded(law, T) gives its minimiser α_T at a finite depth"),
+}
+"""The end of the error message that an unbounded law gets from each function here with a
+counterpart for (some) unbounded laws: what to call instead (``numerics/unbounded.py``)."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -214,9 +230,9 @@ def stable_interval(law: TaskLaw) -> tuple[float, float]:
     return (0.0, 2.0 / (1.0 + hi))
 
 
-def _one_parameter_sums(law: TaskLaw, T: int, alpha: float, order: int) -> ScaledValue:
-    """``E[ζ² ∂^order_α (excess/ζ²)]`` in log scale."""
-    lo, hi = _require_signal(law, T)
+def _one_parameter_sums(law: TaskLaw, T: int, alpha: float, order: int, hint: str | None = None) -> ScaledValue:
+    """``E[ζ² ∂^order_α (excess/ζ²)]`` in log scale (``hint``: as in ``_require_signal``)."""
+    lo, hi = _require_signal(law, T, hint)
     f = _one_parameter_fn()
     rule = _rule(law, T)
     base, *amps = f(alpha, rule.nodes, T)
@@ -250,7 +266,7 @@ def excess_risk_scaled(law: TaskLaw, T: int, alpha: float | None = None) -> Scal
     also where the value itself under- or overflows."""
     T = check_depth(T, MAX_DEPTH_ONE, "excess_risk")
     alpha = None if alpha is None else check_real("alpha", alpha)
-    _require_signal(law, T)
+    _require_signal(law, T, UNBOUNDED_HINTS["excess_risk"])
     alpha = alpha_T(law, T) if alpha is None else alpha
     return _one_parameter_sums(law, T, _finite("alpha", alpha), 0)
 
@@ -258,7 +274,8 @@ def excess_risk_scaled(law: TaskLaw, T: int, alpha: float | None = None) -> Scal
 @takes_law
 def loss_gradient_one(law: TaskLaw, T: int, alpha: float) -> ScaledValue:
     """``dL/dα`` of the one-parameter population loss, in log scale."""
-    return _one_parameter_sums(law, check_depth(T, MAX_DEPTH_ONE, "the gradient"), check_real("alpha", alpha), 1)
+    return _one_parameter_sums(law, check_depth(T, MAX_DEPTH_ONE, "the gradient"), check_real("alpha", alpha), 1,
+                               UNBOUNDED_HINTS["loss_gradient_one"])
 
 
 @takes_law
@@ -287,7 +304,7 @@ def alpha_T(law: TaskLaw, T: int) -> float:
     of at most ``5e-12·r_max/((2T − 1)(1 + s_lo))``).  Where the derivative has one sign on the
     whole bracket, the end is returned (exact to the rounding of ``1/(1+s)``)."""
     T = check_depth(T, MAX_DEPTH_ONE, "alpha_T")
-    lo, hi = _require_signal(law, T)
+    lo, hi = _require_signal(law, T, UNBOUNDED_HINTS["alpha_T"])
     a_lo, a_hi = 1.0 / (1.0 + hi), 1.0 / (1.0 + lo)
     if a_lo == a_hi:
         return a_lo
@@ -309,6 +326,7 @@ def excess_risk(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -
     ``TwoParameterLoss.terms`` (two parameters: within the rounding bound that
     ``TwoParameterLoss.terms_and_bounds`` returns)."""
     check_depth(T, MAX_DEPTH_ONE if beta is None else MAX_DEPTH_TWO, "excess_risk")
+    law.require_bounded("the LCA theorems", UNBOUNDED_HINTS["excess_risk"])
     if beta is None:
         v = excess_risk_scaled(law, T, alpha)
         if v.value is None:
@@ -320,6 +338,7 @@ def excess_risk(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -
 @takes_law
 def population_loss(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -> float:
     """``E[(ŷ − y)²]`` in the large-context limit: Bayes risk plus excess."""
+    law.require_bounded("the LCA theorems", UNBOUNDED_HINTS["excess_risk"])
     return bayes_risk(law) + excess_risk(law, T, alpha, beta)
 
 
@@ -331,7 +350,7 @@ def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
     An independent check of ``alpha_T``: different quadrature (tanh-sinh on graded pieces),
     different arithmetic, different root finder."""
     T = check_depth(T, MAX_DEPTH_MP, "alpha_T_mp")
-    _require_signal(law, T)
+    _require_signal(law, T, UNBOUNDED_HINTS["alpha_T_mp"])
     f = _one_parameter_fn("mpmath")
     # α(1 + s) − 1 cancels the digits of 1 + s that the spread ρ does not reach: work with that many
     # more, so that ``dps`` digits remain where the root finder's tolerance is applied

@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from .quadrature import Rule
-from .scalar_laws import LawError, ScalarLaw, SumLaw, _call, _finite, _num
+from .scalar_laws import LawError, ScalarLaw, SumLaw, UnboundedSupportError, _call, _finite, _num
 from .validate import check_zeta
 
 __all__ = ["ZetaLaw", "TaskLaw", "FLOAT64_EPS", "RESOLUTION_TOLERANCE"]
@@ -223,15 +223,24 @@ class TaskLaw:
         if why is not None:
             raise LawError(f"{what}: {why}")
 
-    def require_bounded(self, what: str = "this theorem") -> tuple[float, float]:
+    def require_bounded(self, what: str = "this theorem", hint: str | None = None) -> tuple[float, float]:
+        """``(s_lo, s_hi)``, the support of s, for a law with bounded s; an ``UnboundedSupportError``
+        (one line, starting with ``what``) otherwise, ending with ``hint`` where one is given: the
+        function that takes the unbounded law, say (``numerics.lca.alpha_T`` points to
+        ``alpha_T_unbounded``)."""
         law = self.s_law()
-        law.require_bounded(what)
+        try:
+            law.require_bounded(what)
+        except UnboundedSupportError as e:
+            if hint is None:
+                raise
+            raise UnboundedSupportError(f"{e}; {hint}") from None
         return law.support()
 
-    def require_signal(self, what: str = "this theorem") -> tuple[float, float]:
+    def require_signal(self, what: str = "this theorem", hint: str | None = None) -> tuple[float, float]:
         """``(s_lo, s_hi)`` over prompts with m ≠ 0, for a bounded law with signal; a ``LawError``
-        (one line) for an unbounded law or for s ≡ 0."""
-        self.require_bounded(what)
+        (one line) for an unbounded law (with ``hint``, as in ``require_bounded``) or for s ≡ 0."""
+        self.require_bounded(what, hint)
         sig = self.signal_bounds()
         if sig is None:
             raise LawError("s ≡ 0: the tokens carry no information about y (m = 0); give s a law with s > 0")

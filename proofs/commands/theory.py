@@ -50,6 +50,8 @@ def alpha(ctx, law, Ts, more_ts, alpha0, variant, as_json):
         given = ctx.get_parameter_source("alpha0") != click.core.ParameterSource.DEFAULT
         return _alpha_variant(law, list(Ts) + more or [1, 10, 100], variant, alpha0 if given else None, as_json)
     Ts = list(Ts) + more or [1, 10, 100, 1000]
+    law.require_bounded("the LCA theorems", "for α_T at finite depths of s = exponential(rate), run: mmicl limits "
+                        f"--law '{law.spec()}'")  # a usage error naming --law
     a_star = lca.alpha_star(law)  # a law the theory cannot take (unbounded, s ≡ 0) is a LawError: a usage error
     rows = []
     for T in Ts:
