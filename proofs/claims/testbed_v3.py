@@ -217,6 +217,12 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
 )}
 
 
+def outcome_word(passed) -> str:
+    """One check's outcome in words: "passes" (decided on the claimed side), "fails" (decided on the
+    other), "undecided" (None)."""
+    return "passes" if passed else "fails" if passed is False else "undecided"
+
+
 def power_table(ns=(8, 16), ps=(0.8, 0.9)) -> dict[int, dict[float, float]]:
     """The sign test's power at ``ALPHA`` for n seeds when each seed shows the effect with probability p."""
     from mmicl.numerics.testbed.decide_v3 import power

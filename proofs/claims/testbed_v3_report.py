@@ -57,7 +57,7 @@ def results_markdown(root) -> str:
                              for h in ev["hypotheses"] if h.get("detail"))
         for i, c in enumerate(ev["checks"]):
             n = c["numbers"]
-            decision = {True: "passes", False: "fails", None: "undecided"}[c["passed"]]
+            decision = v3.outcome_word(c["passed"])
             first = i == 0
             rows.append(
                 f"| {claim if first else ''} | {version if first else ''} | "
