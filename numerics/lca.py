@@ -55,12 +55,36 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ScaledValue:
-    """``mantissa · exp(log_scale)``: a number that float64 may not hold."""
+    """``mantissa · exp(log_scale)``: a number that float64 may not hold.
+
+    The fields are as computed (``mantissa`` not normalised, ``log_scale`` a natural log); the repr
+    shows the value in base 10, ``ScaledValue(3.52e-542)``: six significant digits of ``d`` in
+    [1, 10) and the exponent ``k`` of ``d·10^k``, from ``log10``."""
 
     mantissa: float
     log_scale: float
+
+    def __repr__(self) -> str:
+        return f"ScaledValue({self.decimal()})"
+
+    def decimal(self, digits: int = 6) -> str:
+        """The value as text ``d.ddddde±k`` (``digits`` significant digits, ``1 ≤ d < 10``), also
+        where float64 cannot hold it: ``"3.52e-542"``, ``"-1.5e+03"``, ``"0"`` (a mantissa or scale
+        that is not finite: what float64 makes of the product, ``"inf"``, ``"nan"``, ``"0.0"``)."""
+        m, scale = self.mantissa, self.log_scale
+        if m == 0:
+            return "0"  # as ``value``
+        if not (math.isfinite(m) and math.isfinite(scale)):
+            with np.errstate(all="ignore"):  # what float64 makes of it: inf, -inf, nan, 0.0
+                return repr(float(np.float64(m) * np.exp(np.float64(scale))))
+        log10 = self.log10
+        k = math.floor(log10)
+        d = float(f"{10.0 ** (log10 - k):.{digits}g}")
+        if d >= 10:  # 9.9999996 rounds up to 10
+            d, k = d / 10, k + 1
+        return f"{'-' if m < 0 else ''}{d:.{digits}g}e{k:+03d}"
 
     @property
     def mp(self) -> mp.mpf:
