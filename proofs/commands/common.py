@@ -432,18 +432,54 @@ def variant_floor(law, variant) -> dict:
             "scaled": f.scaled}
 
 
-def show_excess(m: dict) -> str:
-    """The least excess of ``variant_minimiser``, or its bound where it is not resolved."""
+MINUS = "\N{MINUS SIGN}"
+
+
+def number(x: float, digits: int = 4) -> str:
+    """``x`` to ``digits`` significant digits (``g`` style: ``0.0621``, ``1.235e+05``) with a true
+    minus sign, ``−0.0621``; 0 (also −0.0) is ``0``."""
+    if x == 0:
+        return "0"
+    text = f"{x:.{digits}g}"
+    return MINUS + text[1:] if text.startswith("-") else text
+
+
+def signed_sum(terms, digits: int = 4) -> str:
+    """``a·X + b·Y …`` from ``[(a, "·X"), (b, "·Y"), …]`` (each number followed by its text), every
+    sign written once, as the operator between the terms: ``[(-0.0621, "·log T"), (-0.0237, "")]``
+    is ``−0.0621·log T − 0.0237`` (numbers by ``number``)."""
+    out = []
+    for i, (x, text) in enumerate(terms):
+        magnitude = number(abs(x), digits) + text
+        negative = x < 0
+        out.append((MINUS if negative else "") + magnitude if i == 0 else
+                   f" {MINUS if negative else '+'} {magnitude}")
+    return "".join(out)
+
+
+def show_excess(m: dict, num=None) -> str:
+    """The least excess of ``variant_minimiser``, or its bound where it is not resolved; ``num``
+    (e.g. ``number``) formats the numbers, else ``.6e`` and ``.1e``."""
+    if num is not None:
+        return num(m["excess"]) if m["resolved"] else f"< {num(m['resolution'])} (rounding bound)"
     return f"{m['excess']:.6e}" if m["resolved"] else f"< {m['resolution']:.1e} (rounding bound)"
 
 
-def show_named(values: dict[str, float], digits: int = 12) -> str:
-    """``α = …, β = …`` (``—`` where there are no parameters)."""
+def show_named(values: dict[str, float], digits: int = 12, num=None) -> str:
+    """``α = …, β = …`` (``—`` where there are no parameters); ``num`` formats the numbers, else
+    ``digits`` significant digits."""
     greek = {"alpha": "α", "beta": "β", "tau": "τ"}
-    return ", ".join(f"{greek.get(k, k)} = {v:.{digits}g}" for k, v in values.items()) or "— (no parameters)"
+    show = num or (lambda v: f"{v:.{digits}g}")
+    return ", ".join(f"{greek.get(k, k)} = {show(v)}" for k, v in values.items()) or "— (no parameters)"
 
 
-def floor_line(fl: dict) -> str:
+def floor_line(fl: dict, num=None) -> str:
+    """The floor of ``variant_floor`` in words; ``num`` formats the numbers, else ``.6e``, ``.1e``
+    and 8 digits."""
+    if num is not None:
+        value = f"0 (to rounding: {num(fl['value'])})" if fl["zero"] else num(fl["value"])
+        return (f"floor (T → ∞) {value}, {fl['regime']} regime at {show_named(fl['phi'], num=num)}; "
+                f"stable family {num(fl['stable'])}, scaled family {num(fl['scaled'])}")
     value = f"0 (to rounding: {fl['value']:.1e})" if fl["zero"] else f"{fl['value']:.6e}"
     return (f"floor (T → ∞) {value}, {fl['regime']} regime at {show_named(fl['phi'], 8)}; "
             f"stable family {fl['stable']:.6e}, scaled family {fl['scaled']:.6e}")

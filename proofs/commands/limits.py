@@ -7,8 +7,8 @@ from pathlib import Path
 
 import click
 
-from .common import (Command, IntIn, WritablePath, emit_json, floor_line, law_options, plain_variant, show_excess, show_named,
-                     variant_floor, variant_minimiser, variant_option, variant_or_alias)
+from .common import (Command, IntIn, WritablePath, emit_json, floor_line, law_options, number, plain_variant, show_excess,
+                     show_named, signed_sum, variant_floor, variant_minimiser, variant_option, variant_or_alias)
 
 from mmicl.numerics.validate import MAX_DEPTH_ONE
 from mmicl.numerics.atomic import save_figure
@@ -58,20 +58,21 @@ def one_parameter(law, t_max: int, out: Path | None) -> dict:
     rates = _untied_rates(law)
     checks = [
         _check(f"derived {ag['name']} against the extrapolated computed values", ag["agrees"],
-               f"derived {ag['derived']:.12g}, extrapolated {ag['extrapolated']:.12g} (previous window "
-               f"{ag['previous']:.12g}): difference {ag['difference']:.2e} within 2 × {ag['error_estimate']:.2e} "
-               f"+ float64 floor {ag['floor']:.1e}" if ag["agrees"] else
-               f"derived {ag['derived']:.12g} vs extrapolated {ag['extrapolated']:.12g}: difference "
-               f"{ag['difference']:.2e} exceeds 2 × {ag['error_estimate']:.2e} + {ag['floor']:.1e}",
+               f"derived {number(ag['derived'])}, extrapolated {number(ag['extrapolated'])} (previous window "
+               f"{number(ag['previous'])}): difference {number(ag['difference'])} within 2 × "
+               f"{number(ag['error_estimate'])} + float64 floor {number(ag['floor'])}" if ag["agrees"] else
+               f"derived {number(ag['derived'])} vs extrapolated {number(ag['extrapolated'])}: difference "
+               f"{number(ag['difference'])} exceeds 2 × {number(ag['error_estimate'])} + {number(ag['floor'])}",
                **{k: v for k, v in ag.items() if k != "name"}),
         _four_digits(ex, four),
         _check("the excess at α_T follows E[ζ²]·L·ρ^{2T}·(2T)^{−p}", excess["consistent"],
                "log10(computed) − log10(predicted): " + ", ".join(
-                   f"T={r['T']}: {r['difference']:.2e}" for r in excess["rows"]),
+                   f"T={r['T']}: {number(r['difference'])}" for r in excess["rows"]),
                rule="the remainder at the largest T is within twice its change over the last decade"),
         _check("α* minimises the worst case over the support, max_s |α(1+s) − 1|",
                abs(mm - ex.alpha_star) <= 1e-13 * max(1.0, ex.alpha_star),
-               f"golden-section minimiser {mm:.16g}, α* {ex.alpha_star:.16g}",
+               f"golden-section minimiser {number(mm)}, α* {number(ex.alpha_star)}: difference "
+               f"{number(abs(mm - ex.alpha_star))}",
                tolerance="1e-13: the golden-section bracket (1e-14) and rounding"),
     ]
     out_json = {
@@ -96,8 +97,8 @@ def _four_digits(ex, four: list[dict]) -> dict:
     with the leading term alone the relative error is O(1/T) or O(log T/T), which at T = 10⁴ may
     exceed 5e-5 without anything being wrong — then the check is inconclusive and says so."""
     rel = [r["relative_difference_expansion"] for r in four]
-    detail = "; ".join(f"T={r['T']}: computed {r['T_gap_computed']:.10g}, expansion {r['T_gap_expansion']:.10g}, "
-                       f"relative difference {r['relative_difference_expansion']:.1e}" for r in four)
+    detail = "; ".join(f"T={r['T']}: computed {number(r['T_gap_computed'])}, expansion "
+                       f"{number(r['T_gap_expansion'])}, relative difference {_relative(r)}" for r in four)
     name = "the derived expansion matches T·(α* − α_T) to 4 digits at T ≥ 10⁴"
     if not four:
         return _check(name, None, "no depth ≥ 10⁴ was computed (raise --T-max)")
@@ -107,6 +108,11 @@ def _four_digits(ex, four: list[dict]) -> dict:
                       f"{'O(log T/T)' if ex.f1 else 'O(1/T)'} relative), so this cannot decide",
                       tolerance="relative 5e-5 (four significant digits)")
     return _check(name, ok, detail, tolerance="relative 5e-5 (four significant digits)")
+
+
+def _relative(row: dict) -> str:
+    x = row.get("relative_difference_expansion")
+    return "—" if x is None else number(x)
 
 
 def _figures_one(law, res: dict, out: Path) -> list[Path]:
@@ -148,6 +154,9 @@ def two_parameter(law, t_max: int, basin: int) -> dict:
     from mmicl.numerics.flows import basin_two
 
     Ts = [T for T in (5, 10, 20, 30, 50, 70, 100) if T <= t_max]
+    if len(Ts) < 4:  # two_parameter_limits fits the rate on four depths at least
+        raise click.BadParameter(f"--T-max {t_max}: --model two needs the depths 5, 10, 20 and 30 at least",
+                                 param_hint="--T-max")
     res = asy.two_parameter_limits(law, Ts)
     out = {"law": law.spec(), "model": "two", "alpha_star": asy.alpha_expansion(law).alpha_star,
            "rho": res["rho"], "gamma_decay": res["gamma_decay"], "T_gap_limit": res["T_gap_limit"],
@@ -183,11 +192,12 @@ def untied_model(law, t_max: int, out: Path | None) -> dict:
     measured = untied.measured_rate(law, positive).to_json() if len(positive) >= 2 else None
 
     def shown(r):
-        return "exactly 0" if r["exact_zero"] else f"10^{r['log10_excess_untied']:.2f}"
+        return "exactly 0" if r["exact_zero"] else f"10^{number(r['log10_excess_untied'])}"
 
     checks = [_check("the untied optimum is never worse than the tied α_T",
                      all(r["exact_zero"] or r["log10_excess_untied"] <= r["log10_excess_tied"] + 1e-9 for r in rows),
-                     "; ".join(f"T={r['T']}: untied {shown(r)}, tied 10^{r['log10_excess_tied']:.2f}" for r in rows),
+                     "; ".join(f"T={r['T']}: untied {shown(r)}, tied 10^{number(r['log10_excess_tied'])}"
+                               for r in rows),
                      tolerance="1e-9 in log10: the untied optimum's stated accuracy")]
     res = {"law": law.spec(), "model": "untied", "excess_decay_per_layer": {"tied": rates["tied"],
            "untied": rates["untied"], "untied_measured": measured}, "rows": rows, "checks": checks}
@@ -203,7 +213,7 @@ def untied_model(law, t_max: int, out: Path | None) -> dict:
         for name, rate in (("tied", rates["tied"]), ("untied", rates["untied"])):
             last = [r for r in rows if r[f"log10_excess_{name}"] is not None][-1]
             ax.plot(Ts, [last[f"log10_excess_{name}"] + (T - last["T"]) * math.log10(rate) for T in Ts], ":",
-                    label=f"predicted rate {name} ({rate:.3g}/layer)")
+                    label=f"predicted rate {name} ({number(rate)}/layer)")
         ax.set_xlabel("depth T")
         ax.set_ylabel("log10 excess risk")
         ax.legend()
@@ -315,53 +325,65 @@ def variant_limits(law, variant, t_max: int, basin: int) -> dict:
 def _print_variant(res: dict) -> None:
     echo = click.echo
     echo(f"{res['law']}  (variant {res['variant']})")
-    echo(f"  {floor_line(res['floor'])}")
+    echo(f"  {floor_line(res['floor'], num=number)}")
     for r in res["rows"]:
-        echo(f"  T={r['T']:>5}: least excess {show_excess(r)} (gap to the floor {r['gap_to_floor']:+.3e}) at "
-             f"{show_named(r['theta'])}")
+        gap = r["gap_to_floor"]
+        echo(f"  T={r['T']:>5}: least excess {show_excess(r, num=number)} (gap to the floor "
+             f"{'+' if gap >= 0 else ''}{number(gap)}) at {show_named(r['theta'], num=number)}")
     echo(f"  note: {res['note']}")
 
 
+def correction_text(c: dict) -> str:
+    """α* − α_T as the text ``mmicl limits`` prints, from the JSON's "correction": ``0.08613/T −
+    0.1057/T² + …`` or ``(−0.0621·log T − 0.0237)/T + o(1/T)`` (``number``'s 4 significant digits,
+    each sign once)."""
+    if c["form"] == "c/T":
+        second = [] if c["second"] is None else [(c["second"], "/T²")]
+        return signed_sum([(c["coefficient"], "/T"), *second]) + " + …"
+    return f"({signed_sum([(c['log_coefficient'], '·log T'), (c['coefficient'], '')])})/T + o(1/T)"
+
+
 def _print(res: dict) -> None:
+    """The text of ``mmicl limits``: every number by ``number`` (4 significant digits, a true minus
+    sign); the JSON keeps the full float64 values."""
     echo = click.echo
     echo(f"{res['law']}  (model {res['model']})")
     if res.get("hypothesis"):
         echo(f"  α* = 0; {res['hypothesis']['message']}")
         for r in res["rows"]:
-            echo(f"  T={r['T']:>5}: α_T = {r['alpha_T']:.12g}   T·α_T = {r['T_alpha_T']:.6g}")
-        echo(f"  log-log slope of α_T over T = {res['decay']['Ts']}: {res['decay']['log_slope_last_points']:.4f}")
+            echo(f"  T={r['T']:>5}: α_T = {number(r['alpha_T'])}   T·α_T = {number(r['T_alpha_T'])}")
+        echo(f"  log-log slope of α_T over T = {res['decay']['Ts']}: {number(res['decay']['log_slope_last_points'])}")
         return
     if res["model"] == "one":
-        c = res["correction"]
-        echo(f"  α* = {res['alpha_star']:.16g}, ρ = {res['rho']:.6g}")
+        echo(f"  α* = {number(res['alpha_star'])}, ρ = {number(res['rho'])}")
         for side in ("lo", "hi"):
             e = res["ends"][side]
-            echo(f"  {side} end s = {e['value']:g}: {e['description']} (exponent b = {e['b']:g})")
-        if c["form"] == "c/T":
-            second = "" if c["second"] is None else f" + ({c['second']:.10g})/T²"
-            echo(f"  α* − α_T = ({c['coefficient']:.10g})/T{second} + …")
-        else:
-            echo(f"  α* − α_T = ({c['log_coefficient']:.10g}·log T + {c['coefficient']:.10g})/T + o(1/T)")
+            echo(f"  {side} end s = {number(e['value'])}: {e['description']} (exponent b = {number(e['b'])})")
+        echo(f"  α* − α_T = {correction_text(res['correction'])}")
         x = res["excess"]
-        echo(f"  excess(α_T) ≈ {x['zeta2']:g}·{x['prefactor']:.6g}·ρ^(2T)·(2T)^(−{x['power']:.4g}); per layer: tied "
-             f"{res['excess_decay_per_layer']['tied']:.6g}, untied {res['excess_decay_per_layer']['untied']}")
+        untied = res["excess_decay_per_layer"]["untied"]
+        echo(f"  excess(α_T) ≈ {number(x['zeta2'])}·{number(x['prefactor'])}·ρ^(2T)·(2T)^({number(-x['power'])}); "
+             f"per layer: tied {number(res['excess_decay_per_layer']['tied'])}, untied "
+             f"{'—' if untied is None else number(untied)}")
         for r in res["rows"]:
-            echo(f"  T={r['T']:>8}: T·(α*−α_T) computed {r['T_gap_computed']:.12g}   derived {r['T_gap_expansion']:.12g}")
+            echo(f"  T={r['T']:>8}: T·(α*−α_T) computed {number(r['T_gap_computed'])}   derived "
+                 f"{number(r['T_gap_expansion'])}   relative difference {_relative(r)}")
     elif res["model"] == "two":
         g = res["gamma_decay"]
-        echo(f"  γ_T = α_T + β_T falls by {g['rate_per_layer']:.4g} per layer (ρ = {res['rho']:.4g}); "
-             f"T·(α* − α_T) → {res['T_gap_limit']['c']:.6g} (one-parameter: {res['T_gap_limit']['one_parameter_c']:.6g})")
+        echo(f"  γ_T = α_T + β_T falls by {number(g['rate_per_layer'])} per layer (ρ = {number(res['rho'])}); "
+             f"T·(α* − α_T) → {number(res['T_gap_limit']['c'])} (one-parameter: "
+             f"{number(res['T_gap_limit']['one_parameter_c'])})")
         for b in res.get("basin", []):
             echo(f"  basin at T={b['T']}: {b['counts'].get('rest', 0)}/{b['grid'] ** 2} starts reach the minimiser; "
                  f"{b['counts']}")
     else:
         d = res["excess_decay_per_layer"]
         m = d["untied_measured"]
-        echo(f"  excess per layer: tied {d['tied']:.6g}, untied predicted {d['untied']:.6g}, measured "
-             + (f"{10 ** m['log10_rate']:.6g} over T = {m['T']}" if m else "— (the optimum is exactly 0: atoms)"))
+        echo(f"  excess per layer: tied {number(d['tied'])}, untied predicted {number(d['untied'])}, measured "
+             + (f"{number(10 ** m['log10_rate'])} over T = {m['T']}" if m else "— (the optimum is exactly 0: atoms)"))
         for r in res["rows"]:
-            u = "exactly 0" if r["exact_zero"] else f"10^{r['log10_excess_untied']:.3f}"
-            echo(f"  T={r['T']:>4}: untied {u}   tied 10^{r['log10_excess_tied']:.3f}")
+            u = "exactly 0" if r["exact_zero"] else f"10^{number(r['log10_excess_untied'])}"
+            echo(f"  T={r['T']:>4}: untied {u}   tied 10^{number(r['log10_excess_tied'])}")
     for ch in res["checks"]:
         verdict = {True: "holds", False: "FAILS", None: "inconclusive"}[ch["passed"]]
         echo(f"  [{verdict}] {ch['name']}: {ch['detail']}")
