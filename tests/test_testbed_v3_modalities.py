@@ -223,3 +223,14 @@ def test_both_claims_refuse_other_sizes_than_quick(toy, tmp_path):
     for fn in (mod.claim6_v3, mod.claim7_v3):
         with pytest.raises(TestbedConfigError, match="--quick"):
             fn(RunConfig(quick=False, out=tmp_path, seed=1))
+
+
+def test_the_proposed_stage1_premise_needs_icl_and_an_induction_head():
+    final = {"acc_icl": [0.99, 0.99, 0.6], "induction": [[[0.1], [0.8]], [[0.2], [0.25]], [[0.9], [0.1]]]}
+    assert mod.stage1_does_icl(final).tolist() == [True, False, False]
+
+
+def test_claim7_runs_at_another_evaluation_size_when_asked(toy, tmp_path):
+    mod.claim7_v3(RunConfig(quick=True, out=tmp_path, seed=1), eval_size=24)
+    doc = json.loads((tmp_path / "testbed" / "claim7.json").read_text())
+    assert doc["eval_size"] == 24 and mod.DECIDING_EVAL_SIZE7 > v3.EVAL_SIZE

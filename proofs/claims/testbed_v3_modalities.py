@@ -26,6 +26,12 @@ AUC (``area_under`` of ``acc_icl_m2known`` over stage 2) on the dose's encoder h
 with its se propagated from the per-dose se's (``slope_and_se``; the AUC's se by the bound of
 ``auc_and_se``).  Premise per seed: the highest dose's encoder accuracy minus the lowest's ≥ 0.3.
 
+PROPOSED changes, implemented and marked where they act (none is in ``testbed_v3``): claim 7's pilot
+targets ``PROPOSED_TARGETS`` (0.2, 0.4, 0.6, 0.8) instead of (0.4, 0.6, 0.8, 0.95), which the
+encoder cannot reach; claim 4's stage-1 premise (``STAGE1_PREMISE``) in both claims; and claim 7 at
+``DECIDING_EVAL_SIZE7`` evaluation items (``claim7_v3_deciding``), since at ``EVAL_SIZE`` almost no
+seed resolves against its margin (feasibility run on the pilot seeds).
+
 Both run at the quick size only, on ``testbed_v3.FAMILIES`` (8 + 8 seeds), through the results store
 ``OUT/testbed/runs`` (run kinds ``stage1``, ``stage2``, ``fusion``), so a killed claim resumes.
 """
@@ -67,6 +73,17 @@ four doses evenly over 0.6 of accuracy, which shrinks the slope's se by √(Sxx 
 keeps the doses off the ceiling."""
 SPAN = 0.3
 """Claim 7's premise: the doses' encoder accuracies span at least this on the seed."""
+STAGE1_PREMISE = "the seed's stage-1 decoder does ICL on M1 (≥ 0.95) with an induction head (score > 0.3)"
+"""PROPOSED premise (not in ``DESIGNS["claim6"]`` / ``["claim7"]``; claim 4's, ``DESIGNS["claim4"].premises``):
+both claims' staged arms start from the seed's stage-1 decoder, and on the claim-7 feasibility run of
+the pilot seeds one of four (9001) had stage-1 ICL 0.65 after 5000 steps and a stage-2 AUC of 0.34
+against 0.75-0.87 for the others: a seed without the mechanism says nothing about what stage 2 does
+with it.  Seeds that fail it are left out of the checks, and it counts like the design's premises."""
+DECIDING_EVAL_SIZE7 = 8192
+"""PROPOSED evaluation size of claim 7 (``claim7_v3_deciding``): on the pilot seeds at
+``EVAL_SIZE`` = 1024 the per-seed slopes were 0.03-0.11 with se 0.024-0.033, so almost no seed
+resolves against the 0.05 margin (it needs slope > 0.05 + 2 se ≈ 0.11); 8 × the items gives se
+≈ 0.01, resolving a seed at slope ≳ 0.07."""
 
 
 # ---- pilot rules ---------------------------------------------------------------------------
@@ -268,6 +285,19 @@ def _write(config: RunConfig, name: str, doc: dict) -> None:
     write_json(_out(config) / f"{name}.json", doc)
 
 
+def stage1_does_icl(final: dict) -> np.ndarray:
+    """Per seed of a stage-1 run's final metrics: ICL ≥ 0.95 and some head's induction score > 0.3
+    (``STAGE1_PREMISE``, claim 4's)."""
+    icl = np.asarray(final["acc_icl"], float)
+    ind = np.asarray(final["induction"], float).reshape(icl.size, -1).max(1)
+    return (icl >= 0.95) & (ind > 0.3)
+
+
+def _stage1_premise(records: dict, seeds: dict) -> tuple[dict, Hypothesis]:
+    ok = {f: stage1_does_icl(records[f"stage1_{f}"]["result"]["final"]) for f in seeds}
+    return ok, _premise(f"{STAGE1_PREMISE} (PROPOSED premise, not in the design)", ok, seeds)
+
+
 # ---- claim 6 ------------------------------------------------------------------------------------
 def claim6_v3(config: RunConfig):
     """After early fusion the label-adjacent modality is followed on conflicts, more than after
@@ -307,6 +337,8 @@ def claim6_v3(config: RunConfig):
     hyps = [h for h in _hyps(sz, config) if "seeds per arm" not in h.text]
     hyps.append(_premise(f"{design.premises[0]} (level B/N + 2 se = {level:.4f}, se binomial at B/N on {EVAL_SIZE} "
                          f"items)", learns, seeds))
+    s1_ok, s1_hyp = _stage1_premise(records, seeds)
+    hyps.append(s1_hyp)
     c = design.checks[0]
     diffs, ses, per_arm = {}, {}, {}
     for f in FAMILIES:
@@ -314,7 +346,7 @@ def claim6_v3(config: RunConfig):
         fam = {a: follow_adjacent_minus_other({f"conflict_follow_{m}": v for m, v in r.items()}, LAYOUT6)
                for a, r in rates.items()}
         adj, oth = "m2", "m1"   # readout_last: M2 is next to the label
-        keep = learns[f]
+        keep = learns[f] & s1_ok[f]
         diffs[f] = (fam[c.a] - fam[c.b])[keep]
         ses[f] = follow_difference_se(rates[c.a][adj], rates[c.a][oth], rates[c.b][adj], rates[c.b][oth],
                                       EVAL_SIZE)[keep]
@@ -335,6 +367,7 @@ def claim6_v3(config: RunConfig):
         "eval_size": EVAL_SIZE, "copy_baseline": copy, "premise_level": level,
         "follow_adjacent_minus_other": {k: v.tolist() for k, v in per_arm.items()},
         "fusion_learns_icl": {f: v.tolist() for f, v in learns.items()}, "stage1_icl": stage1_icl,
+        "stage1_premise": {f: v.tolist() for f, v in s1_ok.items()},
         "tables": {k: r.table(("acc_icl", "acc_icl_m2only", "acc_icl_m1only", "conflict_follow_m1",
                                "conflict_follow_m2")) for k, r in runs.items()},
         "histories": {k: r["result"]["history"] for k, r in records.items() if not k.startswith("stage1")},
@@ -353,10 +386,12 @@ def claim6_v3(config: RunConfig):
 
 
 # ---- claim 7 ------------------------------------------------------------------------------------
-def claim7_v3(config: RunConfig):
+def claim7_v3(config: RunConfig, eval_size: int | None = None):
     """A better M2 encoder gives better multimodal ICL: per seed, the slope of the stage-2 AUC of
     known-class M2-necessary ICL on encoder accuracy over four doses (``testbed_v3.DESIGNS["claim7"]``;
-    module docstring)."""
+    module docstring).  ``eval_size``: the stage-2 evaluation sets' size (``EVAL_SIZE`` by default;
+    ``claim7_v3_deciding`` runs the PROPOSED ``DECIDING_EVAL_SIZE7``)."""
+    n_eval = int(eval_size or EVAL_SIZE)
     from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm
     from mmicl.proofs.sweep.runs import stored_arm_results
 
@@ -367,7 +402,7 @@ def claim7_v3(config: RunConfig):
     data = _mm(sz, m2=replace(sz.m2, K=sz.encoder_K2, eps=sz.encoder_eps2))
     arms = [MultimodalArm(f"dose{k}_steps{s}", data, encoder_steps=s, standardise_features=True)
             for k, s in enumerate(doses)]
-    stage2 = replace(sz.stage2, eval_size=EVAL_SIZE, eval_every=EVAL_EVERY_TRANSITION)
+    stage2 = replace(sz.stage2, eval_size=n_eval, eval_every=EVAL_EVERY_TRANSITION)
     specs = {}
     for f, seeds in FAMILIES.items():
         s1 = _stage1(config, sz, seeds)
@@ -380,30 +415,32 @@ def claim7_v3(config: RunConfig):
     for f in FAMILIES:
         r = stored_arm_results(records[f"doses_{f}"])
         x[f] = np.stack([r.final("encoder_acc", a.name) for a in arms]).astype(float)           # (doses, seeds)
-        sx[f] = binomial_se(x[f], EVAL_SIZE)
-        auc = [auc_and_se(r.steps, r.curve("acc_icl_m2known", a.name), EVAL_SIZE) for a in arms]
+        sx[f] = binomial_se(x[f], n_eval)
+        auc = [auc_and_se(r.steps, r.curve("acc_icl_m2known", a.name), n_eval) for a in arms]
         y[f], sy[f] = np.stack([a for a, _ in auc]), np.stack([s for _, s in auc])
         final_icl[f] = np.stack([r.final("acc_icl_m2known", a.name) for a in arms]).astype(float)
     spans = {f: x[f][-1] - x[f][0] for f in FAMILIES}
     spread = {f: spans[f] >= SPAN for f in FAMILIES}
     hyps = [h for h in _hyps(sz, config) if "seeds per arm" not in h.text]
     hyps.append(_premise(design.premises[0], spread, seeds))
+    s1_ok, s1_hyp = _stage1_premise(records, seeds)
+    hyps.append(s1_hyp)
     c = design.checks[0]
     slopes, ses = {}, {}
     for f in FAMILIES:
         b, se = slope_and_se(x[f], y[f], sx[f], sy[f])
-        keep = spread[f] & np.isfinite(b)
+        keep = spread[f] & s1_ok[f] & np.isfinite(b)
         slopes[f], ses[f] = b[keep], se[keep]
     check = v3_check(c, slopes, ses, "propagated from the doses' se's: each AUC's by its bound "
                      f"Σ w_t √(a_t(1−a_t)/n) over the evaluations every {EVAL_EVERY_TRANSITION} steps (perfect "
                      f"correlation between evaluations of one fixed set), each encoder accuracy's binomial on "
-                     f"{EVAL_SIZE} held-out items (first order); the doses' evaluation sets are independent")
+                     f"{n_eval} held-out items (first order); the doses' evaluation sets are independent")
     check.numbers["encoder_steps"] = list(doses)
     check.atol["encoder_steps"] = EXACT
     checks = [check]
     _write(config, "claim7", {
         "version": 3, "design": "proofs/claims/testbed_v3.py DESIGNS['claim7']", "piloted": chosen,
-        "families": seeds, "data_seed": config.seed, "device": config.device, "eval_size": EVAL_SIZE,
+        "families": seeds, "data_seed": config.seed, "device": config.device, "eval_size": n_eval,
         "eval_every": EVAL_EVERY_TRANSITION, "features": "standardised per member (mean 0, mean squared norm 1)",
         "encoder_accuracy": {f: v.tolist() for f, v in x.items()},
         "auc_icl_m2known": {f: v.tolist() for f, v in y.items()},
@@ -414,6 +451,7 @@ def claim7_v3(config: RunConfig):
         "span": {f: v.tolist() for f, v in spans.items()},
         "histories": {k: r["result"]["history"] for k, r in records.items() if not k.startswith("stage1")},
         "stage1_icl": {f: records[f"stage1_{f}"]["result"]["final"]["acc_icl"] for f in FAMILIES},
+        "stage1_premise": {f: v.tolist() for f, v in s1_ok.items()},
         "seconds": {k: r["provenance"]["seconds"] for k, r in records.items()}})
     allx = np.concatenate([x[f] for f in FAMILIES], 1)
     ally = np.concatenate([y[f] for f in FAMILIES], 1)
@@ -424,13 +462,19 @@ def claim7_v3(config: RunConfig):
         {"encoder_steps": list(doses), "encoder_accuracy_by_dose": allx.mean(1).round(4).tolist(),
          "auc_icl_m2known_by_dose": ally.mean(1).round(4).tolist(), **_verdicts(checks)},
         atol={"encoder_steps": EXACT,
-              "encoder_accuracy_by_dose": max(sampling_atol(mean_se(v, EVAL_SIZE)) for v in allx),
-              "auc_icl_m2known_by_dose": max(sampling_atol(max(mean_se(v), 0.5 / math.sqrt(EVAL_SIZE * n)))
+              "encoder_accuracy_by_dose": max(sampling_atol(mean_se(v, n_eval)) for v in allx),
+              "auc_icl_m2known_by_dose": max(sampling_atol(max(mean_se(v), 0.5 / math.sqrt(n_eval * n)))
                                              for v in ally)},
         why=f"the piloted step counts exact; {SAMPLING_WHY}: a mean over the seeds of both families by its se over "
-            "seeds (at least the binomial se of an accuracy on EVAL_SIZE items, or for an AUC its bound ½/√n per "
+            "seeds (at least the binomial se of an accuracy on {n_eval} items, or for an AUC its bound ½/√n per "
             "seed), a list by its largest; the outcomes are text")
     return hyps, checks, summary, []
+
+
+def claim7_v3_deciding(config: RunConfig):
+    """PROPOSED: ``claim7_v3`` with stage-2 evaluation sets of ``DECIDING_EVAL_SIZE7`` items (about 4
+    hours of one CPU thread at the quick size, minutes on a GPU; ``DECIDING_EVAL_SIZE7``)."""
+    return claim7_v3(config, DECIDING_EVAL_SIZE7)
 
 
 # ---- pilots ---------------------------------------------------------------------------------------
