@@ -35,6 +35,10 @@ Version 3 (additive; the keys above are unchanged):
 - In the ``readout_last*`` layouts the readout is the token R (the last token), so every
   attention metric that reads "the readout's attention" (``induction``, ``attn_match_*``) reads R's.
 
+Per-sequence head scores (additive, testbed claim 9 version 3): ``head_scores_per_sequence`` gives
+each head's ``induction`` and ``prev_token`` value on every ICL-set sequence, and
+``head_score_spread`` their means and per-sequence sd (the evaluation se of a score is sd/√n).
+
 Ablations (``ablation_drop``, ``ablated_accuracy``) zero a head by default or, given ``means``
 (``head_means_multimodal`` over a reference batch), replace its output by its mean there.
 """
@@ -166,6 +170,41 @@ def head_scores_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets) -
            "induction": torch.stack([readout_contrast(a, pos["label"], match) for a in fwd.attention], dim=1)}
     out |= head_summary(out["induction"], out["prev_token"])
     return {k: v.float().cpu() for k, v in out.items()}
+
+
+@torch.no_grad()
+def head_scores_per_sequence(system: MultimodalSystem, sets: MultimodalEvalSets) -> dict[str, torch.Tensor]:
+    """Every head's ``induction`` and ``prev_token`` value on each sequence of the ICL set,
+    (E, b, layers, H) on the CPU: the values whose mean over the b sequences ``head_scores_multimodal``
+    reports (the same formulas as ``metrics.previous_token_strength`` and ``metrics.readout_contrast``,
+    without the mean over sequences)."""
+    icl = sets.sets["icl"]
+    fwd = system(icl, sets.shifts["icl"], return_attention=True)
+    pos = token_positions(system.layout, icl.labels.shape[-1])
+    m = (icl.labels == icl.target.unsqueeze(-1)).unsqueeze(2)                # (E, b, 1, n)
+    prev, ind = [], []
+    for a in fwd.attention:                                                   # (E, b, H, T, T)
+        prev.append(torch.diagonal(a, offset=-1, dim1=-2, dim2=-1).mean(-1))  # (E, b, H)
+        to = a[..., -1, pos["label"].to(a.device)]                            # (E, b, H, n)
+        w = m.to(device=a.device, dtype=a.dtype)
+        ind.append((to * w - to * (1 - w)).sum(-1))
+    return {"prev_token": torch.stack(prev, dim=2).float().cpu(), "induction": torch.stack(ind, dim=2).float().cpu()}
+
+
+def head_score_spread(system: MultimodalSystem, sets: MultimodalEvalSets) -> dict:
+    """Per head (E, layers, H), as nested lists: the ``induction`` and ``prev_token`` scores (means over
+    the n ICL-set sequences, as ``head_scores_multimodal``) and ``induction_sd`` / ``prev_token_sd``, the
+    sample standard deviation (ddof = 1) over those sequences of the per-sequence values
+    (``head_scores_per_sequence``); ``n``.  A score's evaluation se is then sd/√n, and a difference of
+    two such means over the same sequences has se ≤ (sd_a + sd_b)/√n whatever their correlation
+    (testbed claim 9, version 3)."""
+    per = head_scores_per_sequence(system, sets)
+    n = int(per["induction"].shape[1])
+    out: dict = {"n": n, "ddof": 1}
+    for k, v in per.items():
+        out[k] = v.double().mean(1).tolist()
+        out[f"{k}_sd"] = (v.double().std(1, correction=1) if n > 1 else torch.zeros_like(v[:, 0]).double()).tolist()
+    return out
 
 
 @torch.no_grad()

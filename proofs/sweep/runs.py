@@ -30,7 +30,8 @@
   "p_bursty", "layout"}, "decoder", "encoder_steps"}]``, ``MultimodalArm`` as ``arm_to_json`` writes
   it), ``"train", "trainable"`` ("projector+readout"; "projector"; "all": every weight trains, the
   unfrozen stage 2 of testbed claim 9), ``"device", "data_seed"`` (both the stage-1
-  run's by default), ``"analysis"`` (None, or ``{"name", **parameters}`` of ``MULTIMODAL_ANALYSES``)};
+  run's by default), ``"analysis"`` (None, or ``{"name", **parameters}`` of ``MULTIMODAL_ANALYSES``,
+  or ``{"name": "head_score_spread"}``: ``multimodal_analyses()``)};
   the stage-1 record must be finished and its checkpoint have the SHA-256 it states and load
   (``load_stage1``), else the run fails with one line naming the file and what to do.  Result: as
   ``ensemble`` — ``summary`` (the final value of every scalar metric, ``induction_max`` and
@@ -421,8 +422,25 @@ def _check_settings(kind: str, config: dict, allowed: frozenset, needed: set) ->
     return config
 
 
-def _analysis(analysis):
+def head_score_spread(r) -> dict:
+    """The analysis ``head_score_spread`` of a stage-2 or fusion run: each head's induction and
+    previous-token score on the ICL set with the per-sequence sd behind it, on the trained models
+    (``multimodal_metrics.head_score_spread``; testbed claim 9, version 3)."""
+    from mmicl.numerics.testbed.multimodal_metrics import head_score_spread as spread
+
+    return spread(r.run.model, r.run.eval_sets)
+
+
+def multimodal_analyses() -> dict:
+    """The analyses a ``stage2`` or ``fusion`` run may name: ``MULTIMODAL_ANALYSES`` and, added here,
+    ``head_score_spread``."""
     from mmicl.numerics.testbed.multimodal_experiments import MULTIMODAL_ANALYSES
+
+    return {**MULTIMODAL_ANALYSES, "head_score_spread": head_score_spread}
+
+
+def _analysis(analysis):
+    MULTIMODAL_ANALYSES = multimodal_analyses()
 
     if analysis is None:
         return None
@@ -533,8 +551,8 @@ def _arms_result(r, config: dict) -> dict:
     """What a stage-2 or fusion run keeps: the final value of every scalar metric per arm and member
     (``summary``), every curve (``history``, without its time) and the analysis."""
     from mmicl.numerics.testbed.experiments import DERIVED
-    from mmicl.numerics.testbed.multimodal_experiments import MULTIMODAL_ANALYSES
 
+    MULTIMODAL_ANALYSES = multimodal_analyses()
     h = r.run.history
     scalars = [m for m in h.metrics if h.final(m).dim() == 1] + [m for m, (base, _) in DERIVED.items()
                                                                if base in h.metrics]
