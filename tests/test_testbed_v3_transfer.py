@@ -187,9 +187,57 @@ def test_head_changes_subtract_before_from_after_at_the_selected_heads():
     assert np.isnan(none["induction_change_top_minus_control"][0])
 
 
-def test_score_difference_se_is_the_popoviciu_bound():
-    assert tr.score_difference_se(1, 1024, 1024) == pytest.approx(math.sqrt(2 / 1024))
-    assert tr.score_difference_se(2, 1024, 1024) == pytest.approx(math.sqrt(8 / 1024))
-    # a per-sequence difference of two heads at ±1 (the extreme) has sd 2: the bound is attained
-    x = np.array([2.0, -2.0] * 512)
-    assert x.std() / math.sqrt(x.size) == pytest.approx(2 / math.sqrt(1024))
+def test_change_se_sums_the_per_sequence_sds_of_the_terms_over_root_n():
+    """Hand-made per-sequence values with known sd: one head's change (a − b on the same sequences)
+    has se ≤ (sd_a + sd_b)/√n, attained when the two arms' deviations are exactly opposed; top minus
+    control sums four sd's."""
+    n = 100
+    base = np.array([1.0, -1.0] * (n // 2))                    # mean 0, sample sd √(n/(n−1))
+    sd1 = math.sqrt(n / (n - 1))
+    a, b = 0.3 * base, -0.1 * base                              # sd 0.3·sd1 and 0.1·sd1, exactly opposed
+    heads = {"top": np.array([[0, 0]]), "control": np.array([[0, 1]]), "prev": np.array([[1, 0]])}
+    sd_a = {"induction": np.array([[[0.3 * sd1, 0.2], [0, 0]]]), "prev_token": np.array([[[0, 0], [0.3 * sd1, 0]]])}
+    sd_b = {"induction": np.array([[[0.1 * sd1, 0.05], [0, 0]]]), "prev_token": np.array([[[0, 0], [0.1 * sd1, 0]]])}
+    se = tr.change_se(heads, sd_a, sd_b, n)
+    assert se["prev_token_change"][0] == pytest.approx(0.4 * sd1 / math.sqrt(n))
+    assert se["prev_token_change"][0] == pytest.approx((a - b).std(ddof=1) / math.sqrt(n))    # attained
+    assert se["induction_change_top_minus_control"][0] == pytest.approx((0.4 * sd1 + 0.25) / math.sqrt(n))
+    # any pairing of values with these sd's stays within the bound
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        x, y = rng.normal(size=n), rng.normal(size=n) + rng.normal() * rng.normal(size=1) * rng.normal(size=n)
+        assert (x - y).std(ddof=1) <= x.std(ddof=1) + y.std(ddof=1) + 1e-12
+    with pytest.raises(ValueError):
+        tr.change_se(heads, {**sd_a, "induction": -sd_a["induction"]}, sd_b, n)
+
+
+def test_head_score_spread_is_the_sd_of_the_per_sequence_values_behind_the_scores(toy, tmp_path):
+    """Claim 9's stage-2 runs record, per head, the mean and sample sd of the per-sequence values; the
+    means are the scores the run's own evaluation reports (so the sd's are those values' spread)."""
+    from mmicl.numerics.testbed.multimodal_experiments import run_fusion
+    from mmicl.numerics.testbed.multimodal_metrics import (head_score_spread, head_scores_multimodal,
+                                                           head_scores_per_sequence)
+    from mmicl.proofs.sweep.runs import stored_arm_results
+
+    tr.claim9_v3(RunConfig(quick=True, out=tmp_path, seed=1))
+    saved = json.loads((tmp_path / "testbed" / "claim9.json").read_text())
+    assert saved["head_sd"]["n"] == 16 and set(saved["head_sd"]) >= {"frozen_A", "unfrozen_B"}
+    record = json.loads((tmp_path / "testbed" / "runs" / "runs" / f"{saved['run_keys']['stage2']['unfrozen_A']}.json")
+                        .read_text())
+    spread = record["result"]["analysis"]
+    final = stored_arm_results(record).run.history
+    for m in ("induction", "prev_token"):
+        assert np.allclose(spread[m], final.final(m).double().numpy(), atol=1e-5)
+        sd = np.asarray(spread[f"{m}_sd"])
+        assert sd.shape == (2, 2, 2) and np.all(sd > 0) and np.all(sd <= 2 * math.sqrt(16 / 15))
+    # on a system and sets of its own: the sd is the per-sequence values' sample sd, their mean the score
+    model = replace(TOY.model, heads=2, ape_slots=3 * TOY.m1.N + 2)
+    r = run_fusion(model, TOY.m1, [tr._arm(TOY, TOY.m1.L)], [5], replace(_TRAIN, steps=1, eval_every=1))
+    system, sets = r.run.model, r.run.eval_sets
+    per = head_scores_per_sequence(system, sets)
+    scores = head_scores_multimodal(system, sets)
+    got = head_score_spread(system, sets)
+    for m in ("induction", "prev_token"):
+        assert per[m].shape[1] == got["n"]
+        assert np.allclose(per[m].double().mean(1).numpy(), scores[m].numpy(), atol=1e-6)
+        assert np.allclose(got[f"{m}_sd"], per[m].double().std(1).numpy())
