@@ -33,7 +33,7 @@ START_BOX = 10.0
 """Starts of the flows: the two-parameter flow stops as diverged outside |α|, |β| ≤ 10, and the
 one-parameter flow from |α0| = 10¹⁰ did not finish in 10 minutes (α* is in (0, 1])."""
 MAX_CONTEXT = 10**12
-"""Context lengths: beyond this use the large-context limit (``lsa`` without --n, ``train --n 0``)."""
+"""Context lengths: beyond this use the large-context limit (``--n inf``, ``ContextLength``)."""
 MAX_BATCH_FLOATS = 2**28
 """One batch of prompt moments holds batch × (d+1)² floats (1 GiB of float32 at this bound)."""
 MAX_STEPS = 10**7
@@ -75,6 +75,43 @@ class IntIn(click.ParamType):
 
     def get_metavar(self, param, ctx=None):  # click ≥ 8.2 passes ctx
         return "INTEGER"
+
+
+INFINITE_CONTEXT = ("inf", "infinity", "∞")
+"""How ``--n`` spells the large-context limit n → ∞ in every command that has it (case ignored)."""
+
+
+class ContextLength(IntIn):
+    """``--n``: a context length from 1 to ``MAX_CONTEXT``, or ``inf`` (``INFINITE_CONTEXT``) for the
+    large-context limit n → ∞, which the command receives as ``None``.  One spelling in every
+    command; each command's old one still works: ``old_zero`` (``train``) reads 0 as ``inf`` too,
+    and where the default is ``None`` (``lsa``) leaving ``--n`` out is ``inf``.  ``old`` names the
+    old spelling in the error message."""
+
+    name = "context length"
+
+    def __init__(self, old_zero: bool = False, old: str = ""):
+        super().__init__(0 if old_zero else 1, MAX_CONTEXT, old)
+        self.old_zero = old_zero
+
+    def allowed(self) -> str:
+        return (f"an integer from {self.lo} to {self.hi} or inf (the large-context limit n → ∞"
+                + (f"; {self.why}" if self.why else "") + ")")
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and value.strip().lower() in INFINITE_CONTEXT:
+            return None
+        v = super().convert(value, param, ctx)
+        return None if v == 0 and self.old_zero else v
+
+    def get_metavar(self, param, ctx=None):
+        return "N|inf"
+
+
+def context_help(default: str, old: str) -> str:
+    """The ``--help`` text of ``--n``: the one spelling, the default, and the old spelling kept."""
+    return (f"Context length n: an integer from 1 to 10^12, or inf for the large-context limit n → ∞ "
+            f"(default: {default}). {old}")
 
 
 class RealIn(click.ParamType):

@@ -4,13 +4,13 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from .common import MAX_CONTEXT, MAX_MC, MAX_PROFILE, Command, IntIn, emit_json, law_options, seed_option
+from .common import MAX_MC, MAX_PROFILE, Command, ContextLength, IntIn, context_help, emit_json, law_options, seed_option
 
 
 @click.command("lsa", cls=Command)
 @law_options
-@click.option("--n", "n", type=IntIn(1, MAX_CONTEXT, "omit --n for the large-context limit n → ∞"), default=None,
-              help="Context length (default: the large-context limit n → ∞).")
+@click.option("--n", "n", type=ContextLength(old="omit --n for the large-context limit, as before"), default=None,
+              help=context_help("inf", "Leaving --n out (the old spelling) is inf too."))
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object.")
 @click.option("--profile", "profile", type=IntIn(2, MAX_PROFILE), default=None, metavar="K",
               help="Also the per-prompt excess risk at K values of s across the support (s-laws).")
@@ -49,7 +49,7 @@ def lsa(law, n, as_json, profile, compare, mc, seed):
         return
     g = out["gamma"]
     click.echo(f"law        {out['law']}")
-    click.echo(f"n          {out['n']}")
+    click.echo(f"n          {'inf (the large-context limit n → ∞)' if out['n'] is None else out['n']}")
     click.echo(f"gamma      {g!r}" if not isinstance(g, list) else "gamma      diag(" + ", ".join(
         f"{row[i]:.12g}" for i, row in enumerate(g)) + ")")
     for k in ("gap", "bayes_risk", "lsa_risk"):

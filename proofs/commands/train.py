@@ -6,9 +6,9 @@ import torch
 
 from mmicl.numerics.models import MODELS, build_model
 
-from .common import (MAX_CONTEXT, MAX_SAMPLES, MAX_STEPS, MAX_TRAIN_DEPTH, Command, IntIn, RealIn, WritablePath,
-                     check_batch_memory, depth_type, device_option, emit_json, exclusive, law_options, plain_variant,
-                     seed_option, variant_minimiser, variant_option, variant_or_alias)
+from .common import (MAX_SAMPLES, MAX_STEPS, MAX_TRAIN_DEPTH, Command, ContextLength, IntIn, RealIn, WritablePath,
+                     check_batch_memory, context_help, depth_type, device_option, emit_json, exclusive, law_options,
+                     plain_variant, seed_option, variant_minimiser, variant_option, variant_or_alias)
 
 STATIONARY_PROMPTS = 200_000  # lca1/lca2: the sampled loss's minimiser (numerics.montecarlo.stationary_point)
 RISK_CHUNK = 8192  # estimate_risk draws the fresh prompts in chunks of this many
@@ -22,8 +22,8 @@ SMALL_START = 0.01  # the start of a variant whose population gradient at 0 is e
 @law_options
 @click.option("--T", "T", type=depth_type(MAX_TRAIN_DEPTH), default=5, show_default=True,
               help=f"Depth of the LCA, 1 to {MAX_TRAIN_DEPTH} (ignored for lsa).")
-@click.option("--n", type=IntIn(0, MAX_CONTEXT, "0: the large-context limit"), default=2000, show_default=True,
-              help="Context length (0: the large-context limit).")
+@click.option("--n", type=ContextLength(old_zero=True, old="0: the large-context limit, the old spelling"),
+              default=2000, help=context_help("2000", "The old spelling --n 0 still means inf."))
 @click.option("--steps", type=IntIn(1, MAX_STEPS), default=3000, show_default=True)
 @click.option("--lr", type=RealIn(0.0, lo_open=True), default=3e-3, show_default=True)
 @click.option("--batch", type=IntIn(1), default=1024, show_default=True,
@@ -80,7 +80,7 @@ def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, se
         check_batch_memory(STATIONARY_PROMPTS, law.d, "--d1/--d2", "d1/d2 (--d1, --d2 or d1=, d2= in LAW)",
                            f"{model_name}'s stationary point (float64)", float_bytes=8)
     torch.set_num_threads(1)
-    ctx = None if n == 0 else n
+    ctx = n  # None: the large-context limit (--n inf, or the old --n 0)
     model = build_model(model_name, law.d, T, law, seed)
     res = train(model, law, n=ctx, steps=steps, batch=batch, lr=lr, optimizer=optimizer, schedule="cosine",
                 seed=seed, device=device, checkpoint=checkpoint, progress=not as_json)
@@ -156,7 +156,7 @@ def _train_variant(variant, law, T, n, steps, lr, batch, optimizer, device, seed
                                  param_hint="--variant")
     start = _variant_start(law, T, variant, mini["theta"])
     torch.set_num_threads(1)
-    ctx = None if n == 0 else n
+    ctx = n  # None: the large-context limit (--n inf, or the old --n 0)
     model = VariantLCA(variant, T, start)
     res = train(model, law, n=ctx, steps=steps, batch=batch, lr=lr, optimizer=optimizer, schedule="cosine",
                 seed=seed, device=device, checkpoint=checkpoint, progress=not as_json)
