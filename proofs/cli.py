@@ -6,6 +6,7 @@ it.  Each family of commands lives in its own module under ``proofs/commands`` a
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 from importlib import import_module
@@ -131,6 +132,7 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
     from rich.markup import escape
 
     from mmicl.numerics.atomic import require_space
+    from mmicl.numerics.law_language import parse_law
     from mmicl.numerics.validate import InputError
 
     from .plugins import load_plugins
@@ -160,7 +162,8 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
         raise
     require_space(out, SPACE_PER_CLAIM * len(chosen), f"a run of {len(chosen)} claim(s)")
     _one_torch_thread()
-    table = verdict_table(f"mmicl verify ({size}, seed {seed})")
+    law_spec = None if law is None else parse_law(law).spec()  # shown once, in the title, not in each row
+    table = verdict_table(f"mmicl verify ({size}, seed {seed}" + (f", law {law_spec})" if law_spec else ")"))
     with holding(out):  # a FolderBusyError (another live run) is one line, exit 2 (Command)
         folder = ResultsFolder(config, [c.id for c in chosen])
         folder.write()
@@ -168,7 +171,7 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
             # text from a claim, a law or a path is escaped: rich would read "[...]" in it as markup
             console.print(f"[bold]{escape(claim.id)}[/]: {escape(claim.title)} …")
             res = folder.run_claim(claim)  # a LawError from --law becomes a usage error (Command)
-            add_result(table, res)
+            add_result(table, res, law_spec)
         folder.finish()
     Console().print(table)
     console.print(escape(f"wrote {out / 'verdicts.json'}, {out / 'report.md'} and {out / 'report.html'}"))
@@ -243,12 +246,14 @@ def verdict_table(title: str):
     return table
 
 
-def add_result(table, res) -> None:
+def add_result(table, res, law: str | None = None) -> None:
     """One claim's row: every text from the claim (its id, verdict, summary) escaped, so "[bold]" or
-    "[0,1]" in it prints as written instead of being read as rich markup."""
+    "[0,1]" in it prints as written instead of being read as rich markup.  ``law``: the run's law
+    (its ``spec()``), which the table's title shows: a key number that only repeats it is left out."""
     from rich.markup import escape
 
-    table.add_row(escape(str(res.id)), _colour(res.verdict), escape(_key_numbers(res.summary)), f"{res.seconds:.1f}")
+    table.add_row(escape(str(res.id)), _colour(res.verdict), escape(_key_numbers(res.summary, law)),
+                  f"{res.seconds:.1f}")
 
 
 def _colour(verdict: str) -> str:
@@ -258,11 +263,56 @@ def _colour(verdict: str) -> str:
         verdict, f"[yellow]{escape(str(verdict))}[/]")
 
 
-def _key_numbers(summary: dict) -> str:
-    parts = []
-    for k, v in summary.items():
-        parts.append(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}")
-    return ", ".join(parts)
+KEY_LIST_SHOWN = 4
+"""A list of numbers up to this long is shown whole in the verdict table; a longer one, and every
+matrix, as its shape and extreme values (verdicts.json keeps every value)."""
+
+
+def _key_numbers(summary: dict, law: str | None = None) -> str:
+    """The verdict table's key numbers: ``k=v`` with every number to 4 significant digits, a matrix
+    as its shape and extreme values (``5×5 in [0, 0.2392]``), and no value that repeats the run's
+    ``law`` (it is in the title).  The full values are in verdicts.json."""
+    return ", ".join(f"{k}={_compact(v)}" for k, v in summary.items() if law is None or v != law)
+
+
+def _compact(v, depth: int = 0) -> str:
+    """One key number, short: see ``_key_numbers``."""
+    from .commands.common import number
+
+    if hasattr(v, "tolist") and not isinstance(v, (str, bytes)):  # numpy scalars and arrays
+        v = v.tolist()
+    if isinstance(v, bool) or v is None:
+        return {True: "true", False: "false", None: "—"}[v]
+    if isinstance(v, float):
+        return number(v) if math.isfinite(v) else ("nan" if math.isnan(v) else ("inf" if v > 0 else "−inf"))
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {_compact(x, depth + 1)}" for k, x in v.items()) + "}" if depth < 2 else "{…}"
+    if isinstance(v, (list, tuple)):
+        shape, flat = _shape(v)
+        if shape is not None and (len(shape) > 1 or len(v) > KEY_LIST_SHOWN):
+            finite = [x for x in flat if math.isfinite(x)]
+            where = f" in [{_compact(min(finite))}, {_compact(max(finite))}]" if finite else " (no finite value)"
+            return "×".join(map(str, shape)) + (" matrix" if len(shape) == 2 else " values" if len(shape) == 1
+                                                 else " array") + where
+        if depth < 2 and len(v) <= KEY_LIST_SHOWN:
+            return "[" + ", ".join(_compact(x, depth + 1) for x in v) + "]"
+        return f"[{len(v)} items]"
+    return str(v)
+
+
+def _shape(v) -> tuple[tuple[int, ...] | None, list[float]]:
+    """The shape of a rectangular nested list of real numbers, and its values flattened; (None, [])
+    for anything else (ragged, text, booleans)."""
+    if isinstance(v, (list, tuple)):
+        if not v:
+            return None, []
+        parts = [_shape(x) for x in v]
+        if any(s is None for s, _ in parts) or len({s for s, _ in parts}) != 1:
+            return None, []
+        return (len(v), *parts[0][0]), [x for _, f in parts for x in f]
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return (), [float(v)]
+    return None, []
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import html
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 from .registry import ClaimResult, RunConfig
@@ -124,10 +125,23 @@ header dt { color: #9ca3af; }
 header dd { margin: 0; font-weight: 600; }
 h2 { font-size: 20px; margin: 28px 0 8px; }
 h3 { font-size: 16px; margin: 18px 0 6px; }
-section.claim { background: #fff; border: 1px solid #d8dde3; border-radius: 8px; padding: 4px 20px 16px;
-                margin: 24px 0; }
-section.claim > h2 { display: flex; align-items: center; gap: 12px; }
-.top { font-size: 13px; font-weight: normal; margin-left: auto; }
+details.claim { background: #fff; border: 1px solid #d8dde3; border-radius: 8px; padding: 0 20px; margin: 16px 0; }
+details.claim[open] { padding-bottom: 16px; }
+details.claim > summary { font-size: 19px; font-weight: 700; padding: 10px 0; cursor: pointer; }
+details.claim > summary .muted { font-size: 13px; font-weight: normal; }
+details.claim > summary .badge { vertical-align: 2px; }
+details.group { margin: 4px 0 8px; }
+details.group > summary { cursor: pointer; font-weight: 600; font-size: 14px; }
+details.group > ul.hyps { padding-left: 22px; }
+details.check { border: 1px solid #e3e7eb; border-radius: 6px; margin: 5px 0; background: #fff; }
+details.check > summary { padding: 5px 8px; cursor: pointer; }
+details.check > summary .num { display: inline-block; min-width: 1.8em; color: #6b7280; text-align: right; }
+details.check[open] > summary { border-bottom: 1px solid #e3e7eb; background: #f9fafb; }
+details.check > table.kv { margin: 6px 10px 8px 34px; }
+details.c-fail-row { border-color: #fca5a5; }
+details.c-undecided-row { border-color: #fcd34d; }
+.top { font-size: 13px; font-weight: normal; float: right; margin-left: 12px; }
+table.conventions { font-size: 13.5px; }
 .statement { font-size: 15.5px; background: #f3f4f6; border-left: 4px solid #9ca3af; padding: 8px 12px; margin: 6px 0; }
 .muted { color: #6b7280; }
 table { border-collapse: collapse; }
@@ -164,18 +178,22 @@ table.main td.num, table.main th.num { text-align: right; white-space: nowrap; }
 .keynums span { display: inline-block; margin-right: 14px; }
 figure { margin: 16px 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #e3e7eb; background: #fff; }
-figcaption { font-size: 13px; color: #4b5563; font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
+figcaption { font-size: 14px; color: #374151; max-width: 1100px; margin-top: 4px; }
 .missing { color: #991b1b; }
 a { color: #1d4ed8; }
 """
 
 
 def render_html(results: list[ClaimResult], config: RunConfig, run=None) -> str:
-    """The report as one self-contained HTML page: a header with the run's settings, the verdict table
-    (each claim linked to its section), and per claim its statement, hypotheses, checks (with their
-    numbers as nested tables) and figures, inlined as base64 ``data:`` URIs.  No external resource and
-    no script; every piece of text is escaped.  Never raises on odd numbers (None, NaN, inf, nesting).
-    ``run`` (a ``results_folder.RunState``) adds the run's state and wall time to the header."""
+    """The report as one self-contained HTML page: a header with the run's settings and times, the
+    verdict table (each claim linked to its section), then per claim a collapsible section (its
+    summary line: the id, the verdict and the checks' tally; open where the verdict is not
+    ``holds``) with its statement, hypotheses (grouped by law where the claim states them for
+    several), checks (each collapsible, open where it failed or could not decide, with its numbers
+    as nested tables) and figures (inlined as base64 ``data:`` URIs, each with a caption that says
+    what it shows), and the conventions the captions link to.  No external resource and no script;
+    every piece of text is escaped.  Never raises on odd numbers (None, NaN, inf, nesting).
+    ``run`` (a ``results_folder.RunState``) adds the run's state and its wall time to the header."""
     from mmicl._version import __version__
 
     ids = _anchors([r.id for r in results])
@@ -185,9 +203,11 @@ def render_html(results: list[ClaimResult], config: RunConfig, run=None) -> str:
     if config.law:
         meta.append(("law", config.law))
     meta.append(("claims", ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "none"))
-    meta.append(("seconds", f"{sum(r.seconds for r in results):.1f}"))
     if run is not None:
         meta += [("run", run.line(len(results))), ("wall time", f"{run.wall_seconds:.1f} s")]
+    # the claims' own times add up to less than the wall time (setup, the reports) or, for a run
+    # that sends work elsewhere, to more: both are shown, each under its name
+    meta.append(("claims' time (sum)", f"{sum(_float(r.seconds) for r in results):.1f} s"))
     pending = set(run.pending_figures) if run is not None else set()
     out = [
         "<!DOCTYPE html>",
@@ -216,19 +236,39 @@ def render_html(results: list[ClaimResult], config: RunConfig, run=None) -> str:
                        f'<td class="keynums">{nums or _muted("none")}</td>'
                        f'<td class="num">{_e(_seconds(r.seconds))}</td><td>{_e(r.origin)}</td></tr>')
         out.append("</tbody></table>")
+        out.append(f"<p>{_muted(OPEN_NOTE)}</p>")
     else:
         out.append(f"<p>{_muted('No claim was run.')}</p>")
     out.append("</section>")
+    figure_no = [0]
     for r, a in zip(results, ids):
-        out += _claim_html(r, a, config, pending)
+        out += _claim_html(r, a, config, pending, figure_no)
+    out += _conventions_html()
     out += ["</main>", "</body>", "</html>"]
     return "\n".join(out) + "\n"
 
 
-def _claim_html(r: ClaimResult, anchor: str, config: RunConfig, pending: set = frozenset()) -> list[str]:
-    out = [f'<section class="claim" id="{anchor}">',
-           f'<h2>{_e(r.id)} {_badge(r.verdict)}<a class="top" href="#top">↑ verdicts</a></h2>',
-           f'<p class="statement">{_e(r.statement)}</p>']
+OPEN_NOTE = ("Each claim below is a section that opens and closes on its summary line; the claims that do not "
+             "hold, and every check that failed or could not decide, start open.")
+
+
+def _tally(checks) -> str:
+    """``12 checks: 11 pass, 1 undecided``."""
+    if not checks:
+        return "no checks"
+    tally = {m: sum(CHECK_MARK[_outcome(c.passed)][0] == m for c in checks) for m in ("pass", "FAIL", "undecided")}
+    return f"{len(checks)} check{'s' if len(checks) != 1 else ''}: " + ", ".join(f"{n} {m}" for m, n in tally.items() if n)
+
+
+def _claim_html(r: ClaimResult, anchor: str, config: RunConfig, pending: set = frozenset(),
+                figure_no: list | None = None) -> list[str]:
+    figure_no = [0] if figure_no is None else figure_no
+    opened = " open" if r.verdict != "holds" else ""
+    out = [f'<details class="claim" id="{anchor}"{opened}>',
+           f'<summary><span class="cid">{_e(r.id)}</span> {_badge(r.verdict)} '
+           f'<span class="muted">{_e(_tally(r.checks))}</span></summary>',
+           '<div class="body">',
+           f'<p class="statement">{_e(r.statement)}<a class="top" href="#top">↑ verdicts</a></p>']
     if r.verdict_reason:
         out.append(f'<p class="reason"><b>Why:</b> {_e(r.verdict_reason)}</p>')
     out.append(f'<p class="origin"><b>Origin:</b> {_e(r.origin)}</p>')
@@ -236,64 +276,213 @@ def _claim_html(r: ClaimResult, anchor: str, config: RunConfig, pending: set = f
         out.append(f"<pre>{_e(r.error.rstrip())}</pre>")
     out.append("<h3>Hypotheses</h3>")
     if r.hypotheses:
-        out.append('<ul class="hyps">')
-        for h in r.hypotheses:
-            cls, mark, word = ("met", "✓", "met") if h.met else ("notmet", "✗", "NOT MET")
-            detail = f' <span class="detail">({_e(h.detail)})</span>' if h.detail else ""
-            out.append(f'<li class="{cls}"><span class="mark" title="{word}">{mark}</span>'
-                       f'<b>{word}</b>: {_e(h.text)}{detail}</li>')
-        out.append("</ul>")
+        groups = hypothesis_groups(r.hypotheses)
+        if len(groups) == 1 and groups[0][0] is None:
+            out += _hypotheses_list(groups[0][1])
+        else:
+            for law, hs in groups:
+                met = sum(bool(h.met) for h in hs)
+                opened = "" if met == len(hs) else " open"
+                out.append(f'<details class="group"{opened}><summary>on <span class="n">{_e(law)}</span> '
+                           f'<span class="muted">({met} of {len(hs)} met)</span></summary>')
+                out += _hypotheses_list(hs)
+                out.append("</details>")
     else:
         out.append(f"<p>{_muted('none stated')}</p>")
-    tally = {m: sum(CHECK_MARK[_outcome(c.passed)][0] == m for c in r.checks) for m in ("pass", "FAIL", "undecided")}
-    out.append(f"<h3>Checks <span class=\"muted\">({len(r.checks)}: "
-               + ", ".join(f"{n} {m}" for m, n in tally.items() if n) + ")</span></h3>" if r.checks
-               else "<h3>Checks</h3>")
+    out.append(f'<h3>Checks <span class="muted">({_e(_tally(r.checks))})</span></h3>' if r.checks else "<h3>Checks</h3>")
     if r.checks:
-        out.append('<table class="main checks"><thead><tr><th>#</th><th>check</th><th>method</th><th>role</th>'
-                   "<th>result</th><th>detail</th><th>tolerance (and where it comes from)</th></tr></thead><tbody>")
         for i, c in enumerate(r.checks, 1):
-            word, cls = CHECK_MARK[_outcome(c.passed)]
-            out.append(f'<tr><td class="num">{i}</td><td>{_e(c.name)}</td><td>{_e(c.method)}</td>'
-                       f'<td>{_e(c.role)}</td>'
-                       f'<td><span class="badge c-{cls}">{word}</span></td><td>{_e(c.detail)}</td>'
-                       f"<td>{_e(c.tolerance) or _muted('—')}</td></tr>")
-            if c.numbers:
-                out.append(f'<tr class="numbers"><td></td><td colspan="6"><span class="muted">numbers</span>'
-                           f"{_value(c.numbers)}</td></tr>")
-        out.append("</tbody></table>")
+            out += _check_html(i, c)
     else:
         out.append(f"<p>{_muted('no check was run' + (' (a hypothesis is not met)' if r.verdict == 'hypothesis-not-met' else ''))}</p>")
     if r.figures:
         out.append("<h3>Figures</h3>")
         for f in r.figures:
-            out.append(_figure_html(f, config, f in pending))
-    out.append("</section>")
+            figure_no[0] += 1
+            out.append(_figure_html(f, config, f in pending, figure_no[0]))
+    out += ["</div>", "</details>"]
     return out
 
 
-def _figure_html(fig: str, config: RunConfig, pending: bool = False) -> str:
+def _hypotheses_list(hs) -> list[str]:
+    out = ['<ul class="hyps">']
+    for h in hs:
+        cls, mark, word = ("met", "✓", "met") if h.met else ("notmet", "✗", "NOT MET")
+        detail = f' <span class="detail">({_e(h.detail)})</span>' if h.detail else ""
+        out.append(f'<li class="{cls}"><span class="mark" title="{word}">{mark}</span>'
+                   f'<b>{word}</b>: {_e(h.text)}{detail}</li>')
+    out.append("</ul>")
+    return out
+
+
+def _check_html(i: int, c) -> list[str]:
+    """One check as a collapsible block: the summary line has its number, name, method and role and
+    its outcome; a check that failed or could not decide starts open."""
+    word, cls = CHECK_MARK[_outcome(c.passed)]
+    opened = "" if _outcome(c.passed) is True else " open"
+    out = [f'<details class="check c-{cls}-row"{opened}>',
+           f'<summary><span class="num">{i}</span> <span class="badge c-{cls}">{word}</span> {_e(c.name)} '
+           f'<span class="muted">[{_e(c.method)}; {_e(c.role)}]</span></summary>',
+           '<table class="kv check"><tbody>',
+           f"<tr><th>detail</th><td>{_e(c.detail) or _muted('—')}</td></tr>",
+           f"<tr><th>tolerance (and where it comes from)</th><td>{_e(c.tolerance) or _muted('—')}</td></tr>"]
+    if c.numbers:
+        out.append(f"<tr><th>numbers</th><td>{_value(c.numbers)}</td></tr>")
+    out += ["</tbody></table>", "</details>"]
+    return out
+
+
+LAW_TAG = re.compile(r"^\[([^\]]+)\]\s+(.*)$", re.S)
+LAW_SPEC = re.compile(r"((?:s|sv)=\S.*?; d1=\d+; d2=\d+)")
+
+
+def hypothesis_groups(hypotheses) -> list[tuple[str | None, list]]:
+    """The hypotheses by the law they are about, in order: ``[(law, [Hypothesis, …]), …]``, each
+    hypothesis's text without its law.  A claim that checks several laws states the same
+    hypotheses once per law: either tagged ``"[LAW] text"`` (the tag is the group), or as the same
+    texts again (a text seen before starts the next group, named by the law written in one of its
+    details, else "law k").  ``[(None, hypotheses)]`` where there is one law and no tag."""
+    from dataclasses import replace
+
+    tagged = [LAW_TAG.match(h.text) for h in hypotheses]
+    if hypotheses and all(tagged):
+        groups: dict[str, list] = {}
+        for h, m in zip(hypotheses, tagged):
+            groups.setdefault(m.group(1), []).append(replace(h, text=m.group(2)))
+        return list(groups.items())
+    blocks: list[list] = [[]]
+    for h in hypotheses:
+        if any(x.text == h.text for x in blocks[-1]):
+            blocks.append([])
+        blocks[-1].append(h)
+    if len(blocks) == 1:
+        return [(None, list(hypotheses))]
+    named = []
+    for k, hs in enumerate(blocks, 1):
+        found = [m.group(1) for h in hs for m in [LAW_SPEC.search(f"{h.text} {h.detail}")] if m]
+        named.append((found[0] if found else f"law {k}", hs))
+    return named
+
+
+def _figure_html(fig: str, config: RunConfig, pending: bool = False, number: int | None = None) -> str:
     import base64
 
     path = Path(fig)
     try:
-        caption = os.path.relpath(path, Path(config.out))
-        if caption.startswith(".."):
-            caption = path.name
+        name = os.path.relpath(path, Path(config.out))
+        if name.startswith(".."):
+            name = path.name
     except ValueError:  # another drive (Windows)
-        caption = path.name
+        name = path.name
     if pending:  # not read: a file of that name may still be an earlier run's
-        return f'<p class="missing">figure {_e(caption)}: being written</p>'
+        return f'<p class="missing">figure {_e(name)}: being written</p>'
     mime = MIME.get(path.suffix.lower())
     try:
         data = path.read_bytes()
     except OSError as e:
-        return f'<p class="missing">figure {_e(caption)} could not be read: {_e(e.strerror or e)}</p>'
+        return f'<p class="missing">figure {_e(name)} could not be read: {_e(e.strerror or e)}</p>'
     if mime is None:
-        return f'<p class="missing">figure {_e(caption)}: not an image type a browser shows inline</p>'
+        return f'<p class="missing">figure {_e(name)}: not an image type a browser shows inline</p>'
     uri = f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
-    return (f'<figure><img src="{uri}" alt="{_e(path.stem)}">'
-            f"<figcaption>{_e(caption)}</figcaption></figure>")
+    label = f"<b>Figure {number}.</b> " if number else ""
+    return (f'<figure><img src="{uri}" alt="{_e(path.stem)}" title="{_e(name)}">'
+            f"<figcaption>{label}{_e(figure_caption(path, data))} "
+            f'<a href="#conventions">Conventions</a></figcaption></figure>')
+
+
+CAPTION_KEY = "Description"
+"""The PNG text field (matplotlib: ``savefig(..., metadata={"Description": ...})``) that carries a
+figure's caption; the figures of thm4.1, appF and ``mmicl limits`` write theirs there."""
+
+CAPTIONS = [  # the built-in figures that carry no caption of their own, by file name
+    (r"thm6\.2_alpha_sweep", "Theorem 6.2, one-parameter LCA, one line per law: left, the minimiser α_T against the "
+                             "depth T (dotted: its limit α* = 2/(2 + s_lo + s_hi)); middle, the distance |α_T − α*| "
+                             "(log–log); right, log₁₀ of the excess risk over Bayes at α_T."),
+    (r"thm6\.3_plane_T(\d+)", "Theorem 6.3, two-parameter LCA at depth T = {0}: log₁₀ excess risk over the (α, β) "
+                              "plane, gradient-flow paths, and each start of the grid coloured by where its flow "
+                              "ends; the star is the minimiser (α_T, β_T), the dashed line β = −α."),
+    (r"depth_excess", "Claim depth: the trained one-parameter LCA's excess risk over Bayes against the depth T "
+                      "(log–log, ± standard errors), with the theory's excess at α_T and at the trained α."),
+    (r"ext\.untied_rates", "Claim ext.untied: the excess risk's decay with the depth T, tied α_T against the optimal "
+                           "untied schedule, with the predicted rates per layer."),
+]
+
+
+def figure_caption(path, data: bytes | None = None) -> str:
+    """What a figure shows, in a sentence or two: the caption the figure carries in its PNG text
+    (``CAPTION_KEY``), else the one ``CAPTIONS`` gives its file name, else a sentence naming the file
+    (a plugin's figure without a caption)."""
+    path = Path(path)
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b""
+    own = png_text(data).get(CAPTION_KEY)
+    if own:
+        return own
+    for pattern, text in CAPTIONS:
+        m = re.fullmatch(pattern, path.stem)
+        if m:
+            return text.format(*m.groups())
+    return f"{path.stem.replace('_', ' ')} (the claim gave this figure no caption)"
+
+
+def png_text(data: bytes) -> dict[str, str]:
+    """The text fields (tEXt, zTXt, iTXt) of a PNG file's bytes; ``{}`` for anything else or a
+    damaged file (the report never stops on a figure)."""
+    import struct
+    import zlib
+
+    out: dict[str, str] = {}
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        return out
+    i = 8
+    try:
+        while i + 8 <= len(data):
+            n, kind = struct.unpack(">I4s", data[i:i + 8])
+            body = data[i + 8:i + 8 + n]
+            i += 12 + n
+            if kind == b"tEXt":
+                key, _, text = body.partition(b"\0")
+                out[key.decode("latin-1")] = text.decode("latin-1")
+            elif kind == b"zTXt":
+                key, _, rest = body.partition(b"\0")
+                out[key.decode("latin-1")] = zlib.decompress(rest[1:]).decode("latin-1")
+            elif kind == b"iTXt":
+                key, _, rest = body.partition(b"\0")
+                compressed, rest = rest[0], rest[2:]
+                _lang, _, rest = rest.partition(b"\0")
+                _translated, _, text = rest.partition(b"\0")
+                out[key.decode("latin-1")] = (zlib.decompress(text) if compressed else text).decode("utf-8")
+            elif kind == b"IEND":
+                break
+    except (struct.error, zlib.error, UnicodeDecodeError, IndexError):
+        return out
+    return out
+
+
+CONVENTIONS = [  # (the point, mmicl's choice): the ones the figures and numbers above depend on
+    ("the norm of m", "s = ‖m‖², the squared norm: α* = 2/(2 + s_lo + s_hi) with s_lo, s_hi the ends of the law of s "
+                      "(per modality: ‖v‖² and ‖r‖², LAW text sv=…; sr=…)"),
+    ("s_lo", "the essential infimum of s over the prompts with m ≠ 0 (an atom at s = 0 cannot move α_T)"),
+    ("risk", "the population loss E[(ŷ − y_q)²], with no ½; excess risk is the loss minus the Bayes risk, in units "
+             "of E[ζ²] where a panel says so"),
+    ("F⁰ and the skip", "F⁰ = 0, so without the skip (W^S = 0) F stays 0 and the model predicts ŷ ≡ 0, whose risk is "
+                        "E[ζ²]"),
+    ("the sample-mean predictor (Appendix F)", "ȳ = (1/n) Σ y_i, with risk E[ζ²](1 + 1/n)"),
+    ("order of limits", "n → ∞ (the large-context limit), then training time → ∞, then T → ∞"),
+    ("LCA readout", "ŷ = (1/n) Σ y_i x_iᵀ F^T_q: raw keys, evolved query, W^R = I"),
+]
+CONVENTIONS_SOURCE = "docs/model.md, section “Conventions” (docs/model.md#conventions; the README's “Conventions” points there)"
+
+
+def _conventions_html() -> list[str]:
+    rows = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in CONVENTIONS)
+    return ['<section id="conventions">', "<h2>Conventions</h2>",
+            f"<p>The choices the figures and numbers above rest on. The full list, with where each lives in "
+            f"the code: {_e(CONVENTIONS_SOURCE)}.</p>",
+            f'<table class="kv conventions"><tbody>{rows}</tbody></table>', "</section>"]
 
 
 def _anchors(ids: list[str]) -> list[str]:
@@ -319,6 +508,13 @@ def _muted(text: str) -> str:
 
 def _badge(verdict: str) -> str:
     return f'<span class="badge v-{VERDICT_CLASS.get(verdict, "inconclusive")}">{_e(verdict)}</span>'
+
+
+def _float(x) -> float:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _seconds(s) -> str:

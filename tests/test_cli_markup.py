@@ -51,3 +51,27 @@ def test_verify_prints_a_claims_brackets_literally(bracket_claim, tmp_path):
     for text in (f"a claim about {INTERVAL} and {MARKUP}", f"where=s in {INTERVAL}", f"why={MARKUP}reason",
                  f"{out_dir / 'verdicts.json'}"):
         assert text in r.output, (text, r.output)
+
+
+def test_the_verdict_table_keeps_key_numbers_compact():
+    """A matrix is its shape and extreme values, numbers have 4 significant digits, and a value that
+    repeats the run's law (shown in the title) is left out; verdicts.json keeps the full values."""
+    gamma = [[0.0] * 5 for _ in range(5)]
+    for i in range(5):
+        gamma[i][i] = 0.18925714285714262 if i < 2 else 0.23923809523809514
+    law = "sv=uniform(0.5,4); sr=uniform(0.5,2); zeta=normal; d1=2; d2=3"
+    res = ClaimResult("thm4.1", "holds", "gap > 0", [], [], seconds=1.0,
+                      summary={"k_se": 3.584690123456789, "law": law, "gap": 0.037622812345678, "gamma": gamma,
+                               "curve": [0.1 * i for i in range(10)], "pair": [1, 2], "n": 3, "flag": True,
+                               "rows": [[1, "a"], [2]], "bad": float("nan")})
+    table = verdict_table(f"mmicl verify (quick, seed 0, law {law})")
+    add_result(table, res, law)
+    out = " ".join(_render(table).split())
+    for text in ("k_se=3.585", "gap=0.03762", "gamma=5×5 matrix in [0, 0.2392]", "curve=10 values in [0, 0.9]",
+                 "pair=[1, 2]", "n=3", "flag=true", "bad=nan", "rows=[[1, a], [2]]"):
+        assert text in out, (text, out)
+    assert "0.1892571428" not in out and "0.189257" not in out  # no long floats
+    assert out.count("sv=uniform(0.5,4)") == 1  # the law once, in the title
+    from mmicl.proofs.cli import _key_numbers
+
+    assert "law=" in _key_numbers({"law": law})  # without a run's law it is shown

@@ -70,7 +70,7 @@ class _Structure(HTMLParser):
 
     STRUCTURAL = frozenset({"html", "head", "body", "header", "main", "section", "table", "thead", "tbody", "tr", "th", "td",
                   "ul", "ol", "li", "figure", "figcaption", "h1", "h2", "h3", "p", "dl", "dt", "dd", "div", "span",
-                  "a", "b", "style", "title"})
+                  "a", "b", "style", "title", "details", "summary", "pre"})
     VOID = frozenset({"meta", "img", "br", "hr", "link"})
 
     def __init__(self):
@@ -154,7 +154,7 @@ def test_html_holds_every_claim_verdict_and_check(results):
     for href in p.hrefs:
         if href != "#top":
             assert href.startswith("#") and href[1:] in p.ids
-    assert len([h for h in p.hrefs if h != "#top"]) == len(res)
+    assert len([h for h in p.hrefs if h not in ("#top", "#conventions")]) == len(res)
 
 
 def test_html_inlines_every_figure_as_base64_png(results):
@@ -165,7 +165,6 @@ def test_html_inlines_every_figure_as_base64_png(results):
     found = [Path(f) for r in res for f in r.figures if Path(f).exists()]
     assert [base64.b64decode(s.split(",", 1)[1]) for s in pngs] == [f.read_bytes() for f in found]
     text = " ".join(p.text)
-    assert "figures/a_plot.png" in text and "figures/b_plot.png" in text  # captions
     assert "missing.png" in text and "could not be read" in text
 
 
@@ -197,7 +196,7 @@ def test_html_numbers_are_tables_with_readable_values(results):
     assert "deep" in text and "(empty)" in text  # nested dicts
     assert "only here" in text  # a list of records as a table
     assert "null" not in text and '"none":' not in page  # not a JSON blob
-    assert p.tags.count("table") >= 5  # verdicts, checks, numbers, nested, records
+    assert p.tags.count("table") >= 5  # verdicts, each check's, numbers, nested, records
 
 
 def test_html_never_crashes_on_odd_values(tmp_path):
@@ -224,6 +223,122 @@ def test_html_never_crashes_on_odd_values(tmp_path):
 
 def test_html_with_no_results(tmp_path):
     p = _parse(render_html([], RunConfig(out=tmp_path)))
+    assert p.errors == [] and p.stack == []
+
+
+def _details(page: str) -> list[tuple[str, bool, str]]:
+    """``(class, open, summary text)`` of every ``<details>`` in the page, in order."""
+    out = []
+    for m in re.finditer(r'<details class="([^"]*)"[^>]*?( open)?>\s*<summary>(.*?)</summary>', page, re.S):
+        out.append((m.group(1), bool(m.group(2)), re.sub(r"<[^>]+>", "", m.group(3))))
+    return out
+
+
+def test_html_has_a_collapsible_section_per_claim_and_per_check(results):
+    res, config = results
+    page = render_html(res, config)
+    found = _details(page)
+    claims = [d for d in found if d[0] == "claim"]
+    checks = [d for d in found if d[0].startswith("check")]
+    assert [c[2].split()[0] for c in claims] == [r.id for r in res]
+    for (_, opened, line), r in zip(claims, res):
+        assert r.verdict in line  # the summary line shows the verdict
+        assert opened == (r.verdict != "holds")  # what does not hold starts open
+    assert len(checks) == sum(len(r.checks) for r in res)
+    # pass: closed; undecided and FAIL: open, and the summary line says which
+    assert [(opened, line.split()[1]) for _, opened, line in checks] == [(False, "pass"), (True, "undecided"),
+                                                                          (True, "FAIL")]
+    # each claim's id is the anchor the verdict table links to
+    p = _parse(page)
+    assert all(f"claim-{r.id}".replace(".", "-") in p.ids for r in res)
+
+
+def test_html_groups_the_hypotheses_by_law(tmp_path):
+    from mmicl.proofs.report import hypothesis_groups
+
+    tagged = [Hypothesis(f"[{law}] {text}", met) for law, met in (("s=uniform(0.5,4)", True), ("s=point(2)", False))
+              for text in ("s bounded", "E[ζ²] > 0")]
+    groups = hypothesis_groups(tagged)
+    assert [(law, [h.text for h in hs]) for law, hs in groups] == [
+        ("s=uniform(0.5,4)", ["s bounded", "E[ζ²] > 0"]), ("s=point(2)", ["s bounded", "E[ζ²] > 0"])]
+    # the same texts again, untagged (thm6.2): a text seen before starts the next law, named from a detail
+    repeated = [Hypothesis("s bounded", True, f"s ∈ [0, 1] for {law}") for law in
+                ("s=uniform(0,1); zeta=normal; d1=1; d2=1", "s=point(1); zeta=normal; d1=2; d2=3")]
+    repeated = [repeated[0], Hypothesis("signal", True), repeated[1], Hypothesis("signal", True)]
+    assert [(law, len(hs)) for law, hs in hypothesis_groups(repeated)] == [
+        ("s=uniform(0,1); zeta=normal; d1=1; d2=1", 2), ("s=point(1); zeta=normal; d1=2; d2=3", 2)]
+    assert hypothesis_groups(repeated[:2]) == [(None, repeated[:2])]  # one law: one flat list
+    r = ClaimResult("thm4.1", "hypothesis-not-met", "s", tagged, [], {}, [], 0.0)
+    page = render_html([r], RunConfig(out=tmp_path))
+    groups = [d for d in _details(page) if d[0] == "group"]
+    assert [(opened, line) for _, opened, line in groups] == [(False, "on s=uniform(0.5,4) (2 of 2 met)"),
+                                                              (True, "on s=point(2) (0 of 2 met)")]
+    assert page.count("[s=point(2)]") == 0  # the tag is the group's name, not repeated on each line
+
+
+def test_html_header_shows_the_wall_time_and_the_claims_sum_labelled(results):
+    from mmicl.proofs.results_folder import RunState
+
+    res, config = results
+    run = RunState(state="complete", planned=[r.id for r in res], pid=1, started=0.0, wall_seconds=12.34)
+    p = _parse(render_html(res, config, run))
+    header = " ".join(p.text)
+    assert "wall time 12.3 s" in " ".join(header.split())
+    assert f"claims' time (sum) {sum(r.seconds for r in res):.1f} s" in " ".join(header.split())
+    assert "seconds 1.7" not in header  # the old unlabelled sum
+    text = " ".join(_parse(render_html(res, config)).text)  # without a run: the sum only, under its name
+    assert "wall time" not in text and "claims' time (sum)" in text
+
+
+def test_html_figure_captions_say_what_the_figure_shows(tmp_path):
+    """A caption is the figure's own (its PNG text), else the built-in one for its file name, else a
+    sentence; never the file's path.  Each links to the conventions section in the page."""
+    from matplotlib.figure import Figure
+
+    from mmicl.numerics.atomic import save_figure
+    from mmicl.proofs.report import figure_caption, png_text
+
+    figs = tmp_path / "figures"
+    fig = Figure(figsize=(1, 1))
+    fig.subplots().plot([0, 1])
+    own = save_figure(fig, figs / "mine.png", metadata={"Description": "T·(α* − α_T) against log T <here>"})
+    assert png_text(own.read_bytes())["Description"] == "T·(α* − α_T) against log T <here>"
+    (figs / "thm6.3_plane_T5.png").write_bytes(PNG)
+    (figs / "plugin_plot.png").write_bytes(PNG)
+    assert "T = 5" in figure_caption(figs / "thm6.3_plane_T5.png")
+    assert figure_caption(figs / "plugin_plot.png") == "plugin plot (the claim gave this figure no caption)"
+    assert png_text(b"not a png") == {} and png_text(PNG[:20]) == {}
+    r = ClaimResult("x", "holds", "s", [], [], {}, [str(figs / n) for n in ("mine.png", "thm6.3_plane_T5.png")], 0.0)
+    page = render_html([r], RunConfig(out=tmp_path))
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", page, re.S)
+    assert len(captions) == 2
+    assert "Figure 1." in captions[0] and "T·(α* − α_T) against log T &lt;here&gt;" in captions[0]
+    assert all("figures/" not in c and ".png" not in c for c in captions)
+    assert all('<a href="#conventions">' in c for c in captions)
+    p = _parse(page)
+    assert "conventions" in p.ids and "docs/model.md#conventions" in " ".join(p.text)
+
+
+def test_the_reports_conventions_are_the_documented_ones():
+    """Each convention the report lists is one docs/model.md's Conventions section states."""
+    from mmicl.proofs.report import CONVENTIONS
+
+    doc = (ROOT / "docs" / "model.md").read_text(encoding="utf-8")
+    section = doc[doc.index("## Conventions"):doc.index("## The claims the verifier checks")]
+    for phrase in ("s = ‖m‖²", "ess inf of s over the prompts with m ≠ 0", "E[(ŷ − y_q)²], with no ½", "F⁰",
+                   "ȳ = (1/n) Σ y_i", "n → ∞, then training time → ∞, then T → ∞", "raw keys, evolved query, W^R = I"):
+        assert phrase in section, phrase
+    assert len(CONVENTIONS) == 7
+
+
+def test_html_escapes_text_in_every_new_place(tmp_path):
+    """Summary lines, hypothesis groups and captions escape their text like the rest of the page."""
+    evil = "<b>x</b> & [bold]"
+    r = ClaimResult(evil, evil, evil, [Hypothesis(f"[{evil}] {evil}", True, evil)],
+                    [Check(evil, evil, False, {evil: evil}, evil, evil)], {evil: evil}, [], 0.0)
+    page = render_html([r], RunConfig(out=tmp_path))
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt; &amp; [bold]" in page
+    p = _parse(page)
     assert p.errors == [] and p.stack == []
 
 
