@@ -254,7 +254,27 @@ class TaskLaw:
         return Rule(r.nodes, r.weights * self.zeta.second_moment())
 
     def expect_zeta2(self, h: Callable[[np.ndarray], np.ndarray], depth: int = 1) -> float:
-        """``E[ζ² h(s)]``."""
+        """``E[ζ² h(s)]`` over the task law, ``s = ‖m‖²``, as a float.
+
+        ζ is independent of m, so this is ``E[ζ²]·E[h(s)]``, computed by quadrature: the rule
+        ``rule(depth)`` of the law of s (``s_law()``: the law given as ``s=``, or that of
+        ``sv + sr``), its weights multiplied by ``E[ζ²]`` (``ZetaLaw.second_moment``), gives
+        ``Σ_i w_i·E[ζ²]·h(s_i)``.  ``h`` is called once, on the 1-D float64 array of the nodes
+        ``s_i``, and must return an array of the same shape (e.g. ``lambda s: s / (1 + s)``).
+
+        ``depth`` (the LCA depth T, ≥ 1) sets how finely the rule resolves the ends of the support,
+        where a depth-T integrand such as ``(α(1+s) − 1)^{2T}`` varies on the scale
+        ``(s_hi − s_lo)/T``: a density (``beta``, ``uniform``) is integrated on pieces of its
+        support that halve towards each end down to ``1/(8·depth)`` of it, 30 Gauss nodes each
+        (Gauss–Jacobi on the two end pieces, which carry the density's power at that end exactly,
+        Gauss–Legendre inside); atoms (``point``,
+        ``twopoint``, ``discrete``) are summed exactly at any depth; a mixture joins its
+        components' rules, and ``sv + sr`` is the product rule compressed piece by piece
+        (``SumLaw.rule``).  The rule's own accuracy is ``ScalarLaw.rule``'s.
+
+        Raises ``UnboundedSupportError`` (a ``LawError``) where s is unbounded (``exponential``, or a
+        mixture or a sum with one): there is no quadrature rule on an unbounded support; draw
+        samples instead (``sample_tasks``).  An exception raised by ``h`` goes through unchanged."""
         return self.rule(depth).expect(h)
 
     def sample_tasks(self, n: int, rng: np.random.Generator):
