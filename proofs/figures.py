@@ -7,6 +7,7 @@ never changes the user's matplotlib backend or pyplot's figure list.
 """
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -118,4 +119,79 @@ def two_parameter_plane(path: Path, *, T: int, grid_alpha, grid_beta, loss, traj
     fig.legend(handles=handles, fontsize=8, loc="outside lower center", ncol=2, facecolor="0.3", labelcolor="w",
                framealpha=1, edgecolor="0.3")
     save_figure(fig, path, dpi=110)
+    return path
+
+
+# ---- mmicl limits --model one --out DIR: limits_one.png ------------------------------------------
+def limits_series(res: dict, ex) -> dict:
+    """What ``limits_one`` draws, from ``mmicl limits``'s JSON (``res``, model one) and the law's
+    derived expansion ``ex`` (``numerics.asymptotics.alpha_expansion``).
+
+    Left panel: ``T·(α* − α_T)`` computed at each depth (``res["rows"]``), against log T, with the
+    derived leading term ``a·log T + c`` (``a = 0`` for the form ``c/T``): a straight line in log T,
+    the log T term visible as its slope, which a log–log plot of |α* − α_T| hides; and the whole
+    derived expansion ``T·ex.gap(T)`` (in n = 2T − 1, with the 1/T² term where it is derived).
+    Right panel: ``log₁₀(excess at α_T)/T`` computed and from the derived leading term of the
+    excess, and the limits they tend to, log₁₀ of the rate per layer (tied ρ², untied)."""
+    rows = res["rows"]
+    T = np.array([r["T"] for r in rows], float)
+    grid = np.logspace(np.log10(T[0]), np.log10(T[-1]), 200)
+    a, c = ex.log_coefficient, ex.coefficient
+    if ex.form == "c/T":
+        leading = f"derived leading term: T·(α* − α_T) → c = {c:.4g}  (α* − α_T ≈ c/T)"
+    else:
+        leading = f"derived leading term a·log T + c, a = {a:.4g}, c = {c:.4g}  (α* − α_T ≈ (a log T + c)/T)"
+    whole = "whole derived expansion, in n = 2T − 1" + (" (with its 1/T² term)" if ex.second is not None else "")
+    xrows = res["excess_rows"]
+    rate = res["excess_decay_per_layer"]
+    levels = [(math.log10(rate["tied"]), f"log₁₀ ρ² = {math.log10(rate['tied']):.4g}: the tied rate per layer "
+                                         f"(ρ² = {rate['tied']:.4g}), the limit as T → ∞")] if rate["tied"] > 0 else []
+    if rate.get("untied"):
+        levels.append((math.log10(rate["untied"]), f"log₁₀ {rate['untied']:.4g} = {math.log10(rate['untied']):.4g}: "
+                                                   "the untied optimum's rate per layer, predicted"))
+    return {
+        "T": T, "T_gap": np.array([r["T_gap_computed"] for r in rows], float),
+        "grid": grid, "leading": a * np.log(grid) + c, "expansion": np.array([round(t) * ex.gap(round(t)) for t in grid]),
+        "labels": {"computed": "computed T·(α* − α_T), α_T by root finding", "leading": leading, "expansion": whole},
+        "excess_T": np.array([r["T"] for r in xrows], float),
+        "excess_computed": np.array([r["log10_computed"] / r["T"] for r in xrows], float),
+        "excess_derived": np.array([r["log10_predicted"] / r["T"] for r in xrows], float),
+        "excess_labels": {"computed": "computed log₁₀(excess at α_T)/T",
+                          "derived": "derived leading term log₁₀(E[ζ²]·L·ρ^(2T)·(2T)^(−p))/T"},
+        "levels": levels,
+    }
+
+
+def limits_caption(law: str, ex) -> str:
+    """The caption ``limits_one`` writes into its PNG (the report shows it)."""
+    form = "c/T" if ex.form == "c/T" else "(a·log T + c)/T"
+    return (f"mmicl limits, one-parameter LCA on {law}: left, T·(α* − α_T) against the depth T on a log axis, "
+            f"computed (markers) and derived (lines; here α* − α_T ≈ {form}, so the derived leading term is "
+            f"{'flat' if ex.form == 'c/T' else 'a straight line of slope a'} in log T); right, log₁₀ of the excess "
+            "risk over Bayes at α_T per layer, computed and derived, with the rates per layer it tends to.")
+
+
+def limits_one(path: Path, res: dict, ex, title: str = "") -> Path:
+    """The figure of ``mmicl limits --model one --out DIR`` (``limits_series`` says what it draws)."""
+    from matplotlib.figure import Figure
+
+    s = limits_series(res, ex)
+    fig = Figure(figsize=(13, 5.6), layout="constrained")
+    a1, a2 = fig.subplots(1, 2)
+    a1.plot(s["T"], s["T_gap"], "o", color="C0", label=s["labels"]["computed"], zorder=3)
+    a1.plot(s["grid"], s["leading"], "-", color="C1", label=s["labels"]["leading"])
+    a1.plot(s["grid"], s["expansion"], "--", color="C2", label=s["labels"]["expansion"])
+    a1.set_xscale("log")
+    a1.set(xlabel="depth T (log scale)", ylabel="T·(α* − α_T)", title=f"T·(α* − α_T) against log T\n{title}")
+    a2.plot(s["excess_T"], s["excess_computed"], "o", color="C0", label=s["excess_labels"]["computed"], zorder=3)
+    a2.plot(s["excess_T"], s["excess_derived"], "-", color="C1", label=s["excess_labels"]["derived"])
+    for (level, label), colour in zip(s["levels"], ("C3", "C4")):
+        a2.axhline(level, ls=":", color=colour, label=label)
+    a2.set_xscale("log")
+    a2.set(xlabel="depth T (log scale)", ylabel="log₁₀(excess risk over Bayes at α_T) / T",
+           title="excess per layer")
+    for ax in (a1, a2):
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)
+    save_figure(fig, path, dpi=110, metadata={"Description": limits_caption(title or res.get("law", ""), ex)})
     return path

@@ -116,37 +116,12 @@ def _relative(row: dict) -> str:
 
 
 def _figures_one(law, res: dict, out: Path) -> list[Path]:
-    import numpy as np
-    from matplotlib.figure import Figure
-
+    """limits_one.png: T·(α* − α_T) against log T with the derived line (``proofs.figures.limits_one``)."""
     from mmicl.numerics import asymptotics as asy
+    from mmicl.proofs.figures import limits_one
 
     out.mkdir(parents=True, exist_ok=True)
-    ex = asy.alpha_expansion(law)
-    rows = res["rows"]
-    T = np.array([r["T"] for r in rows], float)
-    gap = np.abs([r["T_gap_computed"] / r["T"] for r in rows])
-    grid = np.logspace(math.log10(T[0]), math.log10(T[-1]), 200)
-    fig = Figure(figsize=(10, 4))
-    a1, a2 = fig.subplots(1, 2)
-    a1.loglog(T, gap, "o", label="computed |α* − α_T|")
-    a1.loglog(grid, np.abs([ex.gap(int(t)) for t in grid]), "-", label=f"derived ({ex.form})")
-    a1.set_xlabel("depth T")
-    a1.set_title(law.spec().split(";")[0])
-    a1.legend()
-    xs = [r["T"] for r in res["excess_rows"]]
-    a2.semilogx(xs, [r["log10_computed"] / r["T"] for r in res["excess_rows"]], "o", label="computed, tied")
-    a2.axhline(math.log10(res["excess_decay_per_layer"]["tied"]), ls="--", c="C0", label="ρ² (tied), predicted")
-    if res["excess_decay_per_layer"]["untied"] is not None:
-        a2.axhline(math.log10(res["excess_decay_per_layer"]["untied"]), ls="--", c="C1",
-                   label="untied, predicted")
-    a2.set_xlabel("depth T")
-    a2.set_ylabel("log10(excess) / T")
-    a2.set_title("excess per layer")
-    a2.legend()
-    path = out / "limits_one.png"
-    save_figure(fig, path, dpi=120, bbox_inches="tight")
-    return [path]
+    return [limits_one(out / "limits_one.png", res, asy.alpha_expansion(law), title=law.spec())]
 
 
 def two_parameter(law, t_max: int, basin: int) -> dict:
