@@ -113,8 +113,59 @@ def evaluate_appF(config: RunConfig):
     if base is not None:
         summary["sample_mean_risk"] = base["label_mean"][0]
         atol["sample_mean_risk"] = sampling_atol(base["label_mean"][1])
+    figs = [] if config.smoke else [_appF_figure(config, law, rows, base, ez2, n)]  # a figure decides nothing
     return hyps, checks, Summary(summary, atol=atol, rtol={"E_zeta2": CLOSED_FORM_RTOL},
-                                 why=f"E[ζ²]: a closed form; {SAMPLING_WHY}"), []
+                                 why=f"E[ζ²]: a closed form; {SAMPLING_WHY}"), figs
+
+
+def appF_series(rows: list[dict], base: dict | None, ez2: float, n: int) -> dict:
+    """What the appF figure draws (``noskip_study``'s rows): per depth T, the no-skip risk and its
+    paired difference from the sample-mean predictor ȳ, each ± Z standard errors (the checks' band),
+    and the values the checks compare them with: E[ζ²] (the risk of predicting 0), E[ζ²](1 + 1/n)
+    (ȳ's risk) and the exact finite-n bias −E[ζ²]/n of the difference."""
+    T = np.array([r["T"] for r in rows], float)
+    return {"T": T, "risk": np.array([r["risk"] for r in rows], float),
+            "risk_band": Z * np.array([r["risk_se"] for r in rows], float),
+            "difference": np.array([r["minus_label_mean"] for r in rows], float),
+            "difference_band": Z * np.array([r["minus_label_mean_se"] for r in rows], float),
+            "zero_risk": ez2, "sample_mean_risk": ez2 * (1 + 1 / n), "bias": -ez2 / n,
+            "sample_mean_measured": None if base is None else (base["label_mean"][0], Z * base["label_mean"][1])}
+
+
+def _appF_figure(config: RunConfig, law, rows: list[dict], base: dict | None, ez2: float, n: int):
+    from matplotlib.figure import Figure
+
+    s = appF_series(rows, base, ez2, n)
+    fig = Figure(figsize=(12, 4.8), layout="constrained")
+    a1, a2 = fig.subplots(1, 2)
+    a1.errorbar(s["T"], s["risk"], yerr=s["risk_band"], fmt="o", capsize=4, color="C0",
+                label=f"no-skip LCA (W^S = 0), trained: risk ± {Z:g} se")
+    a1.axhline(s["zero_risk"], color="C2", ls="--", label=f"E[ζ²] = {s['zero_risk']:.4g}: the risk of predicting 0")
+    a1.axhline(s["sample_mean_risk"], color="C1", ls=":",
+               label=f"E[ζ²](1 + 1/n) = {s['sample_mean_risk']:.4g}: the sample-mean predictor ȳ's risk (n = {n})")
+    if s["sample_mean_measured"] is not None:
+        m, band = s["sample_mean_measured"]
+        a1.axhspan(m - band, m + band, color="C1", alpha=0.15, label=f"ȳ's risk sampled, ± {Z:g} se")
+    a2.errorbar(s["T"], s["difference"], yerr=s["difference_band"], fmt="o", capsize=4, color="C0",
+                label=f"risk(no-skip) − risk(ȳ) on the same prompts, ± {Z:g} se")
+    a2.axhline(s["bias"], color="C1", ls="--", label=f"−E[ζ²]/n = {s['bias']:.4g}: the exact finite-n bias")
+    a2.axhline(0, color="0.5", lw=0.8)
+    for ax in (a1, a2):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(s["T"], [f"{t:g}" for t in s["T"]])
+        ax.minorticks_off()
+        ax.set_xlabel("depth T (log scale)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False)
+    a1.set(ylabel="risk E[(ŷ − y_q)²]", title=f"no skip: the risk does not fall with T\n{law.spec()}")
+    a2.set(ylabel="paired difference of risks", title="no skip = sample mean − E[ζ²]/n")
+    caption = (f"Appendix F, no-skip ablation on {law.spec()}, n = {n}: left, the trained no-skip LCA's risk at each "
+               f"depth T (± {Z:g} standard errors), flat in T, at E[ζ²] (the risk of predicting 0) and next to the "
+               "sample-mean predictor ȳ's risk E[ζ²](1 + 1/n); right, the paired difference of the two risks per T, "
+               "against the exact finite-n bias −E[ζ²]/n that the decisive check allows for.")
+    path = config.figures / "appF_noskip.png"
+    save_figure(fig, path, dpi=110, metadata={"Description": caption})
+    return path
 
 
 def _depth_hypotheses(law) -> list[Hypothesis]:
