@@ -25,12 +25,15 @@ from mmicl.proofs.registry import REGISTRY, RunConfig
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("claim", help="claim1, claim2, claim3 or claim8")
+    ap.add_argument("claim", help="claim1, claim2, claim3, claim4, claim5, claim8 or claim9")
     ap.add_argument("--out", default="results/dry_v3", help="results folder (the runs store is OUT/testbed/runs)")
     ap.add_argument("--json", help="also write the checks' numbers and the premises here (atomically)")
     a = ap.parse_args(argv)
     torch.set_num_threads(1)
     v3c.FAMILIES = {"A": PILOT_SEEDS[:2], "B": PILOT_SEEDS[2:]}
+    if a.claim in ("claim4", "claim5", "claim9"):   # their module imports FAMILIES itself
+        from mmicl.proofs.claims import testbed_v3_transfer
+        testbed_v3_transfer.FAMILIES = v3c.FAMILIES
     t0 = time.time()
     res = REGISTRY[f"testbed.{a.claim}"].run(RunConfig(quick=True, out=a.out, seed=0))
     doc = {"claim": a.claim, "families": {f: list(s) for f, s in v3c.FAMILIES.items()},
