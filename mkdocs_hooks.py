@@ -32,12 +32,27 @@ from them:
    (``mmicl.numerics.lca.alpha_T``). Importing the package instead (griffe's dynamic inspection)
    would work too, but it loads torch and SymPy and loses the source-level view.
 
+4. **The tutorials** (``docs/tutorials/NN_*.py``, jupytext "percent" scripts, so that they diff
+   as text). Each is executed here, once per build, with nbclient in a fresh kernel in an empty
+   temporary folder (``execute_tutorial``), and the executed notebook, outputs and figures
+   included, is what mkdocs-jupyter renders (its own ``execute`` stays off). Executing here rather
+   than with mkdocs-jupyter's ``execute: true`` lets the test suite execute each tutorial once for
+   both of its uses: ``tests/test_tutorials.py`` fails on any error in a cell, and the site build
+   of ``tests/test_docs_site.py`` is handed the same executed notebooks through the environment
+   variable ``MMICL_DOCS_TUTORIALS`` (a folder of ``<stem>.ipynb``; a notebook there is used only
+   if it records the SHA-256 of the current source, else the tutorial is executed again). A cell
+   that raises fails the build. Links in the tutorials' Markdown cells to pages of docs/
+   (``../limits.md#anchor``) are rewritten to the site's URLs; a link to a missing page is a
+   warning, which fails ``--strict``.
+
 ``tests/test_docs_site.py`` builds the site with ``--strict`` and uses ``public_objects`` and
 ``public_groups`` from here.
 """
 from __future__ import annotations
 
 import ast
+import atexit
+import hashlib
 import logging
 import os
 import posixpath
@@ -321,6 +336,151 @@ def _rewrite_links(markdown: str, page: str, source: Path, readme_anchors: dict[
 
 
 # --------------------------------------------------------------------------------------------
+# the tutorials
+
+TUTORIALS_DIR = ROOT / "docs" / "tutorials"
+TUTORIALS_ENV = "MMICL_DOCS_TUTORIALS"
+TUTORIAL_TIMEOUT = 300
+"""Seconds a cell may run (each tutorial runs in well under a minute in total)."""
+
+
+def tutorial_sources() -> list[Path]:
+    """The tutorials, in their order: ``docs/tutorials/NN_*.py``."""
+    return sorted(TUTORIALS_DIR.glob("[0-9][0-9]_*.py"))
+
+
+def source_hash(source: Path) -> str:
+    return hashlib.sha256(Path(source).read_bytes()).hexdigest()
+
+
+def execute_tutorial(source: Path, timeout: int = TUTORIAL_TIMEOUT):
+    """The tutorial ``source`` (a jupytext percent script) executed as a notebook: a fresh python3
+    kernel (this interpreter's), an empty temporary working folder, figures inline, one thread for
+    torch and the BLAS. Returns the executed ``nbformat`` notebook, with the source's SHA-256 in
+    ``metadata.mmicl.source_sha256``; raises nbclient's ``CellExecutionError`` (the cell, the
+    exception and its traceback) at the first cell that raises."""
+    import jupytext
+    from nbclient import NotebookClient
+
+    nb = jupytext.read(source)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+           "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+    with tempfile.TemporaryDirectory(prefix="mmicl-tutorial-") as cwd:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": cwd}}).execute(env=env)
+    nb.metadata["mmicl"] = {"source_sha256": source_hash(source)}
+    return nb
+
+
+_executed: dict[str, Path] = {}  # source SHA-256 -> its executed notebook, in this process
+_executed_folder: list[Path] = []
+
+
+def executed_notebook(source: Path) -> Path:
+    """The executed notebook of ``source`` as an .ipynb file (``<stem>.ipynb`` in one temporary
+    folder per process, removed at exit): executed at the first call, reused while the source is
+    unchanged. That folder is what ``MMICL_DOCS_TUTORIALS`` takes."""
+    import nbformat
+
+    digest = source_hash(source)
+    if digest not in _executed:
+        nb = execute_tutorial(source)
+        if not _executed_folder:
+            folder = Path(tempfile.mkdtemp(prefix="mmicl-executed-tutorials-"))
+            atexit.register(shutil.rmtree, folder, True)
+            _executed_folder.append(folder)
+        path = _executed_folder[0] / f"{Path(source).stem}.ipynb"
+        nbformat.write(nb, path)
+        _executed[digest] = path
+    return _executed[digest]
+
+
+def _given_notebook(source: Path) -> Path | None:
+    """The notebook of ``source`` in the folder ``MMICL_DOCS_TUTORIALS`` names, if it was executed
+    from the current source."""
+    import nbformat
+
+    folder = os.environ.get(TUTORIALS_ENV)
+    path = Path(folder) / f"{source.stem}.ipynb" if folder else None
+    if path is None or not path.is_file():
+        return None
+    recorded = nbformat.read(path, as_version=4).metadata.get("mmicl", {}).get("source_sha256")
+    return path if recorded == source_hash(source) else None
+
+
+def _page_url(src_uri: str, use_directory_urls: bool) -> str:
+    stem = posixpath.splitext(src_uri)[0]
+    return f"{stem}/" if use_directory_urls else f"{stem}.html"
+
+
+def _shows_nothing(output) -> bool:
+    if output.get("output_type") != "display_data":
+        return False
+    data = output.get("data", {})
+    html = re.sub(r"<[^>]*>", "", data.get("text/html", "")).strip()
+    return set(data) <= {"text/plain", "text/html"} and not data.get("text/plain", "").strip() and not html
+
+
+def notebook_for_site(notebook: Path, src_uri: str, files, config, out: Path) -> Path:
+    """``notebook`` with the links of its Markdown cells to pages of docs/ rewritten to the site's
+    URLs (relative to the page of ``src_uri``), written to ``out``."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    page_url = _page_url(src_uri, config["use_directory_urls"])
+    base = page_url if page_url.endswith("/") else posixpath.dirname(page_url)
+
+    def fix(match: re.Match) -> str:
+        text, target = match.group(1), match.group(2)
+        file_part, _, fragment = target.partition("#")
+        if _SCHEME.match(target) or not file_part.endswith(".md"):
+            return match.group(0)
+        dest = posixpath.normpath(posixpath.join(posixpath.dirname(src_uri), file_part))
+        found = files.get_file_from_path(dest)
+        if found is None:
+            log.warning("%s: a link to %s, which is not a page of the site", src_uri, target)
+            return match.group(0)
+        url = posixpath.relpath(found.url or ".", base or ".") + ("/" if found.url.endswith("/") else "")
+        return f"[{text}]({url}{'#' + fragment if fragment else ''})"
+
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = _LINK.sub(fix, cell.source)
+        elif cell.cell_type == "code":  # drop outputs that show nothing (a finished rich progress bar)
+            cell.outputs = [o for o in cell.outputs if not _shows_nothing(o)]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, out)
+    return out
+
+
+def add_tutorials(files, config) -> None:
+    """Execute each tutorial (or take its notebook from ``MMICL_DOCS_TUTORIALS``) and prepare its
+    site copy; ``on_nav`` then points the tutorial's page at it."""
+    docs = Path(config["docs_dir"])
+    for source in tutorial_sources():
+        src_uri = source.relative_to(docs).as_posix()
+        notebook = _given_notebook(source) or executed_notebook(source)
+        site_copy = notebook_for_site(notebook, src_uri, files, config,
+                                      Path(_state["tmp"]) / "tutorials" / f"{source.stem}.ipynb")
+        _state.setdefault("tutorials", {})[src_uri] = site_copy
+
+
+def point_tutorials_at_notebooks(files) -> None:
+    """The tutorials' pages (mkdocs-jupyter's ``NotebookFile``, made in its ``on_files`` from the
+    ``.py`` sources) read their executed notebooks instead: ``abs_src_path`` is what mkdocs-jupyter
+    renders. The ``src_uri`` stays the script's, so the nav and the URLs name the ``.py``. (A
+    generated file cannot be used instead: mkdocs-jupyter's wrapper recomputes ``abs_src_path``
+    from ``src_dir``, which a generated file does not have.)"""
+    for src_uri, site_copy in _state.get("tutorials", {}).items():
+        page_file = files.get_file_from_path(src_uri)
+        if page_file is None or not page_file.is_documentation_page():
+            log.warning("%s is not a page: is the mkdocs-jupyter plugin configured (mkdocs.yml)?", src_uri)
+            continue
+        page_file.abs_src_path = str(site_copy)
+
+
+# --------------------------------------------------------------------------------------------
 # the hooks
 
 _state: dict[str, object] = {}
@@ -359,12 +519,19 @@ def on_files(files, config, **kwargs):
     for missing in missing_docstrings(objects):
         log.warning("public name without a docstring: %s", missing)
     files.append(File.generated(config, REFERENCE, content=reference_markdown(objects)))
+    add_tutorials(files, config)
     return files
 
 
+def on_nav(nav, config, files, **kwargs):
+    point_tutorials_at_notebooks(files)
+    return nav
+
+
 def on_page_markdown(markdown, page, config, files, **kwargs):
-    if page.file.src_uri in _state.get("generated", ()) or page.file.abs_src_path is None:
-        return markdown
+    if (page.file.src_uri in _state.get("generated", ()) or page.file.src_uri in _state.get("tutorials", ())
+            or page.file.abs_src_path is None):
+        return markdown  # the tutorials' links are rewritten in notebook_for_site
     return _rewrite_links(markdown, page.file.src_uri, Path(page.file.abs_src_path),
                           _state.get("readme_anchors", {}))
 

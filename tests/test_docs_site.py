@@ -28,10 +28,14 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _hooks():
-    spec = importlib.util.spec_from_file_location("mmicl_docs_hooks", ROOT / "mkdocs_hooks.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """mkdocs_hooks.py, one module object per process (shared with tests/test_tutorials.py, so that
+    the tutorials it executed are reused by the site build)."""
+    if "mmicl_docs_hooks" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("mmicl_docs_hooks", ROOT / "mkdocs_hooks.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules["mmicl_docs_hooks"] = module
+    return sys.modules["mmicl_docs_hooks"]
 
 
 hooks = _hooks()
@@ -50,14 +54,17 @@ def public_objects():
 
 
 def test_site_builds_strict_with_a_reference_entry_per_public_name(tmp_path, public_objects):
-    for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"):
+    for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python", "mkdocs_jupyter",
+                   "jupytext", "nbclient", "ipykernel"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (pip install -e '.[test]' installs the docs toolchain)")
+    # the tutorials executed once per session (tests/test_tutorials.py uses the same notebooks)
+    executed = {hooks.executed_notebook(source).parent for source in hooks.tutorial_sources()}
     site = tmp_path / "site"
     run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",
                           "--config-file", str(ROOT / "mkdocs.yml"), "--site-dir", str(site)],
                          cwd=ROOT, capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+                         env={**os.environ, "NO_MKDOCS_2_WARNING": "1", hooks.TUTORIALS_ENV: str(*executed)})
     assert run.returncode == 0, f"mkdocs build --strict failed:\n{run.stdout}\n{run.stderr}"
 
     page = (site / "reference" / "index.html").read_text(encoding="utf-8")
@@ -69,6 +76,12 @@ def test_site_builds_strict_with_a_reference_entry_per_public_name(tmp_path, pub
     # the pages made from the README are there too
     for page in ("index.html", "guide/law_language/index.html", "guide/claims/index.html"):
         assert (site / page).is_file(), page
+    # the tutorials' pages show their outputs and figures
+    for source in hooks.tutorial_sources():
+        page = (site / "tutorials" / source.stem / "index.html").read_text(encoding="utf-8")
+        assert "jp-OutputArea-output" in page, f"{source.name}: no outputs on its page"
+        if source.stem.startswith("01_"):
+            assert page.count('src="data:image/png;base64,') >= 4, f"{source.name}: its figures are not on its page"
 
 
 # (b) ------------------------------------------------------------------------------------------
