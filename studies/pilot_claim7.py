@@ -6,12 +6,14 @@ verdict uses.  It chooses the four encoder doses of the pre-registered design
     0.8 and 0.95 (nearest per target; a tie goes to the fewer steps; if two targets pick the same
     count, no choice is made and a finer grid must be piloted).
 
-PROPOSED CHANGE, stated after the first run of this pilot and before the second (the run whose
-file is committed; both runs are deterministic and gave the same accuracies): the first run showed
+CHANGE, stated after the first run of this pilot and before the second (the run whose file is
+committed; both runs are deterministic and gave the same accuracies), since adopted in the design
+(DESIGNS["claim7"].changes) before any verdict run: the first run showed
 the encoder's accuracy topping out near 0.83 at this M2 (best median 0.829 at 2560 steps), so the
 target 0.95 picks the longest pretraining, 0.02 above the 0.8 dose.  The claim runs on the targets
-0.2, 0.4, 0.6, 0.8 instead (testbed_v3_modalities.PROPOSED_TARGETS, same nearest-median rule);
-the file records both choices ("encoder_steps": proposed; "as_designed": the design's targets).
+0.2, 0.4, 0.6, 0.8 instead (testbed_v3_modalities.ENCODER_TARGETS, same nearest-median rule);
+the file records both choices ("encoder_steps": the new targets'; "as_designed", in a rerun
+"first_design": the first targets').
 
 Step counts tried: testbed_v3_modalities.ENCODER_STEP_GRID (0 ... 2560).  The encoder is trained
 exactly as stage 2 of the claim trains it (multimodal_experiments._system): an MLP 16 -> 64 -> 32

@@ -95,11 +95,12 @@ def test_a_results_folder_becomes_one_row_per_check_and_blocks_are_replaced_in_p
 
 def test_the_registry_runs_version_3_of_every_converted_claim():
     from mmicl.proofs.claims import testbed_v3_claims as uni
+    from mmicl.proofs.claims import testbed_v3_modalities as modalities
     from mmicl.proofs.claims import testbed_v3_transfer as transfer
     from mmicl.proofs.registry import REGISTRY
 
     v3_functions = {"claim1": uni.claim1_v3, "claim2": uni.claim2_v3, "claim3": uni.claim3_v3, "claim8": uni.claim8_v3,
                     "claim4": transfer.claim4_v3, "claim5": transfer.claim5_v3,
-                    "claim9": transfer.claim9_v3}
+                    "claim9": transfer.claim9_v3, "claim6": modalities.claim6_v3, "claim7": modalities.claim7_v3}
     for claim, fn in v3_functions.items():
         assert REGISTRY[f"testbed.{claim}"].evaluate.__wrapped__ is fn, claim

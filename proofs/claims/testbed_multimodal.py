@@ -455,6 +455,7 @@ def claim9(config: RunConfig):
 
 
 from .testbed_v3_transfer import claim4_v3, claim5_v3, claim9_v3  # noqa: E402  (it imports this module's sizes)
+from .testbed_v3_modalities import claim6_v3, claim7_v3  # noqa: E402  (likewise)
 
 register(Claim("testbed.claim4", "After diverse M1 pretraining, an M2 with few classes suffices for multimodal ICL",
                "After stage 1 on high-K bursty M1, stage 2 with K2 = L M2 classes gives ICL that needs M2 "
@@ -466,10 +467,13 @@ register(Claim("testbed.claim5", "In the multimodal setting a larger decoder giv
                "same comparison at a matched parameter count corroborates.", threaded(claim5_v3), default=False))
 register(Claim("testbed.claim6", "Early fusion reverses the asymmetry: the label-adjacent modality dominates",
                "Trained from scratch together, the model follows the modality next to the label on the conflict set "
-               "(in both layouts), whereas after staged training it follows the pretrained M1.", threaded(claim6), default=False))
+               "more than after staged training does (both in a layout whose readout token follows both query items).",
+               threaded(claim6_v3), default=False))
 register(Claim("testbed.claim7", "A better M2 encoder gives better multimodal ICL",
                "Across ≥ 4 encoder qualities (one knob: pretraining steps), M2-necessary ICL on known M2 classes "
-               "(labels given only by the context) rises with the encoder's held-out accuracy.", threaded(claim7), default=False))
+               "(labels given only by the context), as the area under its stage-2 curve, rises with the encoder's "
+               "held-out accuracy (features standardised, so that the knob changes accuracy, not scale).",
+               threaded(claim7_v3), default=False))
 register(Claim("testbed.claim9", "Multimodal training refines the induction head; the previous-token head stays",
                "On a 2-layer × 4-head decoder, stage 2 with every weight trainable (at a tenth of the learning rate) "
                "raises the top induction head's score, over the frozen stage 2 on the same decoder and sequences, "

@@ -26,11 +26,11 @@ AUC (``area_under`` of ``acc_icl_m2known`` over stage 2) on the dose's encoder h
 with its se propagated from the per-dose se's (``slope_and_se``; the AUC's se by the bound of
 ``auc_and_se``).  Premise per seed: the highest dose's encoder accuracy minus the lowest's ≥ 0.3.
 
-PROPOSED changes, implemented and marked where they act (none is in ``testbed_v3``): claim 7's pilot
-targets ``PROPOSED_TARGETS`` (0.2, 0.4, 0.6, 0.8) instead of (0.4, 0.6, 0.8, 0.95), which the
-encoder cannot reach; claim 4's stage-1 premise (``STAGE1_PREMISE``) in both claims; and claim 7 at
-``DECIDING_EVAL_SIZE7`` evaluation items (``claim7_v3_deciding``), since at ``EVAL_SIZE`` almost no
-seed resolves against its margin (feasibility run on the pilot seeds).
+Changes to the first designs, made after the pilots and before any verdict run (recorded in
+``DESIGNS[...].changes``): claim 7's pilot targets ``ENCODER_TARGETS`` (0.2, 0.4, 0.6, 0.8) instead
+of ``FIRST_TARGETS`` (0.4, 0.6, 0.8, 0.95), which the encoder cannot reach; claim 4's stage-1
+premise (``STAGE1_PREMISE``) in both claims; and claim 7 evaluated on ``EVAL_SIZE7`` items, since at
+``EVAL_SIZE`` almost no seed resolves against its margin (a run on the pilot seeds).
 
 Both run at the quick size only, on ``testbed_v3.FAMILIES`` (8 + 8 seeds), through the results store
 ``OUT/testbed/runs`` (run kinds ``stage1``, ``stage2``, ``fusion``), so a killed claim resumes.
@@ -62,10 +62,10 @@ ICL_LEVEL = 0.9
 is ≥ this (claim 3's K_thr rule)."""
 ENCODER_STEP_GRID = (0, 10, 20, 30, 40, 60, 80, 100, 120, 140, 160, 200, 240, 320, 480, 640, 960, 1280, 1920, 2560)
 """Claim 7's pilot: the pretraining step counts tried."""
-ENCODER_TARGETS = (0.4, 0.6, 0.8, 0.95)
-"""The design's targets (``DESIGNS["claim7"].pilot_rule``)."""
-PROPOSED_TARGETS = (0.2, 0.4, 0.6, 0.8)
-"""PROPOSED CHANGE (not in ``testbed_v3``): the targets the claim runs on.  At the claim's M2
+FIRST_TARGETS = (0.4, 0.6, 0.8, 0.95)
+"""The first design's targets (replaced: ``DESIGNS["claim7"].changes``)."""
+ENCODER_TARGETS = (0.2, 0.4, 0.6, 0.8)
+"""The design's targets (``DESIGNS["claim7"].pilot_rule``).  At the claim's M2
 (K2 = 64, D2 = 16, ε2 = 1) the encoder's accuracy tops out near 0.83 (the pilot's best median, at
 2560 steps), so the design's 0.95 picks the longest pretraining, 0.02 of accuracy above the 0.8
 dose: two doses at one accuracy, a span of 0.39.  Targets inside the attainable range space the
@@ -74,13 +74,13 @@ keeps the doses off the ceiling."""
 SPAN = 0.3
 """Claim 7's premise: the doses' encoder accuracies span at least this on the seed."""
 STAGE1_PREMISE = "the seed's stage-1 decoder does ICL on M1 (≥ 0.95) with an induction head (score > 0.3)"
-"""PROPOSED premise (not in ``DESIGNS["claim6"]`` / ``["claim7"]``; claim 4's, ``DESIGNS["claim4"].premises``):
+"""Claim 4's stage-1 premise, also claims 6's and 7's (``DESIGNS[...].premises``):
 both claims' staged arms start from the seed's stage-1 decoder, and on the claim-7 feasibility run of
 the pilot seeds one of four (9001) had stage-1 ICL 0.65 after 5000 steps and a stage-2 AUC of 0.34
 against 0.75-0.87 for the others: a seed without the mechanism says nothing about what stage 2 does
 with it.  Seeds that fail it are left out of the checks, and it counts like the design's premises."""
-DECIDING_EVAL_SIZE7 = 8192
-"""PROPOSED evaluation size of claim 7 (``claim7_v3_deciding``): on the pilot seeds at
+EVAL_SIZE7 = 8192
+"""Claim 7's stage-2 evaluation size (``DESIGNS["claim7"].pilot_rule``): on the pilot seeds at
 ``EVAL_SIZE`` = 1024 the per-seed slopes were 0.03-0.11 with se 0.024-0.033, so almost no seed
 resolves against the 0.05 margin (it needs slope > 0.05 + 2 se ≈ 0.11); 8 × the items gives se
 ≈ 0.01, resolving a seed at slope ≳ 0.07."""
@@ -103,8 +103,8 @@ def choose_claim6(finals: dict[tuple[str, int], list[float]]) -> dict:
 def choose_claim7(accuracy: dict[int, list[float]], targets=None) -> dict:
     """Claim 7's pilot rule: for each target accuracy the pretraining step count whose pilot median
     encoder accuracy is nearest it (a tie: the fewer steps).  ``targets``: the design's (0.4, 0.6,
-    0.8, 0.95) by default (``DESIGNS["claim7"].pilot_rule``); the claim runs on ``PROPOSED_TARGETS``
-    (proposed change, module docstring).  ``encoder_steps`` is None when two targets pick the same
+    0.8) by default (``ENCODER_TARGETS``, ``DESIGNS["claim7"].pilot_rule``; the first design's
+    were ``FIRST_TARGETS``).  ``encoder_steps`` is None when two targets pick the same
     count (the grid is too coarse: pilot a finer one)."""
     targets = tuple(ENCODER_TARGETS if targets is None else targets)
     med = {int(s): float(np.median(v)) for s, v in accuracy.items()}
@@ -295,7 +295,7 @@ def stage1_does_icl(final: dict) -> np.ndarray:
 
 def _stage1_premise(records: dict, seeds: dict) -> tuple[dict, Hypothesis]:
     ok = {f: stage1_does_icl(records[f"stage1_{f}"]["result"]["final"]) for f in seeds}
-    return ok, _premise(f"{STAGE1_PREMISE} (PROPOSED premise, not in the design)", ok, seeds)
+    return ok, _premise(STAGE1_PREMISE, ok, seeds)
 
 
 # ---- claim 6 ------------------------------------------------------------------------------------
@@ -389,9 +389,9 @@ def claim6_v3(config: RunConfig):
 def claim7_v3(config: RunConfig, eval_size: int | None = None):
     """A better M2 encoder gives better multimodal ICL: per seed, the slope of the stage-2 AUC of
     known-class M2-necessary ICL on encoder accuracy over four doses (``testbed_v3.DESIGNS["claim7"]``;
-    module docstring).  ``eval_size``: the stage-2 evaluation sets' size (``EVAL_SIZE`` by default;
-    ``claim7_v3_deciding`` runs the PROPOSED ``DECIDING_EVAL_SIZE7``)."""
-    n_eval = int(eval_size or EVAL_SIZE)
+    module docstring).  ``eval_size``: the stage-2 evaluation sets' size (the design's ``EVAL_SIZE7``
+    by default: about 4 hours of one CPU thread at the quick size, minutes on a GPU)."""
+    n_eval = int(eval_size or EVAL_SIZE7)
     from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm
     from mmicl.proofs.sweep.runs import stored_arm_results
 
@@ -471,12 +471,6 @@ def claim7_v3(config: RunConfig, eval_size: int | None = None):
     return hyps, checks, summary, []
 
 
-def claim7_v3_deciding(config: RunConfig):
-    """PROPOSED: ``claim7_v3`` with stage-2 evaluation sets of ``DECIDING_EVAL_SIZE7`` items (about 4
-    hours of one CPU thread at the quick size, minutes on a GPU; ``DECIDING_EVAL_SIZE7``)."""
-    return claim7_v3(config, DECIDING_EVAL_SIZE7)
-
-
 # ---- pilots ---------------------------------------------------------------------------------------
 def main(argv=None) -> None:
     """``python -m mmicl.proofs.claims.testbed_v3_modalities --pilot claim6 --store DIR [--out FILE]``:
@@ -502,10 +496,11 @@ def main(argv=None) -> None:
 
         torch.set_num_threads(1)
         acc = encoder_pilot()
-        picked = {"grid": list(ENCODER_STEP_GRID), **choose_claim7(acc, PROPOSED_TARGETS),
-                  "as_designed": {k: v for k, v in choose_claim7(acc).items() if k in ("targets", "encoder_steps")},
-                  "note": "encoder_steps: the choice by the proposed targets (PROPOSED_TARGETS), which the claim runs "
-                          "on; as_designed: the choice by DESIGNS['claim7'].pilot_rule's targets"}
+        picked = {"grid": list(ENCODER_STEP_GRID), **choose_claim7(acc),
+                  "first_design": {k: v for k, v in choose_claim7(acc, FIRST_TARGETS).items()
+                                   if k in ("targets", "encoder_steps")},
+                  "note": "encoder_steps: the choice by the design's targets (ENCODER_TARGETS); first_design: the "
+                          "choice the first design's targets (FIRST_TARGETS) gave"}
     choice = {"claim": a.pilot, "pilot_seeds": list(PILOT_SEEDS), "rule": DESIGNS[a.pilot].pilot_rule, **picked}
     if a.out:
         from mmicl.numerics.atomic import write_json
