@@ -153,14 +153,17 @@ def test_the_balanced_analysis_is_the_balanced_evaluation_of_every_member(tiny_r
     out = ANALYSES["iwl_balanced"](tiny_run, eval_size=32, seed=11)
     direct = evaluate_iwl_balanced(tiny_run.model, tiny_run.mixture, 32, 11)
     assert out["seed"] == 11
+    assert len(out["iwl_blind_best_sd"]) == 2 and all(0 <= x <= 0.5 for x in out["iwl_blind_best_sd"])
     for k, v in direct.items():
         assert out[k] == pytest.approx(v.double().numpy().tolist(), abs=1e-6)
 
 
-def test_balanced_se_adds_the_blind_rules_bound_to_the_binomial_se():
+def test_balanced_se_adds_the_blind_rules_sd_to_the_binomial_sd_per_arm_and_arms_in_quadrature():
     p = np.array([0.5])
-    one = math.sqrt(0.25 / v3.EVAL_SIZE) + 0.5 / math.sqrt(v3.EVAL_SIZE)
+    one = (math.sqrt(0.25) + 0.5) / math.sqrt(v3.EVAL_SIZE)  # the blind rule's sd unrecorded: its largest, 0.5
     assert v3c.balanced_se(p, p) == pytest.approx([math.sqrt(2) * one])
+    a, b = (math.sqrt(0.25) + 0.01) / math.sqrt(v3.EVAL_SIZE), (math.sqrt(0.09) + 0.02) / math.sqrt(v3.EVAL_SIZE)
+    assert v3c.balanced_se(p, np.array([0.1]), [0.01], [0.02]) == pytest.approx([math.hypot(a, b)])
     assert v3c.acc_se(np.zeros(0), np.zeros(0)).size == 0
 
 

@@ -271,11 +271,18 @@ def rank_heads_multimodal(system, mixture, eval_sets, eval_size: int, selection_
 def iwl_balanced(run: TrainedEnsemble, eval_size: int, seed: int) -> dict:
     """The label-balanced in-weights metrics of every member's final model
     (``metrics.evaluate_iwl_balanced``) on a fresh set of ``eval_size`` items drawn from ``seed``:
-    ``{metric: [value per member]}``, member-major as the run's members."""
-    from .metrics import evaluate_iwl_balanced
+    ``{metric: [value per member]}``, member-major as the run's members; and
+    ``iwl_blind_best_sd``, the sample sd over the set's sequences of the query-blind rule's expected
+    accuracy on each (max_ℓ P(ℓ | context)), from which its mean's standard error follows."""
+    from .metrics import draw_iwl_balanced, evaluate_iwl_balanced
 
     values = evaluate_iwl_balanced(run.model, run.mixture, eval_size, seed)
-    return {"seed": seed, **{k: v.double().numpy().round(6).tolist() for k, v in values.items()}}
+    c = run.model.config
+    s, _, _ = draw_iwl_balanced(run.mixture, eval_size, seed, c.ape_slots if c.pos == "ape" else None)
+    per_sequence = run.mixture.blind_posterior(s.context_labels, balanced=True).max(-1).values  # (E, b)
+    sd = per_sequence.double().std(-1) if per_sequence.shape[-1] > 1 else torch.zeros(per_sequence.shape[0])
+    return {"seed": seed, **{k: v.double().numpy().round(6).tolist() for k, v in values.items()},
+            "iwl_blind_best_sd": sd.cpu().numpy().round(6).tolist()}
 
 
 ANALYSES = {"induction_ablation": induction_ablation, "head_ranking": rank_heads,

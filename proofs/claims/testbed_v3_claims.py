@@ -107,10 +107,10 @@ BALANCED_SEED = 2_000_003
 evaluation sets' seed (data seed + 1 000 003) and the head-ranking seeds."""
 SELECTION_SEED, REFERENCE_SEED, CONTROL_SEED = 3_000_017, 3_000_029, 0
 """Claim 8's head ranking: the selection set's seed, the reference set's (mean-ablation), the tie-break's."""
-BALANCED_SE = (f"binomial se of the model's accuracy on {EVAL_SIZE} label-balanced items plus 0.5/√{EVAL_SIZE} "
-               "for the query-blind rule's expected accuracy on the same items (a mean of numbers in [0, 1]); added, "
-               "not in quadrature, since both are read on one set (sd(x − y) ≤ sd(x) + sd(y)); two arms' members "
-               "are independent, so their se's add in quadrature")
+BALANCED_SE = (f"per arm (√(p(1 − p)) + sd_blind)/√{EVAL_SIZE}: the model's binomial sd per label-balanced item "
+               "plus the sd over the same items of the query-blind rule's expected accuracy (recorded by the "
+               "analysis), added, not in quadrature, since both are read on one set (sd(x − y) ≤ sd(x) + sd(y)); two "
+               "arms' members are independent, so their se's add in quadrature")
 
 
 def quick_sizes(config: RunConfig, claim: str):
@@ -166,10 +166,23 @@ def acc_se(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return accuracy_difference_se(np.clip(a, 0, 1), np.clip(b, 0, 1), EVAL_SIZE)
 
 
-def balanced_se(acc_a: np.ndarray, acc_b: np.ndarray) -> np.ndarray:
-    """``BALANCED_SE`` of per-seed differences of ``iwl_balanced_over_blind`` between two arms."""
-    one = lambda p: np.sqrt(np.clip(p, 0, 1) * (1 - np.clip(p, 0, 1)) / EVAL_SIZE) + 0.5 / math.sqrt(EVAL_SIZE)  # noqa: E731
-    return np.sqrt(one(acc_a) ** 2 + one(acc_b) ** 2)
+def balanced_se(acc_a: np.ndarray, acc_b: np.ndarray, sd_blind_a=0.5, sd_blind_b=0.5) -> np.ndarray:
+    """``BALANCED_SE`` of per-seed differences of ``iwl_balanced_over_blind`` between two arms, from
+    their balanced accuracies and the per-item sd of their blind rule (0.5, the largest sd of a
+    number in [0, 1], where it is not recorded)."""
+    def one(p, sd):
+        p = np.clip(np.asarray(p, float), 0, 1)
+        return (np.sqrt(p * (1 - p)) + np.asarray(sd, float)) / math.sqrt(EVAL_SIZE)
+
+    return np.sqrt(one(acc_a, sd_blind_a) ** 2 + one(acc_b, sd_blind_b) ** 2)
+
+
+def _blind_sd(run: "FamilyRun", arm: str) -> np.ndarray:
+    """Per seed, the recorded sd of the blind rule's per-item accuracy (0.5 where not recorded)."""
+    try:
+        return np.asarray(run.analysis("iwl_blind_best_sd", arm), float)
+    except KeyError:
+        return np.full(len(run.results.seeds), 0.5)
 
 
 def above_copy(icl: np.ndarray, copy: float) -> np.ndarray:
@@ -257,7 +270,7 @@ def claim1_v3(config: RunConfig):
             else:  # iwl_balanced_over_blind, from the analysis of the final models
                 a, b = (np.asarray(r.analysis(c.metric, arm), float) for arm in (c.a, c.b))
                 pa, pb = (np.asarray(r.analysis("acc_iwl_balanced", arm), float) for arm in (c.a, c.b))
-                diffs[f], ses[f] = a - b, balanced_se(pa, pb)
+                diffs[f], ses[f] = a - b, balanced_se(pa, pb, _blind_sd(r, c.a), _blind_sd(r, c.b))
         why = {"acc_icl": f"binomial, {EVAL_SIZE} sequences per arm",
                "auc_icl": (f"the area's se bounded by the trapezoid-weighted binomial se's of its evaluations on "
                            f"{EVAL_SIZE} sequences, whatever their correlation (decide_v3.area_under_se); the two "
@@ -331,7 +344,7 @@ def claim2_v3(config: RunConfig):
             else:
                 a, b = (np.asarray(r.analysis(c.metric, arm.name), float) for r in (ra, rb))
                 pa, pb = (np.asarray(r.analysis("acc_iwl_balanced", arm.name), float) for r in (ra, rb))
-                d, se = a - b, balanced_se(pa, pb)
+                d, se = a - b, balanced_se(pa, pb, _blind_sd(ra, arm.name), _blind_sd(rb, arm.name))
             diffs[f], ses[f] = d[keep], se[keep]
         why = BALANCED_SE if c.metric != "acc_flip" else f"binomial, {EVAL_SIZE} sequences per arm"
         checks.append(decide_pairs(c, diffs, ses, why + "; seeds settled in both arms only"))
