@@ -13,6 +13,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+
+from mmicl.numerics.testbed.decide_v3 import area_under_se
 import torch
 
 import mmicl.proofs.claims.testbed_multimodal as tbm
@@ -125,11 +127,11 @@ def test_the_stage1_premise_needs_both_icl_and_an_induction_head():
     assert tr.stage1_premise(final).tolist() == [True, True, False, False]
 
 
-def test_auc_se_is_the_area_under_the_binomial_se_curve_and_at_most_its_maximum():
+def test_area_under_se_is_the_area_under_the_binomial_se_curve_and_at_most_its_maximum():
     n = 100
     p = np.array([[0.5, 0.0], [0.5, 1.0], [0.5, 0.1]])          # (evaluations, seeds)
     steps = [0, 10, 30]
-    got = tr.auc_se(steps, p, n)
+    got = area_under_se(p, steps, n)
     # a constant curve: the se of one accuracy, √(p(1−p)/n)
     assert got[0] == pytest.approx(math.sqrt(0.25 / n))
     # trapezoid weights (5, 15, 10)/30 on the per-evaluation se's 0, 0, √(0.09/n)
@@ -140,12 +142,12 @@ def test_auc_se_is_the_area_under_the_binomial_se_curve_and_at_most_its_maximum(
     h = History(steps=steps, metrics={"x": [torch.tensor(v) for v in s]})
     assert np.allclose(area_under(h, "x"), got)
     # one evaluation: that evaluation's se
-    assert tr.auc_se([5], p[:1], n) == pytest.approx(s[0])
+    assert area_under_se(p[:1], [5], n) == pytest.approx(s[0])
     with pytest.raises(ValueError):
-        tr.auc_se([0, 1], p, n)
+        area_under_se(p, [0, 1], n)
 
 
-def test_auc_se_bounds_the_spread_of_areas_and_is_attained_by_perfectly_correlated_evaluations():
+def test_area_under_se_bounds_the_spread_of_areas_and_is_attained_by_perfectly_correlated_evaluations():
     """Areas of curves drawn on shared items (positively correlated evaluations) or on fresh items
     (independent): the sd over draws is within the bound, and equals it when every evaluation is
     the same accuracy on the same items (perfect correlation)."""
@@ -156,7 +158,7 @@ def test_auc_se_bounds_the_spread_of_areas_and_is_attained_by_perfectly_correlat
         u = rng.random((draws, 1 if shared else 3, n))
         curves = (u < q[None, :, None]).mean(-1)                   # (draws, evaluations)
         areas = (curves[:, :-1] + curves[:, 1:]).sum(1) / 4         # steps 0, 1, 2
-        bound = tr.auc_se([0, 1, 2], q[:, None], n)[0]
+        bound = area_under_se(q[:, None], [0, 1, 2], n)[0]
         assert areas.std() <= bound * 1.02                           # Monte Carlo error of an sd: ≈ 0.5 %
     assert areas.std() >= bound * 0.98                               # the last case attains it
 

@@ -156,16 +156,25 @@ def area_under_se(curve, steps, n_eval) -> np.ndarray:
                          f"{p.shape} and {x.size} steps")
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
         raise ValueError("curve must hold accuracies in [0, 1]")
-    s = np.sqrt(p * (1 - p) / n)
+    return np.tensordot(trapezoid_weights(x), np.sqrt(p * (1 - p) / n), axes=(0, 0))
+
+
+def trapezoid_weights(steps) -> np.ndarray:
+    """The weights w_k ≥ 0, Σ w_k = 1, with which the normalised trapezoid area over increasing
+    ``steps`` is Σ_k w_k y_k (``experiments.area_under``): w = (Δ_k + Δ_{k+1})/2 over the span, the
+    end points taking half an interval; one step gets weight 1."""
+    x = np.asarray(steps, dtype=float)
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"steps must be a non-empty 1-D sequence, got shape {x.shape}")
     if x.size == 1:
-        return s[0]
+        return np.ones(1)
     if np.any(np.diff(x) <= 0):
         raise ValueError(f"steps must increase, got {x.tolist()}")
     w = np.zeros(x.size)
     dx = np.diff(x) / (x[-1] - x[0])
     w[:-1] += dx / 2
     w[1:] += dx / 2
-    return np.tensordot(w, s, axes=(0, 0))
+    return w
 
 
 def _vector_or_scalar(name: str, x) -> np.ndarray:

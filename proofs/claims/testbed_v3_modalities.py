@@ -47,7 +47,7 @@ from mmicl.numerics.testbed.experiments import area_under
 
 from ..registry import Hypothesis, RunConfig, Summary
 from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
-from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PILOT_SEEDS
+from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PILOT_SEEDS, outcome_word
 from .testbed_v3_claims import _premise, v3_check
 
 PILOTED = {"claim6": {"K2": 1024}, "claim7": {"encoder_steps": (40, 100, 160, 640)}}
@@ -164,23 +164,15 @@ def auc_and_se(steps, curve, n_eval: int) -> tuple[np.ndarray, np.ndarray]:
     Var(Σ w_t a_t) ≤ (Σ w_t sd_t)² (Cauchy–Schwarz), so se ≤ Σ_t w_t √(a_t(1 − a_t)/n) — the se if
     every evaluation were perfectly correlated, which is never less than the true one and never more
     than √(AUC(1 − AUC)/n) (concavity).  ``curve``: (evaluations, seeds) accuracies at ``steps``."""
+    from mmicl.numerics.testbed.decide_v3 import area_under_se, trapezoid_weights
+
     x = np.asarray(steps, float)
     y = np.asarray(curve, float)
     if y.ndim != 2 or y.shape[0] != x.size:
         raise ValueError(f"curve must be (evaluations, seeds) with {x.size} evaluations, got {y.shape}")
-    if x.size == 1:
-        w = np.ones(1)
-    else:
-        order = np.argsort(x, kind="stable")
-        x, y = x[order], y[order]
-        dx = np.diff(x)
-        w = np.zeros(x.size)
-        w[:-1] += dx / 2
-        w[1:] += dx / 2
-        w /= x[-1] - x[0]
-    auc = w @ y
-    se = w @ np.sqrt(np.clip(y * (1 - y), 0.0, None) / int(n_eval))
-    return auc, se
+    order = np.argsort(x, kind="stable")
+    x, y = x[order], y[order]
+    return trapezoid_weights(x) @ y, area_under_se(np.clip(y, 0.0, 1.0), x, int(n_eval))
 
 
 def slope_and_se(x, y, se_x, se_y) -> tuple[np.ndarray, np.ndarray]:
@@ -273,8 +265,7 @@ def _arm_json(arm) -> dict:
 
 
 def _verdicts(checks) -> dict:
-    return {f"verdict: {c.name}": ("passes" if c.passed else "fails" if c.passed is False else "undecided")
-            for c in checks}
+    return {f"verdict: {c.name}": outcome_word(c.passed) for c in checks}
 
 
 def _write(config: RunConfig, name: str, doc: dict) -> None:

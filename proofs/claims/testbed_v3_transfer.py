@@ -19,9 +19,9 @@ the evaluation sets.  Every set has ``EVAL_SIZE`` sequences.
 
 - an accuracy difference: ``accuracy_difference_se`` (binomial over EVAL_SIZE items; conservative
   when both arms are scored on the same items);
-- a difference of areas under accuracy curves (claim 5): ``auc_se`` of each arm, added in
+- a difference of areas under accuracy curves (claim 5): ``decide_v3.area_under_se`` of each arm, added in
   quadrature (the same assumption as ``accuracy_difference_se``: the arms' errors do not
-  correlate negatively).  ``auc_se`` bounds an area's evaluation se without any assumption about
+  correlate negatively).  ``area_under_se`` bounds an area's evaluation se without any assumption about
   how the evaluations of one curve correlate;
 - attention scores (claim 9): a head's score is the mean over the n multimodal ICL sequences of a
   per-sequence value, and each stage-2 run records, per head, the sample sd of those values (the
@@ -46,11 +46,11 @@ from dataclasses import asdict, replace
 import numpy as np
 
 from mmicl.numerics.testbed.config import MultimodalConfig, TestbedConfigError
-from mmicl.numerics.testbed.decide_v3 import accuracy_difference_se
+from mmicl.numerics.testbed.decide_v3 import accuracy_difference_se, area_under_se
 
 from ..registry import Hypothesis, RunConfig, Summary
 from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
-from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES
+from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, outcome_word
 from .testbed_v3_claims import _premise, v3_check
 
 K1_DIVERSE = 16384
@@ -91,41 +91,6 @@ def stage1_premise(final: dict, icl: float | None = None, induction: float | Non
     acc = np.asarray(final["acc_icl"], float).ravel()
     ind = np.asarray(final["induction"], float).reshape(acc.size, -1).max(1)
     return (acc >= icl) & (ind > induction)
-
-
-def auc_se(steps, curve, n_eval: int) -> np.ndarray:
-    """An upper bound on the evaluation standard error of the normalised area under an accuracy
-    curve (``experiments.area_under``), per seed.
-
-    The area is A = Σ_j w_j p̂_j, with trapezoid weights w_j ≥ 0 that sum to 1.  Each p̂_j is an
-    accuracy on ``n_eval`` items, with binomial se s_j = √(p_j(1 − p_j)/n_eval), at the measured
-    p_j as ``accuracy_difference_se`` does.  Whatever the correlation of the evaluations (they
-    reuse one evaluation set), |Cov(p̂_j, p̂_k)| ≤ s_j s_k, so
-
-        Var A = Σ_j Σ_k w_j w_k Cov(p̂_j, p̂_k) ≤ (Σ_j w_j s_j)²,
-
-    with equality when every pair of evaluations is perfectly correlated.  The bound returned is
-    Σ_j w_j s_j: the area under the curve of per-evaluation binomial se's, at most their maximum.
-
-    ``steps``: the evaluation steps (E_v,); ``curve``: (E_v, seeds) accuracies; returns (seeds,)."""
-    x = np.asarray(steps, float)
-    p = np.asarray(curve, float)
-    if p.ndim == 1:
-        p = p[:, None]
-    if x.ndim != 1 or p.shape[0] != x.size or x.size == 0:
-        raise ValueError(f"auc_se needs one accuracy per evaluation step, got {x.size} steps and a curve of "
-                         f"shape {p.shape}")
-    if np.any((p < 0) | (p > 1)):
-        raise ValueError("auc_se: accuracies must lie in [0, 1]")
-    if not (isinstance(n_eval, (int, np.integer)) and n_eval >= 1):
-        raise ValueError(f"n_eval must be a whole number ≥ 1, got {n_eval!r}")
-    s = np.sqrt(p * (1 - p) / n_eval)
-    if x.size == 1:
-        return s[0]
-    order = np.argsort(x, kind="stable")
-    x, s = x[order], s[order]
-    dx = np.diff(x)[:, None]
-    return (dx * (s[1:] + s[:-1]) / 2).sum(0) / (x[-1] - x[0])
 
 
 def select_heads(induction: np.ndarray, prev_token: np.ndarray) -> dict[str, np.ndarray]:
@@ -295,7 +260,7 @@ def _seeds() -> dict[str, list[int]]:
 
 
 def _verdict_text(c) -> str:
-    return "passes" if c.passed else "fails" if c.passed is False else "undecided"
+    return outcome_word(c.passed)
 
 
 def _mean_atol(values, n_eval: int | None = None) -> float:
@@ -396,7 +361,7 @@ def claim5_v3(config: RunConfig):
     the same width, 4-layer at the base's parameter count (``width_matching_parameters``).  Each has
     a diverse stage 1 (K1 = ``K1_DIVERSE``) and a stage 2 at K2 = L evaluated every
     ``EVAL_EVERY_TRANSITION`` steps.  Decided per seed on the area under the stage-2 curve of
-    M2-necessary ICL (``area_under``), with the evaluation se bound ``auc_se``.  A seed is left out of
+    M2-necessary ICL (``area_under``), with the evaluation se bound ``area_under_se``.  A seed is left out of
     a check when either decoder's stage 1 fails claim 4's premise."""
     from mmicl.numerics.testbed.multimodal_experiments import stage1_ape_slots
 
@@ -421,7 +386,7 @@ def claim5_v3(config: RunConfig):
         _premise(f"{design.premises[0]}: the {k} decoder ({shapes[k].layers} layers, width {shapes[k].width}): "
                  f"{DESIGNS['claim4'].premises[0]}", ok[k], seeds) for k in shapes]
     auc = {n: r.area_under("acc_icl_m2only", arm.name) for n, r in runs.items()}
-    se = {n: auc_se(r.steps, r.curve("acc_icl_m2only", arm.name), EVAL_SIZE) for n, r in runs.items()}
+    se = {n: area_under_se(r.curve("acc_icl_m2only", arm.name), r.steps, EVAL_SIZE) for n, r in runs.items()}
     checks = []
     for c in design.checks:
         diffs, ses = {}, {}
@@ -430,7 +395,7 @@ def claim5_v3(config: RunConfig):
             diffs[f] = (auc[f"{c.a}_{f}"] - auc[f"{c.b}_{f}"])[keep]
             ses[f] = np.sqrt(se[f"{c.a}_{f}"] ** 2 + se[f"{c.b}_{f}"] ** 2)[keep]
         checks.append(v3_check(c, diffs, ses, (
-            f"each area's evaluation se bounded by auc_se (the trapezoid area under the per-evaluation binomial "
+            f"each area's evaluation se bounded by decide_v3.area_under_se (the trapezoid area under the per-evaluation binomial "
             f"se's on {EVAL_SIZE} sequences, which holds however the evaluations correlate), the two arms' bounds "
             "added in quadrature")))
     pooled = {k: {"auc": np.concatenate([auc[f"{k}_{f}"] for f in FAMILIES]),
