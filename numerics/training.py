@@ -311,10 +311,12 @@ def _checkpoint(path, model, opt, sched, gen, history, step, run) -> None:
 def _progress(enabled: bool):
     if not enabled:
         return None
-    from rich.progress import BarColumn, Progress, TimeRemainingColumn, MofNCompleteColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TimeRemainingColumn
 
-    bar = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                   TimeRemainingColumn(), transient=True)
+    from .progress import progress_bar
+
+    bar = progress_bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                       TimeRemainingColumn())
     bar.start()
     return bar
 

@@ -131,10 +131,11 @@ def training_loop(params: list[torch.nn.Parameter], member_losses, evaluate_now,
 def _progress(enabled: bool, description: str, total: int):
     if not enabled:
         return None
-    from rich.progress import BarColumn, Progress, TimeRemainingColumn, MofNCompleteColumn
-    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, TimeRemainingColumn
 
-    p = Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
-                 TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    from ..progress import progress_bar
+
+    p = progress_bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+                     TimeRemainingColumn())
     p.start()
     return p, p.add_task(description, total=total)

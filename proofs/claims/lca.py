@@ -18,6 +18,8 @@ import math
 import numpy as np
 from rich.progress import Progress
 
+from mmicl.numerics.progress import progress_bar
+
 from mmicl.numerics import flows, lca
 from mmicl.numerics.law_language import parse_law
 from mmicl.numerics.scalar_laws import Point
@@ -399,7 +401,7 @@ def evaluate_thm62(config: RunConfig):
     hyps, checks, sweeps, summary = [], [], {}, {}
     rng = np.random.default_rng(config.seed)
     checks.append(_symbolic_vs_matrix(rng, "one"))
-    with Progress(transient=True) as progress:
+    with progress_bar() as progress:
         for text in _laws(config):
             law = parse_law(text)
             h = _hypotheses(law)
@@ -608,7 +610,7 @@ def evaluate_thm63(config: RunConfig):
     hyps, checks, summary, figs = [], [], {}, []
     checks.append(_symbolic_vs_matrix(np.random.default_rng(config.seed + 1), "two"))
     law_texts = _laws(config)[:1] if config.quick else [t for t in _laws(config) if "twopoint" not in t]
-    with Progress(transient=True) as progress:
+    with progress_bar() as progress:
         for text in law_texts:
             law = parse_law(text)
             h = _hypotheses(law) + [

@@ -135,10 +135,10 @@ def _execute_on_worker(kind: str, config: dict, key: str) -> dict:
 def _progress(enabled: bool, total: int):
     if not enabled:
         return None
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, TimeRemainingColumn
 
-    p = Progress("sweep", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), console=Console(stderr=True),
-                 transient=True)
+    from mmicl.numerics.progress import progress_bar
+
+    p = progress_bar("sweep", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     p.start()
     return p, p.add_task("sweep", total=total)
