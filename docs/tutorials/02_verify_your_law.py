@@ -24,15 +24,10 @@
 # %%
 import tempfile
 import textwrap
-import warnings
 
 import mmicl
 
 out = tempfile.mkdtemp(prefix="mmicl-tutorial-")  # where the claims may write figures
-# Theorem 6.2 shows a progress bar while it runs (rich); in Jupyter without ipywidgets, rich
-# warns that it cannot animate it. The warning changes nothing.
-warnings.filterwarnings("ignore", message='install "ipywidgets" for Jupyter support')
-
 # %% [markdown]
 # ## Run a claim on your law
 #

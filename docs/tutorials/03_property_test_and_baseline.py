@@ -38,10 +38,6 @@ from hypothesis import given, settings
 import mmicl
 import mmicl.testing as mt
 
-# Theorem 6.2 shows a progress bar while it runs (rich); in Jupyter without ipywidgets, rich
-# warns that it cannot animate it. The warning changes nothing.
-warnings.filterwarnings("ignore", message='install "ipywidgets" for Jupyter support')
-
 # %% [markdown]
 # ## Claims as assertions
 #
