@@ -71,6 +71,11 @@ class Check:
     def __post_init__(self):
         for name in ("atol", "rtol"):
             check_number_tolerance(getattr(self, name), f"a check's {name}", f"check {self.name!r}")
+            value = getattr(self, name)  # plain floats (a numpy scalar prints as np.float64(…))
+            if isinstance(value, dict):
+                setattr(self, name, {k: float(v) for k, v in value.items()})
+            elif value is not None:
+                setattr(self, name, float(value))
         if self.role not in ROLES:
             raise ValueError(f"a check's role is one of {ROLES}, got {self.role!r} (check {self.name!r})")
 

@@ -128,3 +128,14 @@ def test_a_sampled_number_false_alarms_as_often_as_stated():
     p = 2 * norm.sf(sampling_atol(se) / (np.sqrt(2) * se))
     assert p == pytest.approx(2 * norm.sf(MOVE_Z)) and 5e-5 < p < 7e-5
     assert sampling_atol(float("nan")) == sampling_atol(-1.0) == 0.0
+
+
+def test_a_checks_tolerances_are_plain_floats_even_from_numpy_scalars():
+    import numpy as np
+
+    from mmicl.proofs.registry import Check
+
+    c = Check("x", "m", True, numbers={"a": 1, "b": 2}, atol={"a": np.float64(0.1), "b": 0}, rtol=np.float64(0.5))
+    assert c.atol == {"a": 0.1, "b": 0.0} and c.rtol == 0.5
+    assert all(type(v) is float for v in c.atol.values()) and type(c.rtol) is float
+    assert "np.float64" not in repr(c)
