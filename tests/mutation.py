@@ -109,6 +109,9 @@ TOLERANCES = ["test_number_tolerances.py::test_a_per_key_tolerance_judges_each_n
               "test_testbed_number_tolerances.py"]
 VARIANTS = ["test_variants.py", "test_variant_models.py", "test_variants_doc.py"]  # issue 22: LCA variants
 DECIDE_V3 = ["test_decide_v3.py", "test_testbed_v3_claims.py"]  # issue 23: the version-3 decisions
+UNIMODAL_V3 = ["test_testbed_v3_unimodal.py"]  # issue 23: the version-3 unimodal claims' pieces
+TRANSFER_V3 = ["test_testbed_v3_transfer.py::test_area_under_se_is_the_area_under_the_binomial_se_curve_and_at_most_its_maximum",
+               "test_testbed_v3_transfer.py::test_area_under_se_bounds_the_spread_of_areas_and_is_attained_by_perfectly_correlated_evaluations"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -487,6 +490,21 @@ MUTATIONS: list[Mutation] = [
     N("v3_inferiority_as_superiority", '    if c.kind == "inferiority":\n        return -d, c.margin',
       '    if c.kind == "inferiority":\n        return d, c.margin', DECIDE_V3,
       "a check of 'A lowers B' is decided as 'A raises B'"),
+    N("area_se_in_quadrature", "    return np.tensordot(trapezoid_weights(x), np.sqrt(p * (1 - p) / n), axes=(0, 0))",
+      "    return np.sqrt(np.tensordot(trapezoid_weights(x) ** 2, p * (1 - p) / n, axes=(0, 0)))",
+      tuple(UNIMODAL_V3 + TRANSFER_V3),
+      "an area's se assumes independent evaluations, which reuse one set (it understates the se)"),
+    N("window_edges_swapped", "    return np.minimum(half - t10, t90 - half)", "    return np.maximum(half - t10, t90 - half)",
+      tuple(UNIMODAL_V3), "a half-rise after ICL's window counts as inside it"),
+    N("balanced_se_without_blind", "        return (np.sqrt(p * (1 - p)) + np.asarray(sd, float)) / math.sqrt(EVAL_SIZE)",
+      "        return np.sqrt(p * (1 - p)) / math.sqrt(EVAL_SIZE)", tuple(UNIMODAL_V3),
+      "the blind rule's own sampling noise is left out of a balanced in-weights difference"),
+    N("circuit_neither_keeps_prev_heads", "    neither = ~induction & ~(sel[\"prev_token\"] > prev_threshold)",
+      "    neither = ~induction", tuple(UNIMODAL_V3),
+      "the control set of the circuit ablation includes the previous-token heads the circuit needs"),
+    N("claim3_v31_ties_to_more_steps", "    best = max(grid, key=lambda sk: (counts[sk], -sk[0], -sk[1]))",
+      "    best = max(grid, key=lambda sk: (counts[sk], sk[0], -sk[1]))", tuple(UNIMODAL_V3),
+      "claim 3's second pilot rule breaks ties toward more steps, against its statement"),
 ]
 
 

@@ -186,3 +186,5 @@ def test_the_circuit_analysis_ablates_disjoint_head_sets_chosen_on_the_selection
     ind, nei = np.array(out["induction_heads"]), np.array(out["neither_heads"])
     assert not ind.any() and nei.all() and not (ind & nei).any()
     assert out["icl_without_induction_heads_zero"] == pytest.approx(out["icl"])
+    out = ANALYSES["induction_circuit"](tiny_run, threshold=2.0, prev_threshold=-2.0, **kw)
+    assert not np.array(out["neither_heads"]).any()  # every head is a previous-token head: none is neither
