@@ -96,11 +96,12 @@ def test_claim2s_matched_shape_has_four_layers_and_the_closest_parameter_count()
 
 
 # ---- pilot rules --------------------------------------------------------------------------------
-def test_claim1s_pilot_rule_takes_the_largest_K_where_every_seed_does_icl():
-    finals = {("ape", 256): [0.2, 0.95], ("ape", 512): [0.95, 0.99], ("ape", 1024): [0.91, 0.97],
-              ("ape", 2048): [0.5, 0.99]}
-    assert v3.choose_claim1(finals)["K_edge"] == 1024
-    assert v3.choose_claim1({("ape", 256): [0.2]})["K_edge"] is None
+def test_claim1s_pilot_rule_takes_the_largest_K_where_icl_is_not_saturated():
+    finals = {("ape", 128): [0.1, 0.2, 0.15], ("ape", 256): [0.2, 0.95, 0.5], ("ape", 512): [0.95, 0.99, 0.3]}
+    assert v3.choose_claim1(finals)["K_edge"] == 256          # medians 0.15, 0.5, 0.95
+    finals[("ape", 512)] = [0.95, 0.2, 0.3]
+    assert v3.choose_claim1(finals)["K_edge"] == 512
+    assert v3.choose_claim1({("ape", 256): [0.2]})["K_edge"] is None  # a run of the grid is missing
 
 
 def test_claim3s_second_pilot_rule_counts_seeds_with_both_arms_doing_icl_and_breaks_ties_as_stated():

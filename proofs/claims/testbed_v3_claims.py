@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from mmicl.numerics.testbed.config import TestbedConfigError
-from mmicl.numerics.testbed.decide_v3 import (accuracy_difference_se, area_under_se, combine_families, seed_outcomes,
-                                              sign_test, sign_test_counts)
+from mmicl.numerics.testbed.decide_v3 import (accuracy_difference_se, combine_families, seed_outcomes, sign_test,
+                                              sign_test_counts)
 from mmicl.numerics.testbed.experiments import Arm, ArmResults
 
 from ..registry import Check, Hypothesis, RunConfig, Summary
@@ -32,7 +32,7 @@ from .testbed_v3 import (ALPHA, DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMIL
 VERSIONS = {"claim1": 3, "claim2": 3, "claim3": 3.1, "claim8": 3}
 """The version each unimodal claim runs (docs/testbed.md lists what each version changed)."""
 
-PILOTED = {"claim1": {"K_edge": 1024},
+PILOTED = {"claim1": {"K_edge": 256},
            "claim3": {"K_both": 1024, "K_thr": 512}}
 """Settings chosen by each claim's pilot rule on the pilot seeds (``testbed_v3.DESIGNS[...].pilot_rule``)."""
 
@@ -136,9 +136,6 @@ class FamilyRun:
 
     def auc(self, metric: str, arm: str) -> np.ndarray:
         return self.results.area_under(metric, arm)
-
-    def auc_se(self, metric: str, arm: str) -> np.ndarray:
-        return area_under_se(self.results.curve(metric, arm), self.results.steps, EVAL_SIZE)
 
     def analysis(self, key: str, arm: str) -> list:
         """Per seed of ``arm``, the entry ``key`` of the run's analysis (member-major lists)."""
@@ -264,17 +261,11 @@ def claim1_v3(config: RunConfig):
                 a, b = r.final("acc_icl", c.a), r.final("acc_icl", c.b)
                 keep = works[f] if "hi_bursty" in (c.a, c.b) else np.ones(a.size, bool)
                 diffs[f], ses[f] = (a - b)[keep], acc_se(a, b)[keep]
-            elif c.metric == "auc_icl":
-                diffs[f] = r.auc("acc_icl", c.a) - r.auc("acc_icl", c.b)
-                ses[f] = np.hypot(r.auc_se("acc_icl", c.a), r.auc_se("acc_icl", c.b))
             else:  # iwl_balanced_over_blind, from the analysis of the final models
                 a, b = (np.asarray(r.analysis(c.metric, arm), float) for arm in (c.a, c.b))
                 pa, pb = (np.asarray(r.analysis("acc_iwl_balanced", arm), float) for arm in (c.a, c.b))
                 diffs[f], ses[f] = a - b, balanced_se(pa, pb, _blind_sd(r, c.a), _blind_sd(r, c.b))
         why = {"acc_icl": f"binomial, {EVAL_SIZE} sequences per arm",
-               "auc_icl": (f"the area's se bounded by the trapezoid-weighted binomial se's of its evaluations on "
-                           f"{EVAL_SIZE} sequences, whatever their correlation (decide_v3.area_under_se); the two "
-                           "arms in quadrature"),
                "iwl_balanced_over_blind": BALANCED_SE}[c.metric]
         checks.append(decide_pairs(c, diffs, ses, why))
     reported = {f: {a.name: {"icl_copy_rate": fam[f].final("icl_context_rate", a.name).round(4).tolist(),
