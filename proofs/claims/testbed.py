@@ -39,7 +39,7 @@ from mmicl.numerics.testbed.stats import (LEVEL, Interval, decide, spearman, str
 from mmicl.numerics.testbed.train import History
 
 from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, corroborating, register
-from ..sweep.runner import run_here, run_sweep
+from ..sweep.runner import finished_records, run_pending
 from ..sweep.runs import KINDS
 from ..sweep.spec import RunSpec
 from ..sweep.store import Store
@@ -173,17 +173,9 @@ def _ensembles(config: RunConfig, jobs: dict[str, tuple[ModelConfig, list[Arm], 
                "analysis": analysis}
         specs[name] = RunSpec("ensemble", KINDS["ensemble"].normalise(raw))
     store = Store(_out(config) / "runs")
-    if config.scheduler:
-        run_sweep(list(specs.values()), store, scheduler=config.scheduler, progress=True)
-    else:
-        run_here(list(specs.values()), store, progress=True)
+    run_pending(list(specs.values()), store, config.scheduler)
     out = {}
-    for name, spec in specs.items():
-        record = store.record(spec.key)
-        if record is None or record["status"] != "done":
-            why = "no record" if record is None else record.get("error")
-            raise RuntimeError(f"the {name} ensemble of this claim did not finish ({why}); its record is "
-                               f"{store.runs / (spec.key + '.json')}")
+    for name, record in finished_records(specs, store, "ensemble").items():
         history = History.from_json(record["result"]["history"])
         history.seconds = float(record["provenance"]["seconds"])
         out[name] = (ArmResults(jobs[name][1], seeds, StoredRun(history)), record)

@@ -232,7 +232,7 @@ def _stage1(config: RunConfig, sz, seeds) -> dict:
 def _run(config: RunConfig, specs: dict[str, tuple[str, dict]]) -> dict[str, dict]:
     """Run (or read back) every (kind, settings) in the store ``OUT/testbed/runs``, stage-1 runs
     first; the finished record of each, by name."""
-    from ..sweep.runner import run_here, run_sweep
+    from ..sweep.runner import finished_records, run_pending
     from ..sweep.runs import KINDS, using_store
     from ..sweep.spec import RunSpec
     from ..sweep.store import Store
@@ -243,19 +243,9 @@ def _run(config: RunConfig, specs: dict[str, tuple[str, dict]]) -> dict[str, dic
     with using_store(store):
         for first in (True, False):  # a stage-2 run needs its stage-1 record
             todo = [r for r in built.values() if (r.kind == "stage1") == first]
-            if todo and config.scheduler:
-                run_sweep(todo, store, scheduler=config.scheduler, progress=True)
-            elif todo:
-                run_here(todo, store, progress=True)
-    out = {}
-    for name, spec in built.items():
-        record = store.record(spec.key)
-        if record is None or record["status"] != "done":
-            why = "no record" if record is None else record.get("error")
-            raise RuntimeError(f"the {name} run of this claim did not finish ({why}); its record is "
-                               f"{store.runs / (spec.key + '.json')}")
-        out[name] = record
-    return out
+            if todo:
+                run_pending(todo, store, config.scheduler)
+    return finished_records(built, store)
 
 
 def _arm_json(arm) -> dict:

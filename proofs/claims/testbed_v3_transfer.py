@@ -217,7 +217,7 @@ def _run_all(config: RunConfig, kind: str, settings: dict[str, dict]) -> dict[st
     """Each named ``kind`` run (settings), through the results store ``OUT/testbed/runs``.  A finished
     run already stored is read back, not trained again, and runs that share a key train once.  With
     ``config.scheduler`` the runs go to that Dask cluster.  Returns the finished record of each name."""
-    from ..sweep.runner import run_here, run_sweep
+    from ..sweep.runner import finished_records, run_pending
     from ..sweep.runs import KINDS, using_store
     from ..sweep.spec import RunSpec
     from ..sweep.store import Store
@@ -225,21 +225,9 @@ def _run_all(config: RunConfig, kind: str, settings: dict[str, dict]) -> dict[st
 
     store = Store(_out(config) / "runs")
     specs = {name: RunSpec(kind, KINDS[kind].normalise(s)) for name, s in settings.items()}
-    unique = list({s.key: s for s in specs.values()}.values())
     with using_store(store):
-        if config.scheduler:
-            run_sweep(unique, store, scheduler=config.scheduler, progress=True)
-        else:
-            run_here(unique, store, progress=True)
-    out = {}
-    for name, spec in specs.items():
-        record = store.record(spec.key)
-        if record is None or record["status"] != "done":
-            why = "no record" if record is None else record.get("error")
-            raise RuntimeError(f"the {kind} run {name} of this claim did not finish ({why}); its record is "
-                               f"{store.runs / (spec.key + '.json')}")
-        out[name] = record
-    return out
+        run_pending(list(specs.values()), store, config.scheduler)
+    return finished_records(specs, store, f"{kind} run")
 
 
 def _results(records: dict[str, dict]) -> dict:

@@ -116,6 +116,29 @@ def run_here(runs: list[RunSpec], store: Store, progress: bool = False) -> Sweep
     return summary
 
 
+def run_pending(runs: list[RunSpec], store: Store, scheduler: str | None = None) -> SweepSummary:
+    """Each run not yet done in ``store`` (each key once), on the Dask ``scheduler`` when one is
+    given, else here (``run_here``), with progress bars."""
+    unique = list({r.key: r for r in runs}.values())
+    if scheduler:
+        return run_sweep(unique, store, scheduler=scheduler, progress=True)
+    return run_here(unique, store, progress=True)
+
+
+def finished_records(specs: dict[str, RunSpec], store: Store, what: str = "run") -> dict[str, dict]:
+    """The finished record of each named run in ``store``; a RuntimeError naming the run (``what``
+    and name), why it did not finish and the file of its record, for the first that did not."""
+    out = {}
+    for name, spec in specs.items():
+        record = store.record(spec.key)
+        if record is None or record["status"] != "done":
+            why = "no record" if record is None else record.get("error")
+            raise RuntimeError(f"the {what} {name} of this claim did not finish ({why}); its record is "
+                               f"{store.runs / (spec.key + '.json')}")
+        out[name] = record
+    return out
+
+
 def _execute_on_worker(kind: str, config: dict, key: str) -> dict:
     """``execute`` on a Dask worker, with torch using the worker's threads (not every core of the
     node, which each worker process would otherwise claim)."""
