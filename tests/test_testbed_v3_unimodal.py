@@ -116,15 +116,18 @@ def test_claim3s_second_pilot_rule_counts_seeds_with_both_arms_doing_icl_and_bre
 
 
 @pytest.mark.skipif(not (ROOT / "studies").is_dir(), reason="the pilot files are in the repository, not in a package")
-@pytest.mark.parametrize("pilot", ["claim1"])
-def test_the_piloted_settings_are_what_each_committed_pilot_file_gives_by_its_rule(pilot):
+@pytest.mark.parametrize("pilot, claim", [("claim1", "claim1"), ("claim3_v31", "claim3")])
+def test_the_piloted_settings_are_what_each_committed_pilot_file_gives_by_its_rule(pilot, claim):
     doc = json.loads((ROOT / "studies" / "results" / f"pilot_{pilot}.json").read_text())
     finals = {}
     for key, v in doc["finals"].items():
-        pos, k = key.split(" K=")
-        finals[(pos, int(k))] = v
+        pos, rest = key.split(" K=")
+        k, _, steps = rest.partition(" steps=")
+        finals[(pos, int(k)) + ((int(steps),) if steps else ())] = v
     chosen = v3.PILOTS[pilot].choose(finals)
-    assert {k: chosen[k] for k in v3c.PILOTED[pilot]} == v3c.PILOTED[pilot]
+    assert {k: chosen[k] for k in chosen if k in v3c.PILOTED[claim]} == \
+        {k: v for k, v in v3c.PILOTED[claim].items() if k in chosen}
+    assert any(k in chosen for k in v3c.PILOTED[claim])
     assert doc["pilot_seeds"] == list(v3.PILOTS[pilot].seeds) and doc["rule"] == v3.PILOTS[pilot].rule
 
 

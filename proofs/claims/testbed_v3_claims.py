@@ -33,8 +33,10 @@ VERSIONS = {"claim1": 3, "claim2": 3, "claim3": 3.1, "claim8": 3}
 """The version each unimodal claim runs (docs/testbed.md lists what each version changed)."""
 
 PILOTED = {"claim1": {"K_edge": 256},
-           "claim3": {"K_both": 1024, "K_thr": 512}}
-"""Settings chosen by each claim's pilot rule on the pilot seeds (``testbed_v3.DESIGNS[...].pilot_rule``)."""
+           "claim3": {"K_both": 2048, "steps_both": 3000, "K_thr": 512}}
+"""Settings chosen by each claim's pilot rule on the pilot seeds (``testbed_v3.DESIGNS[...].pilot_rule``).
+Claim 3 (version 3.1): K_both and steps_both from its second pilot (9004–9011), K_thr from its first;
+version 3 ran K_both = 1024 (its result file records it)."""
 
 PATTERN_SE = "attention scores lie in [−1, 1], so one seed's mean over n sequences has se ≤ 1/√n"
 
