@@ -80,7 +80,7 @@ def test_a_results_folder_becomes_one_row_per_check_and_blocks_are_replaced_in_p
     (run / "verdicts.json").write_text(json.dumps({"claims": [{"id": "testbed.claim2", "verdict": "inconclusive",
         "verdict_reason": "r", "evidence": {"hypotheses": [{"text": "settled", "met": True, "detail": "8 of 8"}],
                                             "checks": checks}}]}))
-    (run / "claim2.json").write_text(json.dumps({"seconds": {"a": 60.0, "b": 120.0}}))
+    (run / "claim2.json").write_text(json.dumps({"seconds": {"stage1": {"a": 60.0}, "b": 120.0}}))  # nested: per stage
     (tmp_path / "claim2_v2.5").mkdir()  # a folder without verdicts.json is not a run
     assert [(c, v) for c, v, _ in result_folders(tmp_path)] == [("claim2", "3")]
     table = results_markdown(tmp_path).splitlines()

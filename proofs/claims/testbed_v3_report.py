@@ -39,6 +39,14 @@ def _p(x) -> str:
     return "–" if x is None else f"{x:.2g}"
 
 
+def _total(seconds) -> float:
+    """The sum of a result file's ``seconds``: a number, or a dict of them (per run), possibly
+    nested (per stage, then per run)."""
+    if isinstance(seconds, dict):
+        return sum(_total(v) for v in seconds.values())
+    return float(seconds or 0.0)
+
+
 def results_markdown(root) -> str:
     """The table of every verdict-run folder under ``root`` (module docstring); a line saying that
     there is none yet when there is none."""
@@ -52,7 +60,7 @@ def results_markdown(root) -> str:
         (result,) = [c for c in doc["claims"] if c["id"] == f"testbed.{claim}"]
         ev = result["evidence"]
         own = folder / f"{claim}.json"
-        seconds = sum(json.loads(own.read_text(encoding="utf-8")).get("seconds", {}).values()) if own.is_file() else None
+        seconds = _total(json.loads(own.read_text(encoding="utf-8")).get("seconds", {})) if own.is_file() else None
         premises = "; ".join(f"{'met' if h['met'] else 'NOT met'}: {h['text']} ({h['detail']})"
                              for h in ev["hypotheses"] if h.get("detail"))
         for i, c in enumerate(ev["checks"]):
