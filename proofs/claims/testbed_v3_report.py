@@ -2,10 +2,11 @@
 
 Each verdict run of a version-3 claim leaves a folder ``<root>/<claim>_v<version>/`` holding the
 ``verdicts.json`` of ``mmicl verify`` and the claim's own result file (``<claim>.json``: tables,
-curves, CPU seconds per run).  ``results_markdown(root)`` turns every such folder into one table:
-per claim and version the verdict, the premises (met or not, with the failing seeds), each check's role, the pooled
-counts of seeds above (+), below (−) and unresolved (0), the one-sided p-values, and the time the
-claim's runs took (the sum of their wall times, one torch thread each).  docs/testbed.md carries the table between ``<!-- v3-results:start -->`` and
+curves, the wall seconds of each run).  ``results_markdown(root)`` turns every such folder into one
+table: per claim and version the verdict, the premises (met or not, with the failing seeds), each
+check's role, the pooled counts of seeds above (+), below (−) and unresolved (0), the one-sided
+p-values, and the time the claim's runs took (the sum of their wall times, one torch thread each).
+docs/testbed.md carries the table between ``<!-- v3-results:start -->`` and
 ``<!-- v3-results:end -->``; ``python -m mmicl.proofs.claims.testbed_v3_report --docs docs/testbed.md``
 rewrites it (and the design block), and a test keeps it equal to what the folders give.
 """
