@@ -341,6 +341,14 @@ def alpha_T(law: TaskLaw, T: int) -> float:
     return float(optimize.brentq(D, a_lo, a_hi, xtol=1e-16, rtol=4 * np.finfo(float).eps, maxiter=500))
 
 
+def _check_parameters(alpha, beta) -> None:
+    """α (None: at α_T) and β (None: the one-parameter model) are each one real number, checked
+    before anything is computed on the law."""
+    for name, v in (("alpha", alpha), ("beta", beta)):
+        if v is not None:
+            check_real(name, v)
+
+
 @takes_law
 def excess_risk(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -> float:
     """Excess risk over Bayes of the one-parameter model (``beta=None``) or the two-parameter
@@ -350,6 +358,7 @@ def excess_risk(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -
     ``TwoParameterLoss.terms`` (two parameters: within the rounding bound that
     ``TwoParameterLoss.terms_and_bounds`` returns)."""
     check_depth(T, MAX_DEPTH_ONE if beta is None else MAX_DEPTH_TWO, "excess_risk")
+    _check_parameters(alpha, beta)
     law.require_bounded("the LCA theorems", UNBOUNDED_HINTS["excess_risk"])
     if beta is None:
         v = excess_risk_scaled(law, T, alpha)
@@ -362,6 +371,7 @@ def excess_risk(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -
 @takes_law
 def population_loss(law: TaskLaw, T: int, alpha: float, beta: float | None = None) -> float:
     """``E[(ŷ − y)²]`` in the large-context limit: Bayes risk plus excess."""
+    _check_parameters(alpha, beta)
     law.require_bounded("the LCA theorems", UNBOUNDED_HINTS["excess_risk"])
     return bayes_risk(law) + excess_risk(law, T, alpha, beta)
 
