@@ -47,6 +47,8 @@ def _toy_v3(monkeypatch):
     monkeypatch.setattr(v3c, "FAMILIES", {"A": (3000, 3001), "B": (4000, 4001)})
     monkeypatch.setattr(v3c, "EVAL_SIZE", 16)
     monkeypatch.setattr(v3c, "EVAL_EVERY_TRANSITION", 2)
+    # claim 3's piloted K_both arms train steps_both steps: the toy size's steps, not the quick size's 3000
+    monkeypatch.setitem(v3c.PILOTED, "claim3", v3c.PILOTED["claim3"] | {"steps_both": TOY.train.steps})
     return v3c
 
 

@@ -717,6 +717,8 @@ def test_a_claim_run_again_is_read_back_from_its_store_with_the_same_verdict_and
     monkeypatch.setattr(tb, "QUICK", TOY)
     monkeypatch.setattr(v3c, "FAMILIES", {"A": (3000, 3001), "B": (4000, 4001)})  # claim 3 runs version 3
     monkeypatch.setattr(v3c, "EVAL_SIZE", 16)
+    # claim 3's piloted K_both arms train steps_both steps: the toy size's steps, not the quick size's 3000
+    monkeypatch.setitem(v3c.PILOTED, "claim3", v3c.PILOTED["claim3"] | {"steps_both": TOY.train.steps})
     config = RunConfig(quick=True, out=tmp_path, seed=1)
     first = REGISTRY[claim].run(config)
     stored = sorted(p.name for p in (tmp_path / "testbed" / "runs" / "runs").glob("*.json"))
