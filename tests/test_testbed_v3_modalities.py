@@ -185,6 +185,7 @@ def toy(monkeypatch):
     monkeypatch.setattr(tbm, "QUICK", TOY)
     monkeypatch.setattr(mod, "FAMILIES", {"A": (3000, 3001), "B": (4000, 4001)})
     monkeypatch.setattr(mod, "EVAL_SIZE", 16)
+    monkeypatch.setattr(mod, "EVAL_SIZE7", 24)  # claim 7's own evaluation size (8192 in the design)
     monkeypatch.setattr(mod, "EVAL_EVERY_TRANSITION", 1)
     monkeypatch.setattr(mod, "PILOTED", {"claim6": {"K2": 8}, "claim7": {"encoder_steps": (0, 1, 2, 4)}})
 
@@ -232,6 +233,10 @@ def test_the_stage1_premise_needs_icl_and_an_induction_head():
 
 
 def test_claim7_runs_at_another_evaluation_size_when_asked(toy, tmp_path):
-    mod.claim7_v3(RunConfig(quick=True, out=tmp_path, seed=1), eval_size=24)
+    mod.claim7_v3(RunConfig(quick=True, out=tmp_path, seed=1), eval_size=40)  # the toy's own is 24
     doc = json.loads((tmp_path / "testbed" / "claim7.json").read_text())
-    assert doc["eval_size"] == 24 and mod.EVAL_SIZE7 > v3.EVAL_SIZE
+    assert doc["eval_size"] == 40
+
+
+def test_claim7s_design_evaluates_on_more_items_than_the_other_claims():
+    assert mod.EVAL_SIZE7 == 8192 > v3.EVAL_SIZE and "8192 items" in v3.DESIGNS["claim7"].pilot_rule
