@@ -22,23 +22,14 @@ from pathlib import Path
 
 import pytest
 
+import docs_hooks
+
 import mmicl
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _hooks():
-    """mkdocs_hooks.py, one module object per process (shared with tests/test_tutorials.py, so that
-    the tutorials it executed are reused by the site build)."""
-    if "mmicl_docs_hooks" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("mmicl_docs_hooks", ROOT / "mkdocs_hooks.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules["mmicl_docs_hooks"] = module
-    return sys.modules["mmicl_docs_hooks"]
-
-
-hooks = _hooks()
+hooks = docs_hooks.hooks()
 
 
 @pytest.fixture(scope="module")

@@ -14,26 +14,16 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
+import docs_hooks
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _hooks():
-    """mkdocs_hooks.py, one module object per process (shared with tests/test_docs_site.py, so that
-    the notebooks it executed are reused)."""
-    if "mmicl_docs_hooks" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("mmicl_docs_hooks", ROOT / "mkdocs_hooks.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules["mmicl_docs_hooks"] = module
-    return sys.modules["mmicl_docs_hooks"]
-
-
-hooks = _hooks()
+hooks = docs_hooks.hooks()
 TUTORIALS = hooks.tutorial_sources()
 # what each tutorial must show: inline figures, and words its outputs must contain
 EXPECTED = {
