@@ -270,6 +270,12 @@ def outcome_word(passed) -> str:
     return "passes" if passed else "fails" if passed is False else "undecided"
 
 
+def outcome_words(checks) -> dict[str, str]:
+    """``{"verdict: <check name>": outcome_word(passed)}`` for each check: how a claim's summary
+    reports its checks' outcomes."""
+    return {f"verdict: {c.name}": outcome_word(c.passed) for c in checks}
+
+
 def power_table(ns=(8, 16), ps=(0.8, 0.9)) -> dict[int, dict[float, float]]:
     """The sign test's power at ``ALPHA`` for n seeds when each seed shows the effect with probability p."""
     from mmicl.numerics.testbed.decide_v3 import power

@@ -27,7 +27,7 @@ from mmicl.numerics.testbed.experiments import Arm, ArmResults
 from ..registry import Check, Hypothesis, RunConfig, Summary
 from .number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
 from .testbed_v3 import (ALPHA, DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PREMISE_FAILURES, Check3,
-                         outcome_word)
+                         outcome_words)
 
 VERSIONS = {"claim1": 3, "claim2": 3, "claim3": 3.1, "claim8": 3}
 """The version each unimodal claim runs (docs/testbed.md lists what each version changed)."""
@@ -199,7 +199,7 @@ def decide_pairs(c: Check3, diffs: dict, ses: dict, why: str, **numbers) -> Chec
 
 
 def verdict_summary(checks: list[Check], settings: dict) -> Summary:
-    return Summary({**settings, **{f"verdict: {c.name}": outcome_word(c.passed) for c in checks}},
+    return Summary({**settings, **outcome_words(checks)},
                    atol=EXACT, why="the settings (piloted or fixed) exact; the outcomes are text")
 
 

@@ -47,7 +47,7 @@ from mmicl.numerics.testbed.experiments import area_under
 
 from ..registry import Hypothesis, RunConfig, Summary
 from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
-from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PILOT_SEEDS, outcome_word
+from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PILOT_SEEDS, outcome_words
 from .testbed_v3_claims import _premise, v3_check
 
 PILOTED = {"claim6": {"K2": 1024}, "claim7": {"encoder_steps": (40, 100, 160, 640)}}
@@ -254,10 +254,6 @@ def _arm_json(arm) -> dict:
     return arm_to_json(arm)
 
 
-def _verdicts(checks) -> dict:
-    return {f"verdict: {c.name}": outcome_word(c.passed) for c in checks}
-
-
 def _write(config: RunConfig, name: str, doc: dict) -> None:
     from mmicl.numerics.atomic import write_json
 
@@ -358,7 +354,7 @@ def claim6_v3(config: RunConfig):
     atol = {f"mean_follow_adjacent_minus_other_{a}": sampling_atol(max(mean_se(v), 1 / math.sqrt(EVAL_SIZE * v.size)))
             for a, v in means.items()}
     summary = Summary({"K2": K2, **{f"mean_follow_adjacent_minus_other_{a}": float(v.mean()) for a, v in means.items()},
-                       **_verdicts(checks)},
+                       **outcome_words(checks)},
                       atol={"K2": EXACT, **atol},
                       why=f"the piloted K2 (a setting) exact; {SAMPLING_WHY}: a mean over the seeds of both families "
                           "by its se over seeds, at least the evaluation se bound √(1/n)/√seeds; the outcomes are "
@@ -441,7 +437,7 @@ def claim7_v3(config: RunConfig, eval_size: int | None = None):
     n = allx.shape[1]
     summary = Summary(
         {"encoder_steps": list(doses), "encoder_accuracy_by_dose": allx.mean(1).round(4).tolist(),
-         "auc_icl_m2known_by_dose": ally.mean(1).round(4).tolist(), **_verdicts(checks)},
+         "auc_icl_m2known_by_dose": ally.mean(1).round(4).tolist(), **outcome_words(checks)},
         atol={"encoder_steps": EXACT,
               "encoder_accuracy_by_dose": max(sampling_atol(mean_se(v, n_eval)) for v in allx),
               "auc_icl_m2known_by_dose": max(sampling_atol(max(mean_se(v), 0.5 / math.sqrt(n_eval * n)))

@@ -50,7 +50,7 @@ from mmicl.numerics.testbed.decide_v3 import accuracy_difference_se, area_under_
 
 from ..registry import Hypothesis, RunConfig, Summary
 from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
-from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, outcome_word
+from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, outcome_words
 from .testbed_v3_claims import _premise, v3_check
 
 K1_DIVERSE = 16384
@@ -247,10 +247,6 @@ def _seeds() -> dict[str, list[int]]:
     return {f: list(s) for f, s in FAMILIES.items()}
 
 
-def _verdict_text(c) -> str:
-    return outcome_word(c.passed)
-
-
 def _mean_atol(values, n_eval: int | None = None) -> float:
     from .testbed import mean_se
 
@@ -335,7 +331,7 @@ def claim4_v3(config: RunConfig):
     atol |= {f"ICL_confounded_{arm}": _mean_atol(v, EVAL_SIZE) for arm, v in confounded.items()}
     atol |= {f"stage1_ICL_{k}": _mean_atol(v, EVAL_SIZE) for k, v in s1_icl.items()}
     atol |= {f"premise_seeds_{f}": float(len(FAMILIES[f])) for f in FAMILIES}
-    numbers |= {f"verdict: {c.name}": _verdict_text(c) for c in checks}
+    numbers |= outcome_words(checks)
     summary = Summary(numbers, atol=atol, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (at least the binomial se on "
         f"{EVAL_SIZE} sequences); the count of seeds meeting the premise by the family's size (each seed is a "
@@ -408,7 +404,7 @@ def claim5_v3(config: RunConfig):
         atol[f"final_ICL_M2necessary_{k}"] = _mean_atol(v["final"], EVAL_SIZE)
     numbers |= {f"parameters_{k}": v for k, v in params.items()} | {"width_deep_matched": w_eq}
     atol |= {f"parameters_{k}": EXACT for k in params} | {"width_deep_matched": EXACT}
-    numbers |= {f"verdict: {c.name}": _verdict_text(c) for c in checks}
+    numbers |= outcome_words(checks)
     summary = Summary(numbers, atol=atol, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (a final accuracy at least the binomial "
         f"se on {EVAL_SIZE} sequences, an area at least its auc_se); parameter counts and widths exact (settings); "
@@ -524,7 +520,7 @@ def claim9_v3(config: RunConfig):
     for a, v in icl.items():
         numbers[f"ICL_M2necessary_{a}"] = float(v.mean())
         atol[f"ICL_M2necessary_{a}"] = _mean_atol(v, EVAL_SIZE)
-    numbers |= {f"verdict: {c.name}": _verdict_text(c) for c in checks}
+    numbers |= outcome_words(checks)
     summary = Summary(numbers, atol=atol, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (accuracies at least the binomial se on "
         f"{EVAL_SIZE} sequences; attention scores, their changes and their se bounds without a floor); the "
