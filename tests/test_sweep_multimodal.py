@@ -213,3 +213,21 @@ def test_normalise_fills_defaults_and_refuses_bad_settings():
     for kind, settings, words in bad:
         with pytest.raises(ValueError, match=words):
             KINDS[kind].normalise(settings)
+
+
+def test_a_stage2_run_measuring_one_set_gives_that_sets_curves_bit_for_bit_and_a_key_of_its_own(tmp_path):
+    """``eval_on`` skips the other sets' forward passes: the measured set's curves are the full
+    evaluation's exactly (training does not read the evaluation), the others are absent, and a run
+    that measures every set keeps the key it had before the setting existed (no ``eval_on`` key)."""
+    store = Store(tmp_path / "store")
+    full, one = spec("stage2", stage2_settings()), spec("stage2", stage2_settings(eval_on=["icl_m2known"]))
+    assert "eval_on" not in full.config and one.config["eval_on"] == ["icl_m2known"] and one.key != full.key
+    assert KINDS["stage2"].normalise(one.config) == one.config
+    run_in(store, [spec("stage1", STAGE1), full, one])
+    a, b = stored_arm_results(store.record(full.key)), stored_arm_results(store.record(one.key))
+    assert set(b.run.history.metrics) == {"acc_icl_m2known"} < set(a.run.history.metrics)
+    for arm in ("K2=8", "random"):
+        assert np.array_equal(b.curve("acc_icl_m2known", arm), a.curve("acc_icl_m2known", arm))
+    for eval_on, words in (("icl_m2known", "list"), (["icl", "nope"], "nope unknown"), ([], "one or more")):
+        with pytest.raises(ValueError, match=words):
+            KINDS["stage2"].normalise(stage2_settings(eval_on=eval_on))

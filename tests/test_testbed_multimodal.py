@@ -24,8 +24,8 @@ from mmicl.numerics.testbed.metrics import previous_token_strength, readout_atte
 from mmicl.numerics.testbed.model import EnsembleDecoder
 from mmicl.numerics.testbed.multimodal_data import SETS, MultimodalMixture
 from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm, run_fusion, run_stage1, run_stage2
-from mmicl.numerics.testbed.multimodal_metrics import (MultimodalEvalSets, encoder_accuracy, evaluate_multimodal,
-                                                       uniform_baselines)
+from mmicl.numerics.testbed.multimodal_metrics import (METRICS_OF, MultimodalEvalSets, encoder_accuracy,
+                                                       evaluate_multimodal, uniform_baselines)
 from mmicl.numerics.testbed.multimodal_model import EnsembleMLP, MultimodalSystem, token_positions
 from mmicl.numerics.testbed.multimodal_train import train_encoder
 
@@ -568,6 +568,30 @@ def test_evaluate_multimodal_on_a_uniformly_attending_decoder_gives_the_baseline
     assert ((f1 >= 0) & (f1 <= 1) & (f2 >= 0) & (f2 <= 1)).all() and (f1 + f2 <= 1).all()
     for k in ("acc_icl", "acc_icl_m2only", "acc_icl_m1only", "acc_flip", "acc_iwl"):
         assert out[k].shape == (2,) and ((out[k] >= 0) & (out[k] <= 1)).all()
+
+
+def test_measuring_some_sets_gives_exactly_their_metrics_of_the_full_evaluation():
+    """``eval_on`` names sets; the evaluation gives the metrics ``METRICS_OF`` lists for them (those
+    of ``iwl_balanced`` where it was drawn) and no others, each equal bit for bit to the full
+    evaluation's; with ``summaries`` the head summaries come with ``icl``.  Every metric of the full
+    evaluation belongs to exactly one set."""
+    mx = MultimodalMixture([member(seed=e) for e in range(2)])
+    cfg = ModelConfig(layers=2, heads=2, width=8, mlp_ratio=1, ape_slots=21)
+    system = MultimodalSystem(EnsembleDecoder(cfg, 4, 4, [0, 1]), EnsembleMLP([4, 8, 4], [0, 1]), mx.label_vectors,
+                              "m1_first")
+    sets = MultimodalEvalSets.draw(mx, 32, 0, 21, balanced=True)
+    full = evaluate_multimodal(system, sets)
+    owned = [m for name in METRICS_OF for m in METRICS_OF[name]]
+    assert sorted(owned) == sorted(full) and len(set(owned)) == len(owned)
+    for name, metrics in METRICS_OF.items():
+        part = evaluate_multimodal(system, sets, eval_on=(name,))
+        assert set(part) == set(metrics), name
+        assert all(torch.equal(part[m], full[m]) for m in metrics), name
+    two = evaluate_multimodal(system, sets, summaries=True, eval_on=["icl", "flip"])
+    assert set(two) == {*METRICS_OF["icl"], *METRICS_OF["flip"], "induction_max", "induction_min", "prev_token_max"}
+    for bad, words in ((["icl", "x"], "x unknown"), ("icl", "list"), ((), "one or more")):
+        with pytest.raises(ValueError, match=words):
+            evaluate_multimodal(system, sets, eval_on=bad)
 
 
 class _Stub(torch.nn.Module):

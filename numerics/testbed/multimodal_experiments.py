@@ -22,7 +22,7 @@ from .config import DataConfig, MemberSpec, ModelConfig, MultimodalConfig, Multi
 from .experiments import Arm, ArmResults, run_arms
 from .metrics import evaluate
 from .multimodal_data import MultimodalMixture
-from .multimodal_metrics import MultimodalEvalSets
+from .multimodal_metrics import MultimodalEvalSets, check_eval_on
 from .multimodal_model import EnsembleMLP, MultimodalSystem, decoder_from_states
 from .multimodal_train import train_encoder, train_multimodal
 from .train import TrainedEnsemble
@@ -108,22 +108,25 @@ def _system(model: ModelConfig, mixture: MultimodalMixture, states, seeds, arms_
     return MultimodalSystem(decoder, projector, mixture.label_vectors, mixture.layout, encoder), extra
 
 
-def _finish(system, mixture, params, arms, seeds, train, data_seed, progress, description, extra):
+def _finish(system, mixture, params, arms, seeds, train, data_seed, progress, description, extra, eval_on=None):
     ape = system.decoder.config.ape_slots if system.decoder.config.pos == "ape" else None
     if ape is not None and ape < 3 * mixture.N + 2:
         raise TestbedConfigError(f"the decoder has {ape} APE slots, the multimodal layout needs {3 * mixture.N + 2}: "
                                  "train stage 1 with more ape_slots")
     sets = MultimodalEvalSets.draw(mixture, train.eval_size, seed=data_seed + 1_000_003, ape_slots=ape)
-    history = train_multimodal(system, mixture, params, train, sets, data_seed, progress, description, extra)
+    history = train_multimodal(system, mixture, params, train, sets, data_seed, progress, description, extra,
+                               eval_on=eval_on)
     run = TrainedEnsemble(system, mixture, sets, history, mixture.members)
     return ArmResults(list(arms), list(seeds), run)
 
 
 def run_stage2(stage1: Stage1, arms: list[MultimodalArm], train: TrainConfig, trainable: str = "projector+readout",
                device: str = "cpu", data_seed: int = 0, progress: bool = False,
-               description: str = "stage 2") -> ArmResults:
-    """Stage 2 for every (arm, stage-1 member); seeds of the result are the stage-1 member seeds."""
+               description: str = "stage 2", eval_on: tuple[str, ...] | None = None) -> ArmResults:
+    """Stage 2 for every (arm, stage-1 member); seeds of the result are the stage-1 member seeds.
+    ``eval_on``: the evaluation sets measured during training (``evaluate_multimodal``; None, all)."""
     _check_arms(arms)
+    eval_on = check_eval_on(eval_on)
     m1 = stage1.members
     members = _members(arms, m1)
     E1 = stage1.E
@@ -136,7 +139,7 @@ def run_stage2(stage1: Stage1, arms: list[MultimodalArm], train: TrainConfig, tr
     system, extra = _system(stage1.model, mixture, states, seeds, per_member, device, data_seed + 77, train)
     params = system.trainable(trainable)
     return _finish(system, mixture, params, arms, [s.seed for s in m1], train, data_seed, progress, description,
-                   extra)
+                   extra, eval_on)
 
 
 def run_fusion(model: ModelConfig, m1: DataConfig, arms: list[MultimodalArm], seeds: list[int], train: TrainConfig,

@@ -35,6 +35,11 @@ Version 3 (additive; the keys above are unchanged):
 - In the ``readout_last*`` layouts the readout is the token R (the last token), so every
   attention metric that reads "the readout's attention" (``induction``, ``attn_match_*``) reads R's.
 
+Measuring part of the sets (``evaluate_multimodal(..., eval_on=names)``): only the metrics of the
+named sets are computed (``METRICS_OF``), bit for bit as in the full evaluation.  Each set costs one
+forward pass over its items; a claim that reads one curve of a large evaluation set (testbed claim
+7, version 3) evaluates that set alone.
+
 Per-sequence head scores (additive, testbed claim 9 version 3): ``head_scores_per_sequence`` gives
 each head's ``induction`` and ``prev_token`` value on every ICL-set sequence, and
 ``head_score_spread`` their means and per-sequence sd (the evaluation se of a score is sd/√n).
@@ -115,28 +120,66 @@ def baselines(m1, layout: str = "m1_first") -> dict[str, float]:
     return chance_levels(m1.N, m1.B, m1.L) | uniform_baselines(m1.N, m1.B, layout)
 
 
+METRICS_OF = {
+    "icl_m2only": ("acc_icl_m2only",), "icl_m1only": ("acc_icl_m1only",), "icl_m2known": ("acc_icl_m2known",),
+    "flip": ("acc_flip", "flip_weights_rate"), "iwl": ("acc_iwl", "iwl_context_rate"),
+    "iwl_balanced": ("acc_iwl_balanced", "iwl_blind_best", "iwl_balanced_over_blind", "iwl_blind_marginal"),
+    "conflict": ("conflict_follow_m1", "conflict_follow_m2"),
+    "icl": ("acc_icl", "prev_token", "induction", "attn_match_m1", "attn_match_m2", "pair_attn_m1", "pair_attn_m2",
+            "attn_match_m1_top", "attn_match_m2_top", "pair_attn_m1_top", "pair_attn_m2_top"),
+}
+"""The metrics each evaluation set gives (``evaluate_multimodal``'s ``eval_on``); ``iwl_balanced``
+only where the sets were drawn with ``balanced=True``, and the head summaries of ``summaries`` come
+with ``icl``."""
+
+
+def check_eval_on(eval_on) -> tuple[str, ...] | None:
+    """``eval_on`` as a sorted tuple of set names of ``METRICS_OF`` (None: every set); a
+    ``ValueError`` naming the known sets for anything else (an empty list measures nothing)."""
+    if eval_on is None:
+        return None
+    if isinstance(eval_on, str) or not all(isinstance(n, str) for n in eval_on):
+        raise ValueError(f"eval_on is a list of evaluation set names, got {eval_on!r}")
+    names = tuple(sorted(set(eval_on)))
+    unknown = [n for n in names if n not in METRICS_OF]
+    if unknown or not names:
+        raise ValueError(f"eval_on names the evaluation sets to measure during training, one or more of "
+                         f"{', '.join(METRICS_OF)}; got {list(eval_on)!r}"
+                         + (f" ({', '.join(unknown)} unknown)" if unknown else ""))
+    return names
+
+
 @torch.no_grad()
-def evaluate_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets,
-                        summaries: bool = False) -> dict[str, torch.Tensor]:
+def evaluate_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets, summaries: bool = False,
+                        eval_on: tuple[str, ...] | None = None) -> dict[str, torch.Tensor]:
     """Every metric of the module docstring (tensors with leading axis E, on the CPU); with
-    ``summaries`` also ``induction_max``, ``induction_min`` and ``prev_token_max``."""
+    ``summaries`` also ``induction_max``, ``induction_min`` and ``prev_token_max``.  ``eval_on``:
+    the sets to measure (``METRICS_OF``; None, every set drawn); the others are not run."""
+    on = set(check_eval_on(eval_on) or METRICS_OF)
     out: dict[str, torch.Tensor] = {}
     preds = {}
     for name in ("icl_m2only", "icl_m1only", "icl_m2known", "flip", "iwl"):
+        if name not in on:
+            continue
         s = sets.sets[name]
         logits = system(s, sets.shifts[name]).logits
         preds[name], L = logits.argmax(-1), logits.shape[-1]
         out[f"acc_{name}"] = (preds[name] == s.target).float().mean(-1)
-    out["iwl_context_rate"] = (sets.sets["iwl"].labels == preds["iwl"].unsqueeze(-1)).any(-1).float().mean(-1)
-    out["flip_weights_rate"] = (preds["flip"] == (sets.sets["flip"].target - 1) % L).float().mean(-1)
-    if "iwl_balanced" in sets.sets:
+    if "iwl" in on:
+        out["iwl_context_rate"] = (sets.sets["iwl"].labels == preds["iwl"].unsqueeze(-1)).any(-1).float().mean(-1)
+    if "flip" in on:
+        out["flip_weights_rate"] = (preds["flip"] == (sets.sets["flip"].target - 1) % L).float().mean(-1)
+    if "iwl_balanced" in sets.sets and "iwl_balanced" in on:
         s = sets.sets["iwl_balanced"]
-        pred = system(s, sets.shifts["iwl_balanced"]).logits.argmax(-1)
-        out |= balanced_metrics(pred, s.target, sets.iwl_blind_best, L)
-    c = sets.sets["conflict"]
-    pred = system(c, sets.shifts["conflict"]).logits.argmax(-1)
-    out["conflict_follow_m1"] = (pred == c.follow_m1).float().mean(-1)
-    out["conflict_follow_m2"] = (pred == c.follow_m2).float().mean(-1)
+        logits = system(s, sets.shifts["iwl_balanced"]).logits
+        out |= balanced_metrics(logits.argmax(-1), s.target, sets.iwl_blind_best, logits.shape[-1])
+    if "conflict" in on:
+        c = sets.sets["conflict"]
+        pred = system(c, sets.shifts["conflict"]).logits.argmax(-1)
+        out["conflict_follow_m1"] = (pred == c.follow_m1).float().mean(-1)
+        out["conflict_follow_m2"] = (pred == c.follow_m2).float().mean(-1)
+    if "icl" not in on:
+        return {k: v.float().cpu() for k, v in out.items()}
     icl = sets.sets["icl"]
     fwd = system(icl, sets.shifts["icl"], return_attention=True)
     out["acc_icl"] = accuracy(fwd.logits, icl.target)

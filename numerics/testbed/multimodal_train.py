@@ -24,9 +24,11 @@ from .train import History, member_cross_entropy, training_loop
 
 def train_multimodal(system: MultimodalSystem, mixture: MultimodalMixture, params: list[torch.nn.Parameter],
                      train: TrainConfig, sets: MultimodalEvalSets, data_seed: int, progress: bool = False,
-                     description: str = "multimodal", extra: dict[str, torch.Tensor] | None = None) -> History:
+                     description: str = "multimodal", extra: dict[str, torch.Tensor] | None = None,
+                     eval_on: tuple[str, ...] | None = None) -> History:
     """Train ``params`` of ``system``; ``extra`` metrics (fixed per member, e.g. encoder quality)
-    are recorded beside the others at every evaluation."""
+    are recorded beside the others at every evaluation; ``eval_on``: the evaluation sets measured
+    (``evaluate_multimodal``; None, all)."""
     c = system.decoder.config
     ape_slots = c.ape_slots if c.pos == "ape" else None
     T = 3 * mixture.N + 2
@@ -38,8 +40,10 @@ def train_multimodal(system: MultimodalSystem, mixture: MultimodalMixture, param
         shift = random_shift(mixture.E, train.batch, T, ape_slots, g, mixture.device)
         return member_cross_entropy(system(batch, shift).logits, batch.target)
 
-    return training_loop(params, member_losses, lambda: evaluate_multimodal(system, sets) | extra, train,
-                         mixture.E, progress, description)
+    def evaluate_now() -> dict[str, torch.Tensor]:
+        return evaluate_multimodal(system, sets, eval_on=eval_on) | extra
+
+    return training_loop(params, member_losses, evaluate_now, train, mixture.E, progress, description)
 
 
 def train_encoder(encoder: EnsembleMLP, mixture: MultimodalMixture, steps: list[int], batch: int, lr: float,

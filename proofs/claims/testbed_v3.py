@@ -195,7 +195,9 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
                     "so the old rule put two doses at 0.81 and 0.83; (2) the stage-1 premise of claim 4 added (one "
                     "pilot seed's stage 1 had ICL 0.65 and an area of 0.34); (3) evaluation on 8192 items instead of "
                     "1024: at 1024 the per-seed slope's se was 0.024–0.033 against a margin of 0.05 and one seed of "
-                    "four resolved; at 8192 it is about 0.01. That size takes about 4 CPU-hours (minutes on a GPU).",)),
+                    "four resolved; at 8192 it is about 0.01. That size took about 4 CPU-hours with every evaluation "
+                    "set measured; the claim reads one set, and measuring that set alone (eval_on, the same numbers bit "
+                    "for bit) brings it to about 1 CPU-hour (benchmarks/bench_multimodal_eval.py).",)),
     Design("claim8",
            {"model": "2 layers × 4 heads, K_hi bursty, evaluated every 25 steps through the transition",
             "induction_heads": "every head whose selection-set induction score exceeds 0.5",

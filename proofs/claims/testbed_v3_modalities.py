@@ -84,6 +84,11 @@ EVAL_SIZE7 = 8192
 ``EVAL_SIZE`` = 1024 the per-seed slopes were 0.03-0.11 with se 0.024-0.033, so almost no seed
 resolves against the 0.05 margin (it needs slope > 0.05 + 2 se ≈ 0.11); 8 × the items gives se
 ≈ 0.01, resolving a seed at slope ≳ 0.07."""
+EVAL_ON7 = ("icl_m2known",)
+"""The one evaluation set claim 7 reads (its AUC and final ICL); the encoder's accuracy is measured
+apart.  Measuring only it skips six of the seven sets' forward passes on ``EVAL_SIZE7`` items at
+each of the 61 evaluations, the bulk of the claim's cost, and changes none of its numbers
+(``evaluate_multimodal``'s ``eval_on``)."""
 
 
 # ---- pilot rules ---------------------------------------------------------------------------
@@ -367,7 +372,7 @@ def claim7_v3(config: RunConfig, eval_size: int | None = None):
     """A better M2 encoder gives better multimodal ICL: per seed, the slope of the stage-2 AUC of
     known-class M2-necessary ICL on encoder accuracy over four doses (``testbed_v3.DESIGNS["claim7"]``;
     module docstring).  ``eval_size``: the stage-2 evaluation sets' size (the design's ``EVAL_SIZE7``
-    by default: about 4 hours of one CPU thread at the quick size, minutes on a GPU)."""
+    by default: about an hour of one CPU thread at the quick size, minutes on a GPU)."""
     n_eval = int(eval_size or EVAL_SIZE7)
     from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm
     from mmicl.proofs.sweep.runs import stored_arm_results
@@ -385,7 +390,7 @@ def claim7_v3(config: RunConfig, eval_size: int | None = None):
         s1 = _stage1(config, sz, seeds)
         specs[f"stage1_{f}"] = ("stage1", s1)
         specs[f"doses_{f}"] = ("stage2", {"stage1": s1, "arms": [_arm_json(a) for a in arms], "train": asdict(stage2),
-                                          "trainable": sz.trainable})
+                                          "trainable": sz.trainable, "eval_on": list(EVAL_ON7)})
     records = _run(config, specs)
     seeds = {f: list(s) for f, s in FAMILIES.items()}
     x, y, sx, sy, final_icl = {}, {}, {}, {}, {}

@@ -31,7 +31,8 @@
   it), ``"train", "trainable"`` ("projector+readout"; "projector"; "all": every weight trains, the
   unfrozen stage 2 of testbed claim 9), ``"device", "data_seed"`` (both the stage-1
   run's by default), ``"analysis"`` (None, or ``{"name", **parameters}`` of ``MULTIMODAL_ANALYSES``,
-  or ``{"name": "head_score_spread"}``: ``multimodal_analyses()``)};
+  or ``{"name": "head_score_spread"}``: ``multimodal_analyses()``), ``"eval_on"`` (optional: the
+  evaluation sets measured during training, ``multimodal_metrics.METRICS_OF``; absent, every set)};
   the stage-1 record must be finished and its checkpoint have the SHA-256 it states and load
   (``load_stage1``), else the run fails with one line naming the file and what to do.  Result: as
   ``ensemble`` — ``summary`` (the final value of every scalar metric, ``induction_max`` and
@@ -339,7 +340,7 @@ shared file system)."""
 ARTIFACTS = "artifacts"
 """The folder of a results store that holds the runs' artifact files (``<key>.pt``)."""
 STAGE1_SETTINGS = frozenset({"model", "data", "train", "seeds", "data_seed", "device"})
-STAGE2_SETTINGS = frozenset({"stage1", "arms", "train", "trainable", "device", "data_seed", "analysis"})
+STAGE2_SETTINGS = frozenset({"stage1", "arms", "train", "trainable", "device", "data_seed", "analysis", "eval_on"})
 FUSION_SETTINGS = frozenset({"model", "m1", "arms", "seeds", "train", "device", "data_seed", "analysis"})
 
 
@@ -532,6 +533,7 @@ def _stage2_normalise(config: dict) -> dict:
     from mmicl import __version__
     from mmicl.numerics.testbed.config import TrainConfig
     from mmicl.numerics.testbed.multimodal_experiments import arm_to_json, arms_from_json
+    from mmicl.numerics.testbed.multimodal_metrics import check_eval_on
     from mmicl.numerics.validate import check_seed
 
     config = _check_settings("stage2", config, STAGE2_SETTINGS, {"stage1", "arms", "train"})
@@ -540,11 +542,15 @@ def _stage2_normalise(config: dict) -> dict:
     if trainable not in ("projector", "projector+readout", "all"):
         raise ValueError(f"trainable must be 'projector' or 'projector+readout' (the decoder's blocks frozen, as "
                          f"published), or 'all' (an unfrozen stage 2, testbed claim 9), got {trainable!r}")
-    return {"stage1": s1, "arms": [arm_to_json(a) for a in arms_from_json(config["arms"])],
-            "train": asdict(TrainConfig(**config["train"])), "trainable": trainable,
-            "device": _device(config, s1["device"]),
-            "data_seed": check_seed(config.get("data_seed", s1["data_seed"]), "data_seed"),
-            "analysis": _analysis(config.get("analysis")), "mmicl": __version__}
+    out = {"stage1": s1, "arms": [arm_to_json(a) for a in arms_from_json(config["arms"])],
+           "train": asdict(TrainConfig(**config["train"])), "trainable": trainable,
+           "device": _device(config, s1["device"]),
+           "data_seed": check_seed(config.get("data_seed", s1["data_seed"]), "data_seed"),
+           "analysis": _analysis(config.get("analysis")), "mmicl": __version__}
+    eval_on = check_eval_on(config.get("eval_on"))
+    if eval_on is not None:  # absent when every set is measured, so those runs keep their keys
+        out["eval_on"] = list(eval_on)
+    return out
 
 
 def _arms_result(r, config: dict) -> dict:
@@ -579,7 +585,8 @@ def _stage2_compute(config: dict, progress: bool = False, description: str = "st
                                   "run the stage1 run first (runs.stored_stage1, or its spec before this one)")
     s1 = load_stage1(root, record)
     r = run_stage2(s1, arms_from_json(config["arms"]), TrainConfig(**config["train"]), trainable=config["trainable"],
-                   device=config["device"], data_seed=config["data_seed"], progress=progress, description=description)
+                   device=config["device"], data_seed=config["data_seed"], progress=progress, description=description,
+                   eval_on=config.get("eval_on"))
     used = {"key": record["key"], "sha256": record["result"]["artifact"]["sha256"]}
     return {**_arms_result(r, config), "stage1": used}
 
