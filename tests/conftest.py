@@ -35,3 +35,21 @@ def clean_registry():
     REGISTRY.update(before)
     plugins._loaded.clear()
     plugins._loaded.update(loaded)
+
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.cuda)]
+"""The torch devices the end-to-end testbed tests run on: the CPU, and a CUDA device (marked
+``cuda``; skipped where there is none)."""
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """The torch device of a test, once per entry of ``DEVICES``: "cpu", and "cuda", skipped
+    ("needs a CUDA device") where torch sees none.  torch is imported only here, when a cuda case
+    is set up, so that test runs that need no torch do not load it."""
+    if request.param == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            pytest.skip("needs a CUDA device")
+    return request.param

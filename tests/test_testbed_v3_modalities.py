@@ -1,8 +1,9 @@
 """Version 3 of testbed claims 6 and 7 (proofs/claims/testbed_v3_modalities.py): the pure pieces on
 hand-made inputs with known answers (the encoder's feature standardisation, the se of a follow-rate
 difference, of an AUC and of a slope, the pilot rules), the committed pilot files against the
-piloted settings, and both claims end to end at a toy size through the results store (structure
-only: names, tolerances, verdict, JSON, resuming; no trajectory is asserted)."""
+piloted settings, and both claims end to end at a toy size through the results store, on the CPU
+and, where there is one, a CUDA device (structure only: names, tolerances, verdict, JSON with its
+device, resuming; no trajectory is asserted)."""
 from __future__ import annotations
 
 import json
@@ -195,10 +196,10 @@ def _uncovered(numbers, atol, rtol):
 
 
 @pytest.mark.parametrize("claim", ["claim6", "claim7"])
-def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its_store(claim, toy, tmp_path,
-                                                                                       monkeypatch):
+def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its_store(claim, device, toy,
+                                                                                       tmp_path, monkeypatch):
     fn = getattr(mod, f"{claim}_v3")
-    cfg = RunConfig(quick=True, out=tmp_path, seed=1)
+    cfg = RunConfig(quick=True, out=tmp_path, seed=1, device=device)
     hyps, checks, summary, figs = fn(cfg)
     design = v3.DESIGNS[claim]
     assert [c.name for c in checks] == [c.name for c in design.checks]
@@ -213,6 +214,7 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     doc = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
     assert doc["version"] == 3 and doc["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
     assert doc["piloted"] == json.loads(json.dumps(mod.PILOTED[claim]))
+    assert doc["device"] == device
     # a second run reads every run back from OUT/testbed/runs: nothing trains
     import mmicl.proofs.sweep.runner as runner
 

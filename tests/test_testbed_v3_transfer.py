@@ -1,10 +1,10 @@
 """Version 3 of the multimodal stage-2 claims 4, 5 and 9 (proofs/claims/testbed_v3_transfer.py).
 
-End to end at a toy size: the design's checks and premises are there under its names, every number
-states its tolerance, the verdict is one of the registry's, the result file is written, and a second
-run (or another claim with the same settings) reads its runs back from the store.  The pure
-functions are tested on hand-made inputs with known answers.  Nothing here asserts how training
-turns out."""
+End to end at a toy size, on the CPU and, where there is one, a CUDA device: the design's checks
+and premises are there under its names, every number states its tolerance, the verdict is one of
+the registry's, the result file is written (naming the device), and a second run (or another claim
+with the same settings) reads its runs back from the store.  The pure functions are tested on
+hand-made inputs with known answers.  Nothing here asserts how training turns out."""
 from __future__ import annotations
 
 import json
@@ -57,9 +57,9 @@ def _uncovered(checks, summary) -> list[str]:
 
 
 @pytest.mark.parametrize("claim", ["claim4", "claim5", "claim9"])
-def test_each_claim_runs_end_to_end_at_a_toy_size(claim, toy, tmp_path):
+def test_each_claim_runs_end_to_end_at_a_toy_size(claim, device, toy, tmp_path):
     fn = getattr(tr, f"{claim}_v3")
-    cfg = RunConfig(quick=True, out=tmp_path, seed=1)
+    cfg = RunConfig(quick=True, out=tmp_path, seed=1, device=device)
     hyps, checks, summary, figs = fn(cfg)
     design = DESIGNS[claim]
     assert [c.name for c in checks] == [c.name for c in design.checks]
@@ -76,6 +76,7 @@ def test_each_claim_runs_end_to_end_at_a_toy_size(claim, toy, tmp_path):
     saved = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
     assert saved["version"] == 3 and saved["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
     assert saved["eval_size"] == 16 and saved["data_seed"] == 1 and saved["run_keys"]
+    assert saved["device"] == device
     assert not [p for p in (tmp_path / "testbed").iterdir() if p.name.startswith(".")]   # no temp files left
     json.dumps(summary)
     assert figs == []
