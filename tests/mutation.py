@@ -110,6 +110,8 @@ TOLERANCES = ["test_number_tolerances.py::test_a_per_key_tolerance_judges_each_n
 VARIANTS = ["test_variants.py", "test_variant_models.py", "test_variants_doc.py"]  # issue 22: LCA variants
 DECIDE_V3 = ["test_decide_v3.py", "test_testbed_v3_claims.py"]  # issue 23: the version-3 decisions
 UNIMODAL_V3 = ["test_testbed_v3_unimodal.py"]  # issue 23: the version-3 unimodal claims' pieces
+REPORT_V3 = ["test_testbed_v3_design.py::test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_and_premise_counts"]
+EVAL_ON = ["test_testbed_multimodal.py::test_measuring_some_sets_gives_exactly_their_metrics_of_the_full_evaluation"]
 TRANSFER_V3 = ["test_testbed_v3_transfer.py::test_area_under_se_is_the_area_under_the_binomial_se_curve_and_at_most_its_maximum",
                "test_testbed_v3_transfer.py::test_area_under_se_bounds_the_spread_of_areas_and_is_attained_by_perfectly_correlated_evaluations"]
 
@@ -505,6 +507,14 @@ MUTATIONS: list[Mutation] = [
     N("claim3_v31_ties_to_more_steps", "    best = max(grid, key=lambda sk: (counts[sk], -sk[0], -sk[1]))",
       "    best = max(grid, key=lambda sk: (counts[sk], sk[0], -sk[1]))", tuple(UNIMODAL_V3),
       "claim 3's second pilot rule breaks ties toward more steps, against its statement"),
+    N("family_verdict_reads_the_pool", '            passed = c["passed"] if o is None else sign_test(o, v3.ALPHA).decision',
+      '            passed = c["passed"]', tuple(REPORT_V3),
+      "a family's verdict is the pooled decision, not its own sign test"),
+    N("family_premise_one_failure_short", "counts[f][1] - counts[f][0] <= v3.PREMISE_FAILURES",
+      "counts[f][1] - counts[f][0] < v3.PREMISE_FAILURES", tuple(REPORT_V3),
+      "a family's premise fails with as many failing seeds as the rule allows"),
+    N("eval_on_ignored", "    on = set(check_eval_on(eval_on) or METRICS_OF)", "    on = set(METRICS_OF)", tuple(EVAL_ON),
+      "a run asked to measure one set measures them all (its history then holds what it was not asked for)"),
 ]
 
 

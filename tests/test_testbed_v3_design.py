@@ -104,3 +104,26 @@ def test_the_registry_runs_version_3_of_every_converted_claim():
                     "claim9": transfer.claim9_v3, "claim6": modalities.claim6_v3, "claim7": modalities.claim7_v3}
     for claim, fn in v3_functions.items():
         assert REGISTRY[f"testbed.{claim}"].evaluate.__wrapped__ is fn, claim
+
+
+def test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_and_premise_counts():
+    """A family's verdict reads only that family: its sign test on its per-seed outcomes, and a
+    per-seed premise met when at most PREMISE_FAILURES of its seeds fail it."""
+    from mmicl.proofs.claims.testbed_v3_report import family_verdicts
+
+    def claim(outcomes_a, outcomes_b, failing_a=0, failing_b=0):
+        k = v3.PREMISE_FAILURES
+        detail = f"family A: {8 - failing_a} of 8 seeds; family B: {8 - failing_b} of 8 seeds"
+        return {"evidence": {
+            "hypotheses": [{"text": "premise", "met": max(failing_a, failing_b) <= k, "detail": detail},
+                           {"text": "sizes", "met": True, "detail": ""}],
+            "checks": [{"name": "c", "method": "empirical", "passed": None, "role": "decisive",
+                        "numbers": {"outcomes_A": outcomes_a, "outcomes_B": outcomes_b}}]}}
+
+    up, none, down = [1] * 8, [0] * 8, [-1] * 8
+    assert family_verdicts(claim(up, none)) == {"A": "holds", "B": "inconclusive"}
+    assert family_verdicts(claim(up, down)) == {"A": "holds", "B": "fails"}
+    assert family_verdicts(claim([1] * 6 + [0, 0], up)) == {"A": "holds", "B": "holds"}      # 6 of 6 resolved
+    assert family_verdicts(claim([1] * 4 + [0] * 4, up)) == {"A": "inconclusive", "B": "holds"}  # p = 1/16
+    k = v3.PREMISE_FAILURES
+    assert family_verdicts(claim(up, up, failing_a=k + 1, failing_b=k)) == {"A": "hypothesis-not-met", "B": "holds"}

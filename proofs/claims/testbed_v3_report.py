@@ -3,9 +3,10 @@
 Each verdict run of a version-3 claim leaves a folder ``<root>/<claim>_v<version>/`` holding the
 ``verdicts.json`` of ``mmicl verify`` and the claim's own result file (``<claim>.json``: tables,
 curves, the wall seconds of each run).  ``results_markdown(root)`` turns every such folder into one
-table: per claim and version the verdict, the premises (met or not, with the failing seeds), each
-check's role, the pooled counts of seeds above (+), below (−) and unresolved (0), the one-sided
-p-values, and the time the claim's runs took (the sum of their wall times, one torch thread each).
+table: per claim and version the verdict, the verdict of each seed family alone
+(``family_verdicts``), the premises (met or not, with the failing seeds), each check's role, the
+pooled counts of seeds above (+), below (−) and unresolved (0), the one-sided p-values, each
+family's sign-test decision, and the time the claim's runs took (the sum of their wall times, one torch thread each).
 docs/testbed.md carries the table between ``<!-- v3-results:start -->`` and
 ``<!-- v3-results:end -->``; ``python -m mmicl.proofs.claims.testbed_v3_report --docs docs/testbed.md``
 rewrites it (and the design block), and a test keeps it equal to what the folders give.
@@ -48,11 +49,45 @@ def _total(seconds) -> float:
     return float(seconds or 0.0)
 
 
+PREMISE_COUNT = re.compile(r"family (\w+): (\d+) of (\d+) seeds")
+
+
+def family_verdicts(result: dict) -> dict[str, str]:
+    """The verdict each seed family gives alone, by the registry's rule (``decide``), from a claim's
+    entry in ``verdicts.json``: each check decided by the exact sign test on that family's per-seed
+    outcomes (its numbers ``outcomes_<family>``; a check without them keeps its pooled decision),
+    each per-seed premise met when at most ``PREMISE_FAILURES`` of that family's seeds fail it (the
+    counts its detail states), the other hypotheses as they are."""
+    from mmicl.numerics.testbed.decide_v3 import sign_test
+
+    from ..registry import Check, Hypothesis, decide
+
+    ev = result["evidence"]
+    families = sorted({k.split("_", 1)[1] for c in ev["checks"] for k in c["numbers"] if k.startswith("outcomes_")})
+    out = {}
+    for f in families:
+        hyps = []
+        for h in ev["hypotheses"]:
+            counts = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in PREMISE_COUNT.finditer(h.get("detail", ""))}
+            met = h["met"] if f not in counts else counts[f][1] - counts[f][0] <= v3.PREMISE_FAILURES
+            hyps.append(Hypothesis(h["text"], bool(met), h.get("detail", "")))
+        checks = []
+        for c in ev["checks"]:
+            o = c["numbers"].get(f"outcomes_{f}")
+            passed = c["passed"] if o is None else sign_test(o, v3.ALPHA).decision
+            checks.append(Check(c["name"], c["method"], passed, role=c["role"]))
+        out[f] = decide(hyps, checks)[0]
+    return out
+
+
 def results_markdown(root) -> str:
     """The table of every verdict-run folder under ``root`` (module docstring); a line saying that
     there is none yet when there is none."""
-    rows = ["| claim | version | verdict | premises (per seed) | check (role) | + / − / 0 | p(+), p(−) | run time |",
-            "|---|---|---|---|---|---|---|---|"]
+    rows = ["| claim | version | verdict | per family (A; B) | premises (per seed) | check (role) | + / − / 0 "
+            "| p(+), p(−) | per family (A; B) | run time |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    from mmicl.numerics.testbed.decide_v3 import sign_test
+
     folders = result_folders(root)
     if not folders:
         return "No version-3 verdict run has been committed yet."
@@ -64,16 +99,19 @@ def results_markdown(root) -> str:
         seconds = _total(json.loads(own.read_text(encoding="utf-8")).get("seconds", {})) if own.is_file() else None
         premises = "; ".join(f"{'met' if h['met'] else 'NOT met'}: {h['text']} ({h['detail']})"
                              for h in ev["hypotheses"] if h.get("detail"))
+        per_family = "; ".join(family_verdicts(result).values())
         for i, c in enumerate(ev["checks"]):
             n = c["numbers"]
             decision = v3.outcome_word(c["passed"])
+            by_family = "; ".join(v3.outcome_word(sign_test(n[k], v3.ALPHA).decision) if k in n else "–"
+                                  for k in ("outcomes_A", "outcomes_B"))
             first = i == 0
             rows.append(
                 f"| {claim if first else ''} | {version if first else ''} | "
-                f"{'**' + result['verdict'] + '**' if first else ''} | "
+                f"{'**' + result['verdict'] + '**' if first else ''} | {per_family if first else ''} | "
                 f"{_cell(premises) if first else ''} | {_cell(c['name'])} ({c['role']}, {decision}) | "
                 f"{n.get('plus', '–')} / {n.get('minus', '–')} / {n.get('unresolved', '–')} | "
-                f"{_p(n.get('p_above'))}, {_p(n.get('p_below'))} | "
+                f"{_p(n.get('p_above'))}, {_p(n.get('p_below'))} | {by_family} | "
                 f"{(f'{seconds / 60:.0f} min' if seconds is not None else '–') if first else ''} |")
     return "\n".join(rows)
 
