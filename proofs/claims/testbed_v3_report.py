@@ -68,7 +68,8 @@ def family_verdicts(result: dict) -> dict[str, str]:
     for f in families:
         hyps = []
         for h in ev["hypotheses"]:
-            counts = {m.group(1): (int(m.group(2)), int(m.group(3))) for m in PREMISE_COUNT.finditer(h.get("detail", ""))}
+            counts = {m.group(1): (int(m.group(2)), int(m.group(3)))
+                      for m in PREMISE_COUNT.finditer(h.get("detail", ""))}
             met = h["met"] if f not in counts else counts[f][1] - counts[f][0] <= v3.PREMISE_FAILURES
             hyps.append(Hypothesis(h["text"], bool(met), h.get("detail", "")))
         checks = []
