@@ -507,7 +507,7 @@ MUTATIONS: list[Mutation] = [
     N("claim3_v31_ties_to_more_steps", "    best = max(grid, key=lambda sk: (counts[sk], -sk[0], -sk[1]))",
       "    best = max(grid, key=lambda sk: (counts[sk], sk[0], -sk[1]))", tuple(UNIMODAL_V3),
       "claim 3's second pilot rule breaks ties toward more steps, against its statement"),
-    N("family_verdict_reads_the_pool", '            passed = c["passed"] if o is None else sign_test(o, v3.ALPHA).decision',
+    N("family_verdict_reads_the_pool", '            passed = c["passed"] if o is None else family_decision(o)',
       '            passed = c["passed"]', tuple(REPORT_V3),
       "a family's verdict is the pooled decision, not its own sign test"),
     N("family_premise_one_failure_short", "counts[f][1] - counts[f][0] <= v3.PREMISE_FAILURES",

@@ -127,3 +127,5 @@ def test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_
     assert family_verdicts(claim([1] * 4 + [0] * 4, up)) == {"A": "inconclusive", "B": "holds"}  # p = 1/16
     k = v3.PREMISE_FAILURES
     assert family_verdicts(claim(up, up, failing_a=k + 1, failing_b=k)) == {"A": "hypothesis-not-met", "B": "holds"}
+    # a family whose seeds a premise all left out says nothing (the other family then decides alone)
+    assert family_verdicts(claim([], up)) == {"A": "inconclusive", "B": "holds"}

@@ -52,14 +52,20 @@ def _total(seconds) -> float:
 PREMISE_COUNT = re.compile(r"family (\w+): (\d+) of (\d+) seeds")
 
 
+def family_decision(outcomes) -> bool | None:
+    """A family's decision of one check: the exact sign test on its per-seed outcomes, None (it
+    says nothing) when a premise left every seed of the family out, as ``v3_check`` decides it."""
+    from mmicl.numerics.testbed.decide_v3 import sign_test
+
+    return sign_test(outcomes, v3.ALPHA).decision if len(outcomes) else None
+
+
 def family_verdicts(result: dict) -> dict[str, str]:
     """The verdict each seed family gives alone, by the registry's rule (``decide``), from a claim's
     entry in ``verdicts.json``: each check decided by the exact sign test on that family's per-seed
     outcomes (its numbers ``outcomes_<family>``; a check without them keeps its pooled decision),
     each per-seed premise met when at most ``PREMISE_FAILURES`` of that family's seeds fail it (the
     counts its detail states), the other hypotheses as they are."""
-    from mmicl.numerics.testbed.decide_v3 import sign_test
-
     from ..registry import Check, Hypothesis, decide
 
     ev = result["evidence"]
@@ -75,7 +81,7 @@ def family_verdicts(result: dict) -> dict[str, str]:
         checks = []
         for c in ev["checks"]:
             o = c["numbers"].get(f"outcomes_{f}")
-            passed = c["passed"] if o is None else sign_test(o, v3.ALPHA).decision
+            passed = c["passed"] if o is None else family_decision(o)
             checks.append(Check(c["name"], c["method"], passed, role=c["role"]))
         out[f] = decide(hyps, checks)[0]
     return out
@@ -87,8 +93,6 @@ def results_markdown(root) -> str:
     rows = ["| claim | version | verdict | per family (A; B) | premises (per seed) | check (role) | + / − / 0 "
             "| p(+), p(−) | per family (A; B) | run time |",
             "|---|---|---|---|---|---|---|---|---|---|"]
-    from mmicl.numerics.testbed.decide_v3 import sign_test
-
     folders = result_folders(root)
     if not folders:
         return "No version-3 verdict run has been committed yet."
@@ -104,7 +108,7 @@ def results_markdown(root) -> str:
         for i, c in enumerate(ev["checks"]):
             n = c["numbers"]
             decision = v3.outcome_word(c["passed"])
-            by_family = "; ".join(v3.outcome_word(sign_test(n[k], v3.ALPHA).decision) if k in n else "–"
+            by_family = "; ".join(v3.outcome_word(family_decision(n[k])) if k in n else "–"
                                   for k in ("outcomes_A", "outcomes_B"))
             first = i == 0
             rows.append(
