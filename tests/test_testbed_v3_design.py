@@ -129,3 +129,23 @@ def test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_
     assert family_verdicts(claim(up, up, failing_a=k + 1, failing_b=k)) == {"A": "hypothesis-not-met", "B": "holds"}
     # a family whose seeds a premise all left out says nothing (the other family then decides alone)
     assert family_verdicts(claim([], up)) == {"A": "inconclusive", "B": "holds"}
+
+
+def test_the_stage1_pilot_rule_takes_the_fewest_steps_at_which_seven_of_eight_seeds_meet_the_premise():
+    """Claim 4's premise per seed (ICL ≥ 0.95 and some head's induction > 0.3) at each step count of
+    the grid, read off one run's evaluations; the smallest count with ≥ 7 of 8 is chosen."""
+    steps = list(range(0, 10001, 250))
+
+    def curves(induction_from):   # seed e grows its induction head at step induction_from[e]
+        ind = [[[[0.05], [0.9 if s >= start else 0.0]] for start in induction_from] for s in steps]
+        return {"steps": steps, "acc_icl": [[0.97] * 8 for _ in steps], "induction": ind}
+
+    late = [0] * 6 + [6000, 9000]
+    assert v3.choose_stage1_v31(curves(late))["stage1_steps"] == 7500            # 7 of 8 by 7500
+    assert v3.choose_stage1_v31(curves([0] * 7 + [10 ** 6]))["stage1_steps"] == 5000
+    never = v3.choose_stage1_v31(curves([0] * 6 + [10 ** 6] * 2))
+    assert never["stage1_steps"] is None and never["premise_counts"] == {"5000": 6, "7500": 6, "10000": 6}
+    low_icl = curves([0] * 8)
+    low_icl["acc_icl"] = [[0.94] * 8 for _ in steps]                              # an induction head alone is not enough
+    assert v3.choose_stage1_v31(low_icl)["stage1_steps"] is None
+    assert v3.choose_stage1_v31({**curves(late), "steps": steps[:30]})["stage1_steps"] is None  # stopped early

@@ -381,15 +381,62 @@ CLAIM3_V3_RULE = ("K_both: the smallest K of (512, 1024, 2048, 4096) at which ev
 """Claim 3's version-3 pilot rule (``choose_claim3``; version 3.1 replaced the K_both part)."""
 
 
+STAGE1_STEP_GRID = (5000, 7500, 10000)
+STAGE1_V31_SEEDS = tuple(range(9004, 9012))
+STAGE1_V31_RULE = ("stage-1 steps: the smallest of (5000, 7500, 10000) at which at least 7 of the 8 pilot seeds "
+                   "(9004–9011) meet claim 4's stage-1 premise (ICL on M1 ≥ 0.95 with an induction head, score > "
+                   "0.3), read on one 10000-step run's evaluations (constant learning rate: the model at step s is "
+                   "the one an s-step run ends with); None if none does")
+"""The pilot rule of a version-3.1 stage 1 for the multimodal claims 4, 6 and 7 (their version-3
+verdict runs lost 5 of 16 seeds to the stage-1 premise with 5000 steps; studies/pilot_stage1_v31.toml)."""
+
+
+def _stage1_curves(store_path) -> dict:
+    """The one finished ``ensemble`` run of a stage-1 pilot store: its evaluation steps, ICL curve
+    (evaluations, seeds) and induction scores (evaluations, seeds, layers, heads)."""
+    from mmicl.proofs.sweep.store import Store
+
+    done = [r for r in Store(store_path, writable=False).records() if r["kind"] == "ensemble" and r["status"] == "done"]
+    if len(done) != 1:
+        raise ValueError(f"the stage-1 pilot store {store_path} holds {len(done)} finished ensemble runs, not one: "
+                         "run studies/pilot_stage1_v31.toml into an empty store")
+    h = done[0]["result"]["history"]
+    return {"steps": list(h["steps"]), "acc_icl": h["metrics"]["acc_icl"], "induction": h["metrics"]["induction"],
+            "seeds": list(done[0]["config"]["seeds"])}
+
+
+def choose_stage1_v31(curves: dict) -> dict:
+    """``STAGE1_V31_RULE`` applied to a stage-1 pilot's curves (``_stage1_curves``): per step count of
+    ``STAGE1_STEP_GRID``, the pilot seeds meeting claim 4's premise there (``stage1_premise``), and
+    the smallest step count where at least 7 of 8 do (None where none does or a step is missing)."""
+    from .testbed_v3_transfer import stage1_premise
+
+    steps = list(curves["steps"])
+    met = {}
+    for s in STAGE1_STEP_GRID:
+        if s not in steps:
+            return {"stage1_steps": None, "missing": f"no evaluation at step {s}", "premise_met": {}}
+        t = steps.index(s)
+        met[s] = stage1_premise({"acc_icl": curves["acc_icl"][t], "induction": curves["induction"][t]}).tolist()
+    chosen = next((s for s in STAGE1_STEP_GRID if sum(met[s]) >= 7), None)
+    return {"stage1_steps": chosen, "premise_met": {str(s): m for s, m in met.items()},
+            "premise_counts": {str(s): int(sum(m)) for s, m in met.items()}, "seeds": curves.get("seeds")}
+
+
 @dataclass(frozen=True)
 class Pilot:
-    """A pilot's rule as code and as words, the seeds it ran on, and whether it reads its finals by
-    step count too (``_finals``)."""
+    """A pilot's rule as code and as words, the seeds it ran on, and how it reads its store: the
+    finals of one-arm runs (``_finals``, by step count too with ``by_steps``), or ``read``."""
 
     choose: object
     rule: str
     seeds: tuple[int, ...]
     by_steps: bool = False
+    read: object = None
+
+    def data(self, store):
+        """What ``choose`` reads from the pilot's store."""
+        return self.read(store) if self.read is not None else _finals(store, by_steps=self.by_steps)
 
 
 PILOTS = {
@@ -397,6 +444,7 @@ PILOTS = {
     "claim3_v31": Pilot(choose_claim3_v31, DESIGNS["claim3"].pilot_rule, tuple(range(9004, 9012)), by_steps=True),
     # claim 1's rule reads claim 3's first pilot, whose APE arm is claim 1's ε = 0.1 arm
     "claim1": Pilot(choose_claim1, DESIGNS["claim1"].pilot_rule, PILOT_SEEDS),
+    "stage1_v31": Pilot(choose_stage1_v31, STAGE1_V31_RULE, STAGE1_V31_SEEDS, read=_stage1_curves),
 }
 
 

@@ -269,10 +269,10 @@ def _write(config: RunConfig, name: str, doc: dict) -> None:
 
 def stage1_does_icl(final: dict) -> np.ndarray:
     """Per seed of a stage-1 run's final metrics: ICL ≥ 0.95 and some head's induction score > 0.3
-    (``STAGE1_PREMISE``, claim 4's)."""
-    icl = np.asarray(final["acc_icl"], float)
-    ind = np.asarray(final["induction"], float).reshape(icl.size, -1).max(1)
-    return (icl >= 0.95) & (ind > 0.3)
+    (``STAGE1_PREMISE``: claim 4's, ``testbed_v3_transfer.stage1_premise``)."""
+    from .testbed_v3_transfer import stage1_premise
+
+    return stage1_premise(final)
 
 
 def _stage1_premise(records: dict, seeds: dict) -> tuple[dict, Hypothesis]:

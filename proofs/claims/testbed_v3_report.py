@@ -177,7 +177,7 @@ def main(argv=None) -> None:
         ap.error("--pilot needs --store DIR (the pilot sweep's results store)")
     pilot = v3.PILOTS[a.pilot]
     choice = {"claim": a.pilot, "pilot_seeds": list(pilot.seeds), "rule": pilot.rule,
-              **pilot.choose(v3._finals(a.store, by_steps=pilot.by_steps))}
+              **pilot.choose(pilot.data(a.store))}
     if a.out:
         from mmicl.numerics.atomic import write_json
 
