@@ -18,8 +18,8 @@ import mmicl.proofs.claims.testbed as tb
 import mmicl.proofs.claims.testbed_v3_claims as v3c
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 from mmicl.proofs.claims.testbed_v3 import DESIGNS
-from mmicl.proofs.compare import number_keys
-from mmicl.proofs.registry import VERDICTS, RunConfig, decide, tolerance_of
+from mmicl.proofs.registry import VERDICTS, RunConfig, decide
+from v3_toy import assert_checks_follow_the_design, uncovered_numbers
 
 torch.set_num_threads(1)
 
@@ -43,13 +43,6 @@ def toy(monkeypatch):
     monkeypatch.setattr(v3c, "EVAL_EVERY_TRANSITION", 2)
 
 
-def _uncovered(checks, summary) -> list[str]:
-    out = [f"summary: {k}" for k in number_keys(summary) if tolerance_of(summary.atol, summary.rtol, k) is None]
-    for c in checks:
-        out += [f"{c.name}: {k}" for k in number_keys(c.numbers) if tolerance_of(c.atol, c.rtol, k) is None]
-    return out
-
-
 @pytest.mark.parametrize("claim", ["claim1", "claim2", "claim3", "claim8"])
 def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its_store(claim, device, toy,
                                                                                        tmp_path, monkeypatch):
@@ -57,14 +50,13 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     cfg = RunConfig(quick=True, out=tmp_path, seed=1, device=device)
     hyps, checks, summary, figs = fn(cfg)
     design = DESIGNS[claim]
-    assert [c.name for c in checks] == [c.name for c in design.checks]
-    assert [c.role for c in checks] == [c.role for c in design.checks]
-    for c, d in zip(checks, design.checks):
-        assert c.tolerance and c.numbers_tolerance and c.numbers["margin"] == d.margin, c.name
+    assert_checks_follow_the_design(checks, design)
+    for c in checks:
+        assert c.numbers_tolerance, c.name
         assert c.numbers["plus"] + c.numbers["minus"] + c.numbers["unresolved"] <= 4, c.name
         assert all(len(c.numbers[f"diff_{f}"]) == len(c.numbers[f"outcomes_{f}"]) <= 2 for f in FAMILIES), c.name
     assert any("seeds of a family may fail" in h.text for h in hyps)
-    assert summary.why and _uncovered(checks, summary) == []
+    assert summary.why and uncovered_numbers(checks, summary) == []
     verdict, _ = decide(hyps, checks)
     assert verdict in VERDICTS
     json.dumps(summary)

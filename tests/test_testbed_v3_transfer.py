@@ -23,8 +23,8 @@ from mmicl.numerics.testbed.config import DataConfig, ModelConfig, SecondModalit
 from mmicl.numerics.testbed.experiments import area_under
 from mmicl.numerics.testbed.train import History
 from mmicl.proofs.claims.testbed_v3 import DESIGNS
-from mmicl.proofs.compare import number_keys
-from mmicl.proofs.registry import VERDICTS, RunConfig, decide, tolerance_of
+from mmicl.proofs.registry import VERDICTS, RunConfig, decide
+from v3_toy import assert_checks_follow_the_design, uncovered_numbers
 
 torch.set_num_threads(1)
 
@@ -49,28 +49,19 @@ def toy(monkeypatch):
     monkeypatch.setattr(tr, "STAGE1_INDUCTION", -2.0)
 
 
-def _uncovered(checks, summary) -> list[str]:
-    out = [f"summary: {k}" for k in number_keys(summary) if tolerance_of(summary.atol, summary.rtol, k) is None]
-    for c in checks:
-        out += [f"{c.name}: {k}" for k in number_keys(c.numbers) if tolerance_of(c.atol, c.rtol, k) is None]
-    return out
-
-
 @pytest.mark.parametrize("claim", ["claim4", "claim5", "claim9"])
 def test_each_claim_runs_end_to_end_at_a_toy_size(claim, device, toy, tmp_path):
     fn = getattr(tr, f"{claim}_v3")
     cfg = RunConfig(quick=True, out=tmp_path, seed=1, device=device)
     hyps, checks, summary, figs = fn(cfg)
     design = DESIGNS[claim]
-    assert [c.name for c in checks] == [c.name for c in design.checks]
-    assert [c.role for c in checks] == [c.role for c in design.checks]
-    assert all(c.tolerance and c.numbers["margin"] == d.margin for c, d in zip(checks, design.checks))
+    assert_checks_follow_the_design(checks, design)
     assert all(len(c.numbers[f"diff_{f}"]) == len(c.numbers[f"outcomes_{f}"]) == 2 for c in checks for f in "AB")
     assert all(c.numbers["plus"] + c.numbers["minus"] + c.numbers["unresolved"] == 4 for c in checks)
     premises = [h for h in hyps if "seeds of a family may fail" in h.text]
     assert premises and all(design.premises[0] in h.text for h in premises)
     assert len(premises) == (3 if claim == "claim5" else 1)
-    assert _uncovered(checks, summary) == []
+    assert uncovered_numbers(checks, summary) == []
     verdict, _ = decide(hyps, checks)
     assert verdict in VERDICTS
     saved = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
