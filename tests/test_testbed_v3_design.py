@@ -131,21 +131,27 @@ def test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_
     assert family_verdicts(claim([], up)) == {"A": "inconclusive", "B": "holds"}
 
 
-def test_the_stage1_pilot_rule_takes_the_fewest_steps_at_which_seven_of_eight_seeds_meet_the_premise():
+def test_the_stage1_pilot_rules_take_the_fewest_steps_and_the_decoder_with_the_most_seeds_meeting_the_premise():
     """Claim 4's premise per seed (ICL ≥ 0.95 and some head's induction > 0.3) at each step count of
-    the grid, read off one run's evaluations; the smallest count with ≥ 7 of 8 is chosen."""
+    the grid, read off one run's evaluations.  Rule one: the smallest count at which ≥ 7 of 8 seeds of
+    the quick decoder meet it.  Rule two: the (decoder, steps) with the most seeds meeting it, ties to
+    the quick decoder and then to fewer steps; version 3.1 only if that is not (1 head, 5000)."""
     steps = list(range(0, 10001, 250))
 
-    def curves(induction_from):   # seed e grows its induction head at step induction_from[e]
+    def curves(induction_from, acc=0.97):   # seed e grows its induction head at step induction_from[e]
         ind = [[[[0.05], [0.9 if s >= start else 0.0]] for start in induction_from] for s in steps]
-        return {"steps": steps, "acc_icl": [[0.97] * 8 for _ in steps], "induction": ind}
+        return {"steps": steps, "acc_icl": [[acc] * 8 for _ in steps], "induction": ind}
 
-    late = [0] * 6 + [6000, 9000]
-    assert v3.choose_stage1_v31(curves(late))["stage1_steps"] == 7500            # 7 of 8 by 7500
-    assert v3.choose_stage1_v31(curves([0] * 7 + [10 ** 6]))["stage1_steps"] == 5000
-    never = v3.choose_stage1_v31(curves([0] * 6 + [10 ** 6] * 2))
-    assert never["stage1_steps"] is None and never["premise_counts"] == {"5000": 6, "7500": 6, "10000": 6}
-    low_icl = curves([0] * 8)
-    low_icl["acc_icl"] = [[0.94] * 8 for _ in steps]                              # an induction head alone is not enough
-    assert v3.choose_stage1_v31(low_icl)["stage1_steps"] is None
-    assert v3.choose_stage1_v31({**curves(late), "steps": steps[:30]})["stage1_steps"] is None  # stopped early
+    seven, eight, late = [0] * 7 + [10 ** 6], [0] * 8, [0] * 6 + [6000, 9000]
+    r = v3.choose_stage1_v31({1: curves(late), 4: curves(late)})
+    assert r["stage1_steps"] == 7500 and r["decoder"] == {"heads": 1, "steps": 10000} and r["version_31"]
+    r = v3.choose_stage1_v31({1: curves(seven), 4: curves(eight)})
+    assert r["stage1_steps"] == 5000 and r["decoder"] == {"heads": 4, "steps": 5000} and r["version_31"]
+    r = v3.choose_stage1_v31({1: curves(seven), 4: curves(seven)})         # a tie keeps the version-3 recipe
+    assert r["decoder"] == {"heads": 1, "steps": 5000} and not r["version_31"]
+    never = v3.choose_stage1_v31({1: curves([0] * 6 + [10 ** 6] * 2), 4: curves(eight, acc=0.94)})
+    assert never["stage1_steps"] is None and never["premise_counts"]["1 heads, 10000 steps"] == 6
+    assert never["premise_counts"]["4 heads, 5000 steps"] == 0                 # an induction head alone is not enough
+    assert v3.choose_stage1_v31({1: curves(eight)})["decoder"] is None          # the 4-head run is missing
+    stopped = v3.choose_stage1_v31({1: {**curves(late), "steps": steps[:30]}, 4: curves(eight)})
+    assert stopped["stage1_steps"] is None and stopped["decoder"] is None      # a run that stopped early
