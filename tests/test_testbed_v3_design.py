@@ -155,3 +155,28 @@ def test_the_stage1_pilot_rules_take_the_fewest_steps_and_the_decoder_with_the_m
     assert v3.choose_stage1_v31({1: curves(eight)})["decoder"] is None          # the 4-head run is missing
     stopped = v3.choose_stage1_v31({1: {**curves(late), "steps": steps[:30]}, 4: curves(eight)})
     assert stopped["stage1_steps"] is None and stopped["decoder"] is None      # a run that stopped early
+
+
+STUDIES = Path(__file__).resolve().parents[1] / "studies" / "results"
+
+
+def test_the_committed_stage1_pilot_gives_claim_4s_version_31_decoder_by_its_rule():
+    import json
+
+    import pytest
+
+    from mmicl.proofs.claims import testbed_v3_transfer as tr
+
+    path = STUDIES / "pilot_stage1_v31.json"
+    if not path.is_file():
+        pytest.skip("the pilot file is in the repository, not in an installed package")
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    met: dict = {}
+    for key, flags in doc["premise_met"].items():   # "4 heads, 5000 steps"
+        heads, steps = (int(part.split()[0]) for part in key.split(", "))
+        met.setdefault(heads, {})[steps] = flags
+    choice = v3.stage1_choice(met)
+    assert choice["decoder"] == doc["decoder"] and choice["stage1_steps"] == doc["stage1_steps"]
+    assert choice["decoder"] == {"heads": tr.STAGE1_HEADS_V31, "steps": 5000} and choice["version_31"]
+    assert tr.VERSIONS["claim4"] == 3.1 and doc["pilot_seeds"] == list(v3.STAGE1_V31_SEEDS)
+    assert all(len(flags) == 8 for flags in doc["premise_met"].values())

@@ -65,7 +65,7 @@ def test_each_claim_runs_end_to_end_at_a_toy_size(claim, device, toy, tmp_path):
     verdict, _ = decide(hyps, checks)
     assert verdict in VERDICTS
     saved = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
-    assert saved["version"] == 3 and saved["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
+    assert saved["version"] == tr.VERSIONS[claim] and saved["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
     assert saved["eval_size"] == 16 and saved["data_seed"] == 1 and saved["run_keys"]
     assert saved["device"] == device
     assert not [p for p in (tmp_path / "testbed").iterdir() if p.name.startswith(".")]   # no temp files left
@@ -74,16 +74,17 @@ def test_each_claim_runs_end_to_end_at_a_toy_size(claim, device, toy, tmp_path):
 
 
 def test_the_claims_share_their_runs_through_the_store(toy, tmp_path, monkeypatch):
-    """Claim 4's diverse stage 1 and its K2 = L stage 2 are claim 5's base runs (trained once); a
-    second claim-5 run reads every run back and trains nothing."""
+    """Claim 4's diverse stage 1 (version 3.1: 2 layers × STAGE1_HEADS_V31 heads) is claim 9's stage 1
+    when the two shapes are one (trained once); a second claim-5 run reads every run back and trains
+    nothing."""
+    monkeypatch.setattr(tr, "STAGE1_HEADS_V31", tr.CLAIM9_HEADS)
     cfg = RunConfig(quick=True, out=tmp_path, seed=1)
     tr.claim4_v3(cfg)
     four = json.loads((tmp_path / "testbed" / "claim4.json").read_text())["run_keys"]
+    tr.claim9_v3(cfg)
+    nine = json.loads((tmp_path / "testbed" / "claim9.json").read_text())["run_keys"]
+    assert [four["stage1"][f"diverse_{f}"] for f in "AB"] == [nine["stage1"][f] for f in "AB"]
     tr.claim5_v3(cfg)
-    five = json.loads((tmp_path / "testbed" / "claim5.json").read_text())["run_keys"]
-    for f in "AB":
-        assert four["stage1"][f"diverse_{f}"] == five["stage1"][f"base_{f}"]
-        assert four["stage2"][f"diverse_L_{f}"] == five["stage2"][f"base_{f}"]
     runs = sorted((tmp_path / "testbed" / "runs" / "runs").glob("*.json"))
     stamps = {p: p.stat().st_mtime_ns for p in runs}
 

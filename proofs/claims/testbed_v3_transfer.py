@@ -32,8 +32,8 @@ the evaluation sets.  Every set has ``EVAL_SIZE`` sequences.
 
 Quick size only (``TestbedConfigError`` otherwise).  The settings that DESIGNS leaves to the code
 are fixed here: ``K1_DIVERSE``, ``K1_LOW``, ``K2_WIDE``, ``UNFROZEN_LR``, ``STAGE1_ICL``,
-``STAGE1_INDUCTION``.  Claim 9 runs on a 2-layer × ``CLAIM9_HEADS``-head decoder (see
-``CLAIM9_HEADS``) and compares the unfrozen stage 2 with the frozen one, its heads chosen by
+``STAGE1_INDUCTION``, ``STAGE1_HEADS_V31`` (claim 4's version 3.1; ``VERSIONS``).  Claim 9 runs on a
+2-layer × ``CLAIM9_HEADS``-head decoder (see ``CLAIM9_HEADS``) and compares the unfrozen stage 2 with the frozen one, its heads chosen by
 ``select_heads`` (both in ``DESIGNS["claim9"].changes``).  Registered in ``testbed_multimodal``;
 ``claim4_v3``, ``claim5_v3`` and ``claim9_v3`` each return ``(hypotheses, checks, Summary,
 figures)`` as ``claim3_v3`` does.
@@ -59,6 +59,12 @@ K1_LOW = 64
 """Claim 4's control stage 1: K1 = 64, the in-weights regime (the unimodal claims' K_lo)."""
 K2_WIDE = 16
 """Claim 4's second M2 arm: K2 = K2_WIDE · L."""
+STAGE1_HEADS_V31 = 4
+"""Claim 4 version 3.1's stage-1 decoders have 2 layers × this many heads (width 32), trained for the
+quick stage 1's 5000 steps: the choice of the stage-1 pilot's second rule (``DESIGNS["claim4"].pilot_rule``;
+studies/results/pilot_stage1_v31.json, and a test that the file gives this choice)."""
+VERSIONS = {"claim4": 3.1, "claim5": 3, "claim9": 3}
+"""The version each claim of this module runs (``DESIGNS[...].changes`` says what each changed)."""
 UNFROZEN_LR = 0.1
 """Claim 9's unfrozen stage 2 trains every weight at this fraction of stage 2's learning rate."""
 STAGE1_ICL = 0.95
@@ -259,7 +265,7 @@ def _record(config: RunConfig, name: str, records1: dict[str, dict], records2: d
     from .testbed_multimodal import _out
 
     write_json(_out(config) / f"{name}.json", {
-        "version": 3, "design": f"proofs/claims/testbed_v3.py DESIGNS[{name!r}]",
+        "version": VERSIONS[name], "design": f"proofs/claims/testbed_v3.py DESIGNS[{name!r}]",
         "code": "proofs/claims/testbed_v3_transfer.py", "families": _seeds(), "data_seed": config.seed,
         "device": config.device, "eval_size": EVAL_SIZE, "store": "runs/ beside this file",
         "run_keys": {"stage1": {k: r["key"] for k, r in records1.items()},
@@ -281,20 +287,24 @@ def claim4_v3(config: RunConfig):
     """Few M2 classes suffice after diverse M1 pretraining (``DESIGNS["claim4"]``).  Per family:
     stage 1 at K1 = ``K1_DIVERSE`` and at K1 = ``K1_LOW``.  Stage 2 (K2 = L and K2 = 16L) runs on the
     diverse decoder of each seed and stage 2 (K2 = L) on the low-K1 one, 8 seeds per family.  A
-    seed whose diverse stage 1 fails the premise is left out of both checks (both read that decoder)."""
+    seed whose diverse stage 1 fails the premise is left out of both checks (both read that decoder).
+    Version 3.1: both stage-1 decoders have 2 layers × ``STAGE1_HEADS_V31`` heads."""
     sz = _sizes(config, "claim4")
     design, L = DESIGNS["claim4"], sz.m1.L
+    heads = STAGE1_HEADS_V31
+    model = replace(sz.model, heads=heads)
     s1 = {}
     for f in FAMILIES:
-        s1[f"diverse_{f}"] = _stage1_settings(config, sz, f, K1=K1_DIVERSE)
-        s1[f"lowK1_{f}"] = _stage1_settings(config, sz, f, K1=K1_LOW)
+        s1[f"diverse_{f}"] = _stage1_settings(config, sz, f, model=model, K1=K1_DIVERSE)
+        s1[f"lowK1_{f}"] = _stage1_settings(config, sz, f, model=model, K1=K1_LOW)
     rec1 = _run_all(config, "stage1", s1)
     arms = {"diverse_L": ("diverse", L, K1_DIVERSE), "diverse_16L": ("diverse", K2_WIDE * L, K1_DIVERSE),
             "lowK1_L": ("lowK1", L, K1_LOW)}
     s2 = {}
     for f in FAMILIES:
         for name, (s1name, k2, k1) in arms.items():
-            # diverse_L is claim 5's base run: evaluated as often as claim 5 needs (finals unchanged)
+            # diverse_L is evaluated as often as claim 5's base run (finals unchanged; in version 3 it was that run,
+            # on the same 1-head stage 1)
             train = _transition(sz.stage2) if name == "diverse_L" else sz.stage2
             s2[f"{name}_{f}"] = _stage2_settings(s1[f"{s1name}_{f}"], _arm(sz, k2, k1), train)
     rec2 = _run_all(config, "stage2", s2)
@@ -305,7 +315,8 @@ def claim4_v3(config: RunConfig):
 
     seeds = _seeds()
     ok = {f: stage1_premise(rec1[f"diverse_{f}"]["result"]["final"]) for f in FAMILIES}
-    hyps = _base_hyps(config) + [_premise(f"{design.premises[0]} [diverse stage 1, K1 = {K1_DIVERSE}]", ok, seeds)]
+    hyps = _base_hyps(config) + [_premise(f"{design.premises[0]} [diverse stage 1, K1 = {K1_DIVERSE}, 2 layers × "
+                                          f"{heads} heads]", ok, seeds)]
     checks = []
     for c in design.checks:
         diffs, ses = {}, {}
@@ -317,7 +328,7 @@ def claim4_v3(config: RunConfig):
     confounded = {arm: np.concatenate([final("acc_icl", arm, f) for f in FAMILIES]) for arm in arms}
     s1_icl = {k: np.concatenate([np.asarray(rec1[f"{k}_{f}"]["result"]["final"]["acc_icl"], float) for f in FAMILIES])
               for k in ("diverse", "lowK1")}
-    _record(config, "claim4", rec1, rec2, copy_baseline=sz.m1.B / sz.m1.N, K1={"diverse": K1_DIVERSE,
+    _record(config, "claim4", rec1, rec2, heads=heads, copy_baseline=sz.m1.B / sz.m1.N, K1={"diverse": K1_DIVERSE,
             "lowK1": K1_LOW}, K2={arm: v[1] for arm, v in arms.items()},
             premise={f: ok[f].tolist() for f in FAMILIES},
             stage1={name: _stage1_table(r["result"]["final"]) for name, r in rec1.items()},
