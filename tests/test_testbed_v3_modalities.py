@@ -211,7 +211,7 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     verdict, _ = decide(hyps, checks)
     assert verdict in VERDICTS
     doc = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
-    assert doc["version"] == 3 and doc["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
+    assert doc["version"] == mod.VERSIONS[claim] and doc["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
     assert doc["piloted"] == json.loads(json.dumps(mod.PILOTED[claim]))
     assert doc["device"] == device
     # a second run reads every run back from OUT/testbed/runs: nothing trains
@@ -241,3 +241,18 @@ def test_claim7_runs_at_another_evaluation_size_when_asked(toy, tmp_path):
 
 def test_claim7s_design_evaluates_on_more_items_than_the_other_claims():
     assert mod.EVAL_SIZE7 == 8192 > v3.EVAL_SIZE and "8192 items" in v3.DESIGNS["claim7"].pilot_rule
+
+
+def test_claim7s_stage1_is_claim4s_version_31_diverse_stage1_so_one_store_trains_it_once(tmp_path):
+    from mmicl.proofs.claims import testbed_v3_transfer as tr
+    from mmicl.proofs.sweep import RunSpec
+    from mmicl.proofs.sweep.runs import KINDS
+
+    cfg = RunConfig(quick=True, out=tmp_path, seed=0)
+    sz4 = tr._sizes(cfg, "claim4")
+    for f, seeds in v3.FAMILIES.items():
+        seven = KINDS["stage1"].normalise(mod._stage1(cfg, tbm.QUICK, seeds, heads=tr.STAGE1_HEADS_V31))
+        four = KINDS["stage1"].normalise(tr._stage1_settings(cfg, sz4, f, model=replace(sz4.model,
+                                                                                        heads=tr.STAGE1_HEADS_V31)))
+        assert RunSpec("stage1", seven).key == RunSpec("stage1", four).key
+        assert seven["model"]["heads"] == tr.STAGE1_HEADS_V31 == tr.CLAIM9_HEADS

@@ -211,7 +211,14 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
                     "1024: at 1024 the per-seed slope's se was 0.024–0.033 against a margin of 0.05 and one seed of "
                     "four resolved; at 8192 it is about 0.01. That size took about 4 CPU-hours with every evaluation "
                     "set measured; the claim reads one set, and measuring that set alone (eval_on, the same numbers bit "
-                    "for bit) brings it to about 1 CPU-hour (benchmarks/bench_multimodal_eval.py).",)),
+                    "for bit) brings it to about 1 CPU-hour (benchmarks/bench_multimodal_eval.py).",
+                    "Version 3.1: the stage-1 decoder has 2 layers × 4 heads (width 32), claim 4's version-3.1 stage 1 "
+                    "(the stage-1 pilot's choice, studies/results/pilot_stage1_v31.json); the doses, the encoder, "
+                    "stage 2, the check, its margin and the premises are unchanged. Version 3 shares claim 4's "
+                    "version-3 stage 1, whose premise failed on 3 of family A's 8 seeds (3000, 3005, 3007) and 2 of "
+                    "family B's (4001, 4004) in claim 7's own run too, so version 3 is hypothesis-not-met whatever "
+                    "stage 2 gives; its verdict run is reported beside this version. Made after that stage-1 result "
+                    "and before version 3's stage 2 had finished.")),
     Design("claim8",
            {"model": "2 layers × 4 heads, K_hi bursty, evaluated every 25 steps through the transition",
             "induction_heads": "every head whose selection-set induction score exceeds 0.5",

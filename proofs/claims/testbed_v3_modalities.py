@@ -25,6 +25,8 @@ member), evaluated every ``EVAL_EVERY_TRANSITION`` steps.  Per seed: the least-s
 AUC (``area_under`` of ``acc_icl_m2known`` over stage 2) on the dose's encoder held-out accuracy,
 with its se propagated from the per-dose se's (``slope_and_se``; the AUC's se by the bound of
 ``auc_and_se``).  Premise per seed: the highest dose's encoder accuracy minus the lowest's ≥ 0.3.
+Version 3.1 (``VERSIONS``): the stage-1 decoder has 2 layers × ``STAGE1_HEADS_V31`` heads, claim 4's
+version-3.1 stage 1 (``DESIGNS["claim7"].changes``).
 
 Changes to the first designs, made after the pilots and before any verdict run (recorded in
 ``DESIGNS[...].changes``): claim 7's pilot targets ``ENCODER_TARGETS`` (0.2, 0.4, 0.6, 0.8) instead
@@ -50,6 +52,8 @@ from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PILOT_SEEDS, outcome_words
 from .testbed_v3_claims import _premise, v3_check
 
+VERSIONS = {"claim6": 3, "claim7": 3.1}
+"""The version each claim of this module runs (``DESIGNS[...].changes`` says what each changed)."""
 PILOTED = {"claim6": {"K2": 1024}, "claim7": {"encoder_steps": (40, 100, 160, 640)}}
 """Settings chosen by the pilot rules on ``PILOT_SEEDS`` (``studies/results/pilot_claim6.json``,
 ``pilot_claim7.json``; a test checks that each file gives this choice by its rule)."""
@@ -227,10 +231,13 @@ def _quick(config: RunConfig, claim: str):
     return sz, chosen
 
 
-def _stage1(config: RunConfig, sz, seeds) -> dict:
+def _stage1(config: RunConfig, sz, seeds, heads: int | None = None) -> dict:
     """The ``stage1`` run settings of one family (the multimodal quick stage 1, evaluated on
-    ``EVAL_SIZE`` sequences): claims 6 and 7 share it, so the store trains it once."""
-    return {"model": asdict(sz.model), "data": asdict(sz.m1), "train": asdict(replace(sz.stage1, eval_size=EVAL_SIZE)),
+    ``EVAL_SIZE`` sequences; with ``heads``, on a decoder with that many heads per layer): the same
+    settings are the same run, so claims that share them share it in one store (claim 7's version
+    3.1 stage 1 is claim 4's version 3.1 diverse stage 1 and claim 9's)."""
+    model = sz.model if heads is None else replace(sz.model, heads=heads)
+    return {"model": asdict(model), "data": asdict(sz.m1), "train": asdict(replace(sz.stage1, eval_size=EVAL_SIZE)),
             "seeds": list(seeds), "data_seed": config.seed, "device": config.device}
 
 
@@ -344,7 +351,7 @@ def claim6_v3(config: RunConfig):
 
     means = {a: np.concatenate([per_arm[f"{a}_{f}"] for f in FAMILIES]) for a in (c.a, c.b)}
     _write(config, "claim6", {
-        "version": 3, "design": "proofs/claims/testbed_v3.py DESIGNS['claim6']", "piloted": chosen,
+        "version": VERSIONS["claim6"], "design": "proofs/claims/testbed_v3.py DESIGNS['claim6']", "piloted": chosen,
         "layout": LAYOUT6, "families": seeds, "data_seed": config.seed, "device": config.device,
         "eval_size": EVAL_SIZE, "copy_baseline": copy, "premise_level": level,
         "follow_adjacent_minus_other": {k: v.tolist() for k, v in per_arm.items()},
@@ -385,9 +392,12 @@ def claim7_v3(config: RunConfig, eval_size: int | None = None):
     arms = [MultimodalArm(f"dose{k}_steps{s}", data, encoder_steps=s, standardise_features=True)
             for k, s in enumerate(doses)]
     stage2 = replace(sz.stage2, eval_size=n_eval, eval_every=EVAL_EVERY_TRANSITION)
+    from .testbed_v3_transfer import STAGE1_HEADS_V31
+
+    heads = STAGE1_HEADS_V31  # version 3.1 (DESIGNS["claim7"].changes)
     specs = {}
     for f, seeds in FAMILIES.items():
-        s1 = _stage1(config, sz, seeds)
+        s1 = _stage1(config, sz, seeds, heads=heads)
         specs[f"stage1_{f}"] = ("stage1", s1)
         specs[f"doses_{f}"] = ("stage2", {"stage1": s1, "arms": [_arm_json(a) for a in arms], "train": asdict(stage2),
                                           "trainable": sz.trainable, "eval_on": list(EVAL_ON7)})
@@ -421,7 +431,8 @@ def claim7_v3(config: RunConfig, eval_size: int | None = None):
     check.atol["encoder_steps"] = EXACT
     checks = [check]
     _write(config, "claim7", {
-        "version": 3, "design": "proofs/claims/testbed_v3.py DESIGNS['claim7']", "piloted": chosen,
+        "version": VERSIONS["claim7"], "design": "proofs/claims/testbed_v3.py DESIGNS['claim7']", "piloted": chosen,
+        "stage1_heads": heads,
         "families": seeds, "data_seed": config.seed, "device": config.device, "eval_size": n_eval,
         "eval_every": EVAL_EVERY_TRANSITION, "features": "standardised per member (mean 0, mean squared norm 1)",
         "encoder_accuracy": {f: v.tolist() for f, v in x.items()},
