@@ -82,7 +82,9 @@ def family_verdicts(result: dict) -> dict[str, str]:
         for c in ev["checks"]:
             o = c["numbers"].get(f"outcomes_{f}")
             passed = c["passed"] if o is None else family_decision(o)
-            checks.append(Check(c["name"], c["method"], passed, role=c["role"]))
+            checks.append(Check(c["name"], c["method"], passed, numbers=c["numbers"], tolerance=c.get("tolerance", ""),
+                                role=c["role"], atol=c.get("atol"), rtol=c.get("rtol"),
+                                numbers_tolerance=c.get("numbers_tolerance", "")))  # the stored check, re-decided
         out[f] = decide(hyps, checks)[0]
     return out
 
