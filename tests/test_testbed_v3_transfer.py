@@ -75,8 +75,8 @@ def test_each_claim_runs_end_to_end_at_a_toy_size(claim, device, toy, tmp_path):
 
 def test_the_claims_share_their_runs_through_the_store(toy, tmp_path, monkeypatch):
     """Claim 4's diverse stage 1 (version 3.1: 2 layers × STAGE1_HEADS_V31 heads) is claim 9's stage 1
-    when the two shapes are one (trained once); a second claim-5 run reads every run back and trains
-    nothing."""
+    when the two shapes are one, and with its K2 = L stage 2 claim 5's base runs (trained once); a
+    second claim-5 run reads every run back and trains nothing."""
     monkeypatch.setattr(tr, "STAGE1_HEADS_V31", tr.CLAIM9_HEADS)
     cfg = RunConfig(quick=True, out=tmp_path, seed=1)
     tr.claim4_v3(cfg)
@@ -85,6 +85,10 @@ def test_the_claims_share_their_runs_through_the_store(toy, tmp_path, monkeypatc
     nine = json.loads((tmp_path / "testbed" / "claim9.json").read_text())["run_keys"]
     assert [four["stage1"][f"diverse_{f}"] for f in "AB"] == [nine["stage1"][f] for f in "AB"]
     tr.claim5_v3(cfg)
+    five = json.loads((tmp_path / "testbed" / "claim5.json").read_text())["run_keys"]
+    for f in "AB":   # claim 5's base (version 3.1: the same 4-head shape) is claim 4's diverse decoder and run
+        assert four["stage1"][f"diverse_{f}"] == five["stage1"][f"base_{f}"]
+        assert four["stage2"][f"diverse_L_{f}"] == five["stage2"][f"base_{f}"]
     runs = sorted((tmp_path / "testbed" / "runs" / "runs").glob("*.json"))
     stamps = {p: p.stat().st_mtime_ns for p in runs}
 

@@ -179,7 +179,16 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
             Check3("the same at matched parameters", "auc_icl_m2only", "deep_matched", "base", 0.03,
                    "as above", role="corroborating")),
            ("each decoder's stage 1 meets claim 4's premise",),
-           reported=("final M2-necessary ICL (likely at the ceiling)",)),
+           reported=("final M2-necessary ICL (likely at the ceiling)",),
+           changes=("Version 3.1: every decoder shape has 4 heads per layer (the base is claim 4's version-3.1 diverse "
+                    "decoder, 2 layers × 4 heads; the 4-layer shapes likewise, the matched one at the width that "
+                    "matches its parameter count in multiples of 2 × heads); arms, steps, checks, margins and the "
+                    "premise are unchanged. Version 3's verdict run was hypothesis-not-met: the 1-head base's stage "
+                    "1 met the premise on 5 of family A's 8 seeds (the 4-layer ones on 16 of 16), and on the seeds "
+                    "that met it the deep decoder's AUC was below the base's + 0.03 on 9 seeds and above on none "
+                    "(family B alone fails; studies/results/v3_quick/claim5_v3/). The stage-1 decoder is the "
+                    "stage-1 pilot's choice (studies/results/pilot_stage1_v31.json). Made after the version-3 "
+                    "verdict run, which is reported beside this version.",)),
     Design("claim6",
            {"fusion_readout": "early fusion, layout with a readout token after both query items, K2 ≥ K_icl",
             "staged_readout": "staged, the same layout"},

@@ -63,7 +63,7 @@ STAGE1_HEADS_V31 = 4
 """Claim 4 version 3.1's stage-1 decoders have 2 layers × this many heads (width 32), trained for the
 quick stage 1's 5000 steps: the choice of the stage-1 pilot's second rule (``DESIGNS["claim4"].pilot_rule``;
 studies/results/pilot_stage1_v31.json, and a test that the file gives this choice)."""
-VERSIONS = {"claim4": 3.1, "claim5": 3, "claim9": 3}
+VERSIONS = {"claim4": 3.1, "claim5": 3.1, "claim9": 3}
 """The version each claim of this module runs (``DESIGNS[...].changes`` says what each changed)."""
 UNFROZEN_LR = 0.1
 """Claim 9's unfrozen stage 2 trains every weight at this fraction of stage 2's learning rate."""
@@ -303,8 +303,7 @@ def claim4_v3(config: RunConfig):
     s2 = {}
     for f in FAMILIES:
         for name, (s1name, k2, k1) in arms.items():
-            # diverse_L is evaluated as often as claim 5's base run (finals unchanged; in version 3 it was that run,
-            # on the same 1-head stage 1)
+            # diverse_L is claim 5's base run: evaluated as often as claim 5 needs (finals unchanged)
             train = _transition(sz.stage2) if name == "diverse_L" else sz.stage2
             s2[f"{name}_{f}"] = _stage2_settings(s1[f"{s1name}_{f}"], _arm(sz, k2, k1), train)
     rec2 = _run_all(config, "stage2", s2)
@@ -357,14 +356,15 @@ def claim5_v3(config: RunConfig):
     a diverse stage 1 (K1 = ``K1_DIVERSE``) and a stage 2 at K2 = L evaluated every
     ``EVAL_EVERY_TRANSITION`` steps.  Decided per seed on the area under the stage-2 curve of
     M2-necessary ICL (``area_under``), with the evaluation se bound ``area_under_se``.  A seed is left out of
-    a check when either decoder's stage 1 fails claim 4's premise."""
+    a check when either decoder's stage 1 fails claim 4's premise.  Version 3.1: every shape has
+    ``STAGE1_HEADS_V31`` heads per layer (the base is claim 4's version-3.1 diverse decoder)."""
     from mmicl.numerics.testbed.multimodal_experiments import stage1_ape_slots
 
     from .testbed_multimodal import decoder_parameters, width_matching_parameters
 
     sz = _sizes(config, "claim5")
     design, L = DESIGNS["claim5"], sz.m1.L
-    base = stage1_ape_slots(sz.model, replace(sz.m1, K=K1_DIVERSE))
+    base = stage1_ape_slots(replace(sz.model, heads=STAGE1_HEADS_V31), replace(sz.m1, K=K1_DIVERSE))  # version 3.1
     w_eq = width_matching_parameters(base, sz.deep_layers, sz.m1.D, L)
     shapes = {"base": base, "deep": replace(base, layers=sz.deep_layers),
               "deep_matched": replace(base, layers=sz.deep_layers, width=w_eq)}
