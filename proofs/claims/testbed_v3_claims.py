@@ -51,6 +51,13 @@ def _oriented(c: Check3, d: np.ndarray) -> tuple[np.ndarray, float]:
     return d, -c.margin  # non-inferiority: d > −margin
 
 
+def family_sign_test(outcomes):
+    """One family's exact sign test of a check over its per-seed outcomes (``decide_v3.sign_test``
+    at ``ALPHA``); a family whose seeds a premise all left out has nothing to say (no seed either
+    way, decision None)."""
+    return sign_test(outcomes, ALPHA) if len(outcomes) else sign_test_counts(0, 0, 0, ALPHA)
+
+
 def v3_check(c: Check3, diffs: dict[str, np.ndarray], ses: dict[str, np.ndarray], se_why: str) -> Check:
     """One pre-registered check decided over the families (module docstring).  ``diffs[f]``: the
     per-seed A − B of family f (seeds left out by a premise already removed); ``ses[f]`` their
@@ -58,11 +65,8 @@ def v3_check(c: Check3, diffs: dict[str, np.ndarray], ses: dict[str, np.ndarray]
     tests, nums = {}, {}
     for f in sorted(diffs):
         d, m = _oriented(c, np.asarray(diffs[f], float))
-        if d.size == 0:  # every seed of the family left out by a premise: it has nothing to say
-            outcomes, tests[f] = np.zeros(0, int), sign_test_counts(0, 0, 0, ALPHA)
-        else:
-            outcomes = seed_outcomes(d, np.asarray(ses[f], float), m)
-            tests[f] = sign_test(outcomes, ALPHA)
+        outcomes = seed_outcomes(d, np.asarray(ses[f], float), m) if d.size else np.zeros(0, int)
+        tests[f] = family_sign_test(outcomes)
         nums[f"diff_{f}"] = [float(x) for x in diffs[f]]
         nums[f"outcomes_{f}"] = [int(x) for x in outcomes]
     comb = combine_families(tests["A"], tests["B"], ALPHA)

@@ -53,11 +53,10 @@ PREMISE_COUNT = re.compile(r"family (\w+): (\d+) of (\d+) seeds")
 
 
 def family_decision(outcomes) -> bool | None:
-    """A family's decision of one check: the exact sign test on its per-seed outcomes, None (it
-    says nothing) when a premise left every seed of the family out, as ``v3_check`` decides it."""
-    from mmicl.numerics.testbed.decide_v3 import sign_test
+    """A family's decision of one check, as ``v3_check`` decides it (``family_sign_test``)."""
+    from .testbed_v3_claims import family_sign_test
 
-    return sign_test(outcomes, v3.ALPHA).decision if len(outcomes) else None
+    return family_sign_test(outcomes).decision
 
 
 def family_verdicts(result: dict) -> dict[str, str]:
