@@ -95,6 +95,26 @@ each of the 61 evaluations, the bulk of the claim's cost, and changes none of it
 (``evaluate_multimodal``'s ``eval_on``)."""
 
 
+FUSION_STEP_GRID = (6500, 9750, 13000)
+"""Claim 6's version-3.1 pilot: fusion step counts tried (6500 is version 3's, stage 1 + stage 2)."""
+FUSION_K2_GRID = (1024, 4096)
+"""Claim 6's version-3.1 pilot: K2 values tried (1024 is version 3's pilot choice, at or above the
+unimodal ICL threshold; 4096 is run only if 1024 meets the rule at no step count)."""
+CLAIM6_V31_SEEDS = tuple(range(9004, 9012))
+"""The pilot seeds of claim 6's version-3.1 pilot (the stage-1 pilot's: no verdict uses them)."""
+CLAIM6_V31_RULE = (
+    "fusion K2 and steps, on the 2 layers × 4 heads decoder of the version-3.1 stage 1: the smallest K2 of (1024, "
+    "4096) at which, at some step count of (6500, 9750, 13000), at least 7 of the 8 pilot seeds (9004–9011) meet "
+    "the fusion premise (ICL on the confounded set above B/N + 2 se, se binomial at B/N on 1024 items), and at that "
+    "K2 the fewest such steps; read on one 13000-step fusion run per K2 (constant learning rate: the model at step "
+    "s is the one an s-step run ends with); K2 = 4096 is run only if K2 = 1024 meets it at no step count; None if "
+    "neither does")
+"""Claim 6's version-3.1 pilot rule (``choose_claim6_v31``; studies/pilot_claim6_v31.py runs it),
+stated and committed before its run.  Why: version 3's 1-head fusion learnt ICL on 4 of 16 verdict
+seeds at 6500 steps (the other 12 stayed on the copy plateau), and the 4 that learnt did it through
+M2 alone, which version 3's premise (M2- and M1-necessary ICL both above copy) excluded."""
+
+
 # ---- pilot rules ---------------------------------------------------------------------------
 def choose_claim6(finals: dict[tuple[str, int], list[float]]) -> dict:
     """Claim 6's pilot rule (``DESIGNS["claim6"].pilot_rule``, made exact in studies/pilot_claim6.toml):
@@ -107,6 +127,43 @@ def choose_claim6(finals: dict[tuple[str, int], list[float]]) -> dict:
 
     return {"K2": next((k for k in K2_GRID6 if learnt(k)), None),
             "finals": {f"{p} K={k}": v for (p, k), v in sorted(finals.items())}}
+
+
+def fusion_learns(acc_icl, copy: float, n_eval: int = EVAL_SIZE) -> np.ndarray:
+    """Claim 6's version-3.1 fusion premise per seed: ICL on the confounded set (both query items
+    of the label's class) above B/N + 2 se, the se binomial at B/N on ``n_eval`` items."""
+    return np.asarray(acc_icl, float) > copy + 2 * math.sqrt(copy * (1 - copy) / n_eval)
+
+
+def choose_claim6_v31(curves: dict[int, dict]) -> dict:
+    """``CLAIM6_V31_RULE`` on the pilot's fusion curves by K2 (each ``{"steps", "acc_icl"
+    (evaluations × seeds), "copy"}``): ``{"K2", "fusion_steps"}`` (None, None when no K2 of
+    ``FUSION_K2_GRID`` meets it, or the K2 to try next is missing: ``"missing"``), and the seeds
+    meeting the premise per K2 and step count."""
+    met = {}
+    for k2, c in sorted(curves.items()):
+        steps = list(c["steps"])
+        met[k2] = {s: fusion_learns(c["acc_icl"][steps.index(s)], c["copy"]).tolist()
+                   for s in FUSION_STEP_GRID if s in steps}
+    out = {"premise_met": {f"K2={k} steps={s}": m for k, ms in met.items() for s, m in ms.items()},
+           "premise_counts": {f"K2={k} steps={s}": int(sum(m)) for k, ms in met.items() for s, m in ms.items()}}
+    for k2 in FUSION_K2_GRID:
+        if k2 not in met or len(met[k2]) < len(FUSION_STEP_GRID):
+            return {"K2": None, "fusion_steps": None, "missing": k2, **out}
+        ok = [s for s in FUSION_STEP_GRID if sum(met[k2][s]) >= 7]
+        if ok:
+            return {"K2": k2, "fusion_steps": ok[0], **out}
+    return {"K2": None, "fusion_steps": None, **out}
+
+
+def fusion_spec(config: RunConfig, sz, arm, seeds, steps: int, heads: int) -> tuple[str, dict]:
+    """The ``fusion`` run of one seed family: the quick decoder with ``heads`` heads per layer,
+    trained from scratch for ``steps`` steps on ``arm``'s data (the quick stage 1's optimiser,
+    evaluated on ``EVAL_SIZE`` items every 250 steps)."""
+    train = replace(sz.stage1, steps=int(steps), eval_size=EVAL_SIZE)
+    return ("fusion", {"model": asdict(replace(sz.model, heads=int(heads))), "m1": asdict(sz.m1),
+                       "arms": [_arm_json(arm)], "seeds": list(seeds), "train": asdict(train),
+                       "device": config.device, "data_seed": config.seed})
 
 
 def choose_claim7(accuracy: dict[int, list[float]], targets=None) -> dict:
