@@ -156,11 +156,62 @@ def test_claim7_rule_takes_the_step_count_nearest_each_target_and_refuses_a_doub
 
 
 @pytest.mark.skipif(not (STUDIES / "pilot_claim6.json").is_file(), reason="the pilot file is in the repository")
-def test_the_committed_claim6_pilot_gives_the_piloted_K2():
+def test_the_committed_claim6_pilot_gives_version_3s_K2():
     doc = json.loads((STUDIES / "pilot_claim6.json").read_text())
     finals = {(k.split(" K=")[0], int(k.split(" K=")[1])): v for k, v in doc["finals"].items()}
-    assert mod.choose_claim6(finals)["K2"] == mod.PILOTED["claim6"]["K2"] == doc["K2"]
+    assert mod.choose_claim6(finals)["K2"] == mod.PILOTED_V3["claim6"]["K2"] == doc["K2"]
     assert doc["pilot_seeds"] == list(v3.PILOT_SEEDS)
+
+
+def _fusion_curves(k2_counts: dict[int, dict[int, int]], n=8, copy=0.5):
+    """Fusion pilot curves whose first ``count`` seeds at each grid step are far above the premise
+    level and the rest on the copy plateau."""
+    steps = list(range(0, max(mod.FUSION_STEP_GRID) + 1, 250))
+    out = {}
+    for k2, counts in k2_counts.items():
+        acc = [[copy] * n for _ in steps]
+        for s, c in counts.items():
+            acc[steps.index(s)] = [0.99] * c + [copy] * (n - c)
+        out[k2] = {"steps": steps, "acc_icl": acc, "copy": copy}
+    return out
+
+
+def test_fusion_premise_is_confounded_icl_above_copy_plus_two_binomial_se():
+    level = 0.5 + 2 * math.sqrt(0.25 / 1024)   # 0.53125
+    assert mod.fusion_learns([level - 1e-9, level, level + 1e-9, 0.99], 0.5, 1024).tolist() == \
+        [False, False, True, True]
+    assert mod.fusion_learns([0.52], 0.5, 4096).tolist() == [True]   # more items, a lower level
+
+
+def test_claim6_v31_rule_takes_the_smallest_K2_then_the_fewest_steps_with_seven_of_eight():
+    a, b, c = mod.FUSION_STEP_GRID
+    picked = mod.choose_claim6_v31(_fusion_curves({1024: {a: 6, b: 7, c: 8}}))
+    assert (picked["K2"], picked["fusion_steps"]) == (1024, b)
+    assert picked["premise_counts"] == {f"K2=1024 steps={s}": n for s, n in ((a, 6), (b, 7), (c, 8))}
+    # 1024 short everywhere: the rule needs 4096's run, then takes it
+    short = mod.choose_claim6_v31(_fusion_curves({1024: {a: 6, b: 6, c: 6}}))
+    assert short["K2"] is None and short["missing"] == 4096
+    both = mod.choose_claim6_v31(_fusion_curves({1024: {a: 6, b: 6, c: 6}, 4096: {a: 7, b: 8, c: 8}}))
+    assert (both["K2"], both["fusion_steps"]) == (4096, a)
+    none = mod.choose_claim6_v31(_fusion_curves({1024: {a: 1, b: 2, c: 6}, 4096: {a: 0, b: 5, c: 6}}))
+    assert none["K2"] is None and none["fusion_steps"] is None and "missing" not in none
+    # a run that stopped before the last grid step decides nothing
+    cut = _fusion_curves({1024: {a: 8}})
+    cut[1024]["steps"] = cut[1024]["steps"][:-1]
+    cut[1024]["acc_icl"] = cut[1024]["acc_icl"][:-1]
+    assert mod.choose_claim6_v31(cut)["missing"] == 1024
+
+
+@pytest.mark.skipif(not (STUDIES / "pilot_claim6_v31.json").is_file(), reason="the pilot file is in the repository")
+def test_the_committed_claim6_v31_pilot_gives_the_piloted_K2_and_steps():
+    doc = json.loads((STUDIES / "pilot_claim6_v31.json").read_text())
+    curves = {int(k): v for k, v in doc["curves"].items()}
+    picked = mod.choose_claim6_v31(curves)
+    assert {k: picked[k] for k in ("K2", "fusion_steps")} == mod.PILOTED["claim6"] == \
+        {k: doc[k] for k in ("K2", "fusion_steps")}
+    assert doc["pilot_seeds"] == list(mod.CLAIM6_V31_SEEDS) and not set(mod.CLAIM6_V31_SEEDS) & \
+        {s for f in v3.FAMILIES.values() for s in f}
+    assert doc["rule"] == mod.CLAIM6_V31_RULE
 
 
 @pytest.mark.skipif(not (STUDIES / "pilot_claim7.json").is_file(), reason="the pilot file is in the repository")
@@ -189,7 +240,8 @@ def toy(monkeypatch):
     monkeypatch.setattr(mod, "EVAL_SIZE", 16)
     monkeypatch.setattr(mod, "EVAL_SIZE7", 24)  # claim 7's own evaluation size (8192 in the design)
     monkeypatch.setattr(mod, "EVAL_EVERY_TRANSITION", 1)
-    monkeypatch.setattr(mod, "PILOTED", {"claim6": {"K2": 8}, "claim7": {"encoder_steps": (0, 1, 2, 4)}})
+    monkeypatch.setattr(mod, "PILOTED", {"claim6": {"K2": 8, "fusion_steps": 4},
+                                        "claim7": {"encoder_steps": (0, 1, 2, 4)}})
 
 
 def _uncovered(numbers, atol, rtol):

@@ -194,15 +194,29 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
             "staged_readout": "staged, the same layout"},
            (Check3("after fusion the label-adjacent modality is followed on conflicts", "follow_adjacent_minus_other",
                    "fusion_readout", "staged_readout", 0.10, REGIME),),
-           ("fusion learns ICL on the seed (M2-necessary and M1-necessary ICL both above B/N + 2 se)",
+           ("fusion learns ICL on the seed (ICL on the confounded set above B/N + 2 se)",
             "the seed's stage-1 decoder does ICL on M1 (≥ 0.95) with an induction head (score > 0.3)"),
-           pilot_rule=("K2: the smallest of (256, 1024, 4096) at or above the measured unimodal ICL threshold at the "
-                       "fusion's step count, on the pilot seeds"),
+           pilot_rule=("fusion K2 and steps on the 2 × 4-head decoder: the smallest K2 of (1024, 4096) at which, at "
+                       "some step count of (6500, 9750, 13000), at least 7 of the 8 pilot seeds (9004–9011) meet the "
+                       "fusion premise, and at that K2 the fewest such steps (version 3: K2, the smallest of (256, "
+                       "1024, 4096) at or above the measured unimodal ICL threshold at the fusion's step count, on "
+                       "the pilot seeds 9000–9003)"),
            changes=("Added the stage-1 premise of claim 4 (the staged arm needs a stage-1 decoder that does ICL), "
                     "before any version-3 run of claim 6. Noticed and kept: in the readout layout the query keeps the "
                     "context's item order, so the label-adjacent modality (M2, next to y in the context) is also the "
                     "one next to the readout token; the layout separates the readout from M2_q's position, not label "
-                    "adjacency from readout adjacency (a query in reversed order would).",)),
+                    "adjacency from readout adjacency (a query in reversed order would).",
+                    "Version 3.1, after version 3's verdict run: (1) the fusion premise is 'ICL on the confounded set "
+                    "above B/N + 2 se'. Version 3's premise (M2-necessary and M1-necessary ICL both above that level) "
+                    "excludes a fusion that matches through the label-adjacent M2 alone, the outcome the claim "
+                    "predicts: the 4 of 16 version-3 seeds whose fusion learnt ICL did it that way (M2-necessary ICL "
+                    "0.99, M1-necessary 0.13–0.27). (2) Both arms' decoders have 2 layers × 4 heads: the staged arm's "
+                    "stage 1 is claim 4's version-3.1 one (the stage-1 pilot's choice), and fusion trains the same "
+                    "decoder shape, so that the arms differ in their training order only. (3) Fusion's K2 and steps "
+                    "come from a new pilot on 9004–9011 (studies/results/pilot_claim6_v31.json), whose rule was "
+                    "committed before it ran; version 3's 1-head fusion at 6500 steps stayed on the copy plateau on "
+                    "12 of 16 verdict seeds. The check, its margin, the layout and the staged arm's stage 2 are "
+                    "unchanged.")),
     Design("claim7",
            {"dose_k": "stage 2 with an encoder pretrained to the k-th of 4 accuracy levels, features normalised"},
            (Check3("a better encoder gives better multimodal ICL (per-seed slope of AUC on encoder accuracy)",

@@ -4,10 +4,16 @@ them (the designs: ``testbed_v3.DESIGNS["claim6"]``, ``["claim7"]``; the decisio
 **Claim 6.**  Two arms on each verdict seed, in the layout ``readout_last`` ([M1_i, M2_i, y_i] …
 [M1_q, M2_q, R], R a learned readout token): early fusion (everything from scratch for the steps of
 stage 1 and stage 2 together) and staged (stage 1 on M1, then stage 2 with the decoder's blocks
-frozen), at the piloted K2 (``choose_claim6``).  Per seed d = follow_adjacent_minus_other(fusion) −
+frozen), at the piloted K2.  Per seed d = follow_adjacent_minus_other(fusion) −
 follow_adjacent_minus_other(staged) on the conflict set, with the multinomial se of a difference of
-two follow rates (``follow_difference_se``).  Premise per seed: fusion's M2-necessary and
-M1-necessary ICL both above B/N + 2 se (se binomial at B/N on ``EVAL_SIZE`` items).
+two follow rates (``follow_difference_se``).  Version 3.1 (``VERSIONS``; ``DESIGNS["claim6"].changes``):
+both arms' decoders have 2 layers × ``STAGE1_HEADS_V31`` heads (the staged arm's stage 1 is claim
+4's version-3.1 one), fusion trains for the piloted steps at the piloted K2 (``choose_claim6_v31``,
+``CLAIM6_V31_RULE``), and the premise per seed is ``fusion_learns``: fusion's ICL on the confounded
+set above B/N + 2 se (se binomial at B/N on ``EVAL_SIZE`` items).  Version 3 (1 head, K2 by
+``choose_claim6``, stage 1 + stage 2 steps) required M2-necessary and M1-necessary ICL both above
+that level, which excludes a fusion that matches through the label-adjacent M2 alone: the outcome
+the claim predicts.
 
 *What the layout separates.*  In ``readout_last`` the readout position is R, not the query's M2 item
 as in ``m1_first``, so "M2 is read out last" no longer coincides with "M2 is next to the label".  It
@@ -52,11 +58,15 @@ from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PILOT_SEEDS, outcome_words
 from .testbed_v3_claims import _premise, v3_check
 
-VERSIONS = {"claim6": 3, "claim7": 3.1}
+VERSIONS = {"claim6": 3.1, "claim7": 3.1}
 """The version each claim of this module runs (``DESIGNS[...].changes`` says what each changed)."""
-PILOTED = {"claim6": {"K2": 1024}, "claim7": {"encoder_steps": (40, 100, 160, 640)}}
-"""Settings chosen by the pilot rules on ``PILOT_SEEDS`` (``studies/results/pilot_claim6.json``,
-``pilot_claim7.json``; a test checks that each file gives this choice by its rule)."""
+PILOTED = {"claim6": {"K2": None, "fusion_steps": None}, "claim7": {"encoder_steps": (40, 100, 160, 640)}}
+"""Settings chosen by the pilot rules on pilot seeds (claim 6's version 3.1 by ``CLAIM6_V31_RULE`` on
+``CLAIM6_V31_SEEDS``, ``studies/results/pilot_claim6_v31.json``; claim 7's on ``PILOT_SEEDS``,
+``pilot_claim7.json``; version 3 of claim 6 took K2 = 1024 from ``pilot_claim6.json``): a test checks
+that each file gives this choice by its rule."""
+PILOTED_V3 = {"claim6": {"K2": 1024}}
+"""What version 3 of claim 6 ran on (its verdict run is committed beside version 3.1's)."""
 
 LAYOUT6 = "readout_last"
 """Claim 6's layout: the readout token after both query items, M2 next to the label."""
@@ -354,21 +364,20 @@ def claim6_v3(config: RunConfig):
 
     from .testbed_multimodal import _hyps, _mm
 
+    from .testbed_v3_transfer import STAGE1_HEADS_V31
+
     sz, chosen = _quick(config, "claim6")
     design, K2 = DESIGNS["claim6"], chosen["K2"]
     arm = MultimodalArm(LAYOUT6, _mm(sz, layout=LAYOUT6, m2=replace(sz.m2, K=K2)))
     stage2 = replace(sz.stage2, eval_size=EVAL_SIZE)
-    fusion = replace(sz.stage1, steps=sz.stage1.steps + sz.stage2.steps, eval_size=EVAL_SIZE)
+    heads = STAGE1_HEADS_V31  # version 3.1: both arms' decoders 2 layers × 4 heads (DESIGNS["claim6"].changes)
     specs = {}
     for f, seeds in FAMILIES.items():
-        s1 = _stage1(config, sz, seeds)
+        s1 = _stage1(config, sz, seeds, heads=heads)
         specs[f"stage1_{f}"] = ("stage1", s1)
         specs[f"staged_readout_{f}"] = ("stage2", {"stage1": s1, "arms": [_arm_json(arm)], "train": asdict(stage2),
                                                    "trainable": sz.trainable})
-        specs[f"fusion_readout_{f}"] = ("fusion", {"model": asdict(sz.model), "m1": asdict(sz.m1),
-                                                   "arms": [_arm_json(arm)], "seeds": list(seeds),
-                                                   "train": asdict(fusion), "device": config.device,
-                                                   "data_seed": config.seed})
+        specs[f"fusion_readout_{f}"] = fusion_spec(config, sz, arm, seeds, chosen["fusion_steps"], heads)
     records = _run(config, specs)
     runs = {k: stored_arm_results(r) for k, r in records.items() if not k.startswith("stage1")}
     copy = sz.m1.B / sz.m1.N
@@ -378,8 +387,7 @@ def claim6_v3(config: RunConfig):
     def final(metric, name):
         return runs[name].final(metric, arm.name)
 
-    learns = {f: (final("acc_icl_m2only", f"fusion_readout_{f}") > level)
-              & (final("acc_icl_m1only", f"fusion_readout_{f}") > level) for f in FAMILIES}
+    learns = {f: fusion_learns(final("acc_icl", f"fusion_readout_{f}"), copy) for f in FAMILIES}
     hyps = [h for h in _hyps(sz, config) if "seeds per arm" not in h.text]
     hyps.append(_premise(f"{design.premises[0]} (level B/N + 2 se = {level:.4f}, se binomial at B/N on {EVAL_SIZE} "
                          f"items)", learns, seeds))
@@ -409,7 +417,7 @@ def claim6_v3(config: RunConfig):
     means = {a: np.concatenate([per_arm[f"{a}_{f}"] for f in FAMILIES]) for a in (c.a, c.b)}
     _write(config, "claim6", {
         "version": VERSIONS["claim6"], "design": "proofs/claims/testbed_v3.py DESIGNS['claim6']", "piloted": chosen,
-        "layout": LAYOUT6, "families": seeds, "data_seed": config.seed, "device": config.device,
+        "layout": LAYOUT6, "heads": heads, "families": seeds, "data_seed": config.seed, "device": config.device,
         "eval_size": EVAL_SIZE, "copy_baseline": copy, "premise_level": level,
         "follow_adjacent_minus_other": {k: v.tolist() for k, v in per_arm.items()},
         "fusion_learns_icl": {f: v.tolist() for f, v in learns.items()}, "stage1_icl": stage1_icl,
