@@ -206,6 +206,14 @@ def seed_sd(values, n_eval: int | None = None) -> float:
     return sd
 
 
+
+def _finite_mean(values) -> float:
+    """The mean of the finite entries of ``values``; nan (no warning) when there are none (a seed's
+    Spearman is undefined when its ICL curve does not vary)."""
+    v = np.asarray(values, float)
+    v = v[np.isfinite(v)]
+    return float(v.mean()) if v.size else float("nan")
+
 def mean_se(values, n_eval: int | None = None) -> float:
     """Standard error of the mean over seeds of ``values`` (``seed_sd``/√n, finite values only)."""
     n = int(np.isfinite(np.asarray(values, float)).sum())
@@ -580,9 +588,9 @@ def claim8(config: RunConfig):
         detail=f"stratified rank correlation {assoc.statistic:.3f} (p> {assoc.p_greater:.4f}, p< {assoc.p_less:.4f}, "
                f"{assoc.informative_steps} informative steps); previous-token strength, for comparison: "
                f"{assoc_prev.statistic:.3f} (p> {assoc_prev.p_greater:.4f}). Along training (not time-controlled) the "
-               f"mean per-seed Spearman with ICL is {np.nanmean(along['induction']):.3f} for induction, "
-               f"{np.nanmean(along['previous_token']):.3f} for previous-token strength and "
-               f"{np.nanmean(along['step']):.3f} for the step itself")]
+               f"mean per-seed Spearman with ICL is {_finite_mean(along['induction']):.3f} for induction, "
+               f"{_finite_mean(along['previous_token']):.3f} for previous-token strength and "
+               f"{_finite_mean(along['step']):.3f} for the step itself")]
 
     # (a), (b), (d): heads selected on a held-out set; ablation against chance and a control
     before = np.array(ab["icl"])
