@@ -60,7 +60,7 @@ from .testbed_v3_claims import _premise, v3_check
 
 VERSIONS = {"claim6": 3.1, "claim7": 3.1}
 """The version each claim of this module runs (``DESIGNS[...].changes`` says what each changed)."""
-PILOTED = {"claim6": {"K2": None, "fusion_steps": None}, "claim7": {"encoder_steps": (40, 100, 160, 640)}}
+PILOTED = {"claim6": {"K2": 1024, "fusion_steps": 6500}, "claim7": {"encoder_steps": (40, 100, 160, 640)}}
 """Settings chosen by the pilot rules on pilot seeds (claim 6's version 3.1 by ``CLAIM6_V31_RULE`` on
 ``CLAIM6_V31_SEEDS``, ``studies/results/pilot_claim6_v31.json``; claim 7's on ``PILOT_SEEDS``,
 ``pilot_claim7.json``; version 3 of claim 6 took K2 = 1024 from ``pilot_claim6.json``): a test checks
