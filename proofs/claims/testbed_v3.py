@@ -215,7 +215,8 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
                     "decoder shape, so that the arms differ in their training order only. (3) Fusion's K2 and steps "
                     "come from a new pilot on 9004–9011 (studies/results/pilot_claim6_v31.json), whose rule was "
                     "committed before it ran; version 3's 1-head fusion at 6500 steps stayed on the copy plateau on "
-                    "12 of 16 verdict seeds. The check, its margin, the layout and the staged arm's stage 2 are "
+                    "12 of 16 verdict seeds. The pilot's 4-head fusion met the premise on 7 of 8 seeds at 6500 steps "
+                    "and 8 of 8 from 9750, so the rule picked K2 = 1024 at 6500 steps, version 3's values. The check, its margin, the layout and the staged arm's stage 2 are "
                     "unchanged.")),
     Design("claim7",
            {"dose_k": "stage 2 with an encoder pretrained to the k-th of 4 accuracy levels, features normalised"},
