@@ -112,7 +112,8 @@ DECIDE_V3 = ["test_decide_v3.py", "test_testbed_v3_claims.py"]  # issue 23: the 
 UNIMODAL_V3 = ["test_testbed_v3_unimodal.py"]  # issue 23: the version-3 unimodal claims' pieces
 REPORT_V3 = ["test_testbed_v3_design.py::test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_and_premise_counts"]
 MODALITIES_V3 = ["test_testbed_v3_modalities.py::test_fusion_premise_is_confounded_icl_above_copy_plus_two_binomial_se",
-                 "test_testbed_v3_modalities.py::test_claim6_v31_rule_takes_the_smallest_K2_then_the_fewest_steps_with_seven_of_eight"]
+                 "test_testbed_v3_modalities.py::test_claim6_v31_rule_takes_the_smallest_K2_then_the_fewest_steps_with_seven_of_eight",
+                 "test_testbed_v3_modalities.py::test_claim6_v32_rule_takes_the_longest_steps_only_where_every_pilot_seed_meets_the_premise"]
 EVAL_ON = ["test_testbed_multimodal.py::test_measuring_some_sets_gives_exactly_their_metrics_of_the_full_evaluation"]
 TRANSFER_V3 = ["test_testbed_v3_transfer.py::test_area_under_se_is_the_area_under_the_binomial_se_curve_and_at_most_its_maximum",
                "test_testbed_v3_transfer.py::test_area_under_se_bounds_the_spread_of_areas_and_is_attained_by_perfectly_correlated_evaluations"]
@@ -521,6 +522,9 @@ MUTATIONS: list[Mutation] = [
     N("claim6_v31_six_of_eight", '        ok = [s for s in FUSION_STEP_GRID if sum(met[k2][s]) >= 7]',
       '        ok = [s for s in FUSION_STEP_GRID if sum(met[k2][s]) >= 6]', tuple(MODALITIES_V3),
       "claim 6's pilot rule accepts 6 of 8 pilot seeds, against its statement"),
+    N("claim6_v32_seven_of_eight", '"fusion_steps": last if met is not None and all(met) else None',
+      '"fusion_steps": last if met is not None and sum(met) >= 7 else None', tuple(MODALITIES_V3),
+      "claim 6's version-3.2 rule takes the longest steps with a pilot seed short of the premise"),
     N("eval_on_ignored", "    on = set(check_eval_on(eval_on) or METRICS_OF)", "    on = set(METRICS_OF)", tuple(EVAL_ON),
       "a run asked to measure one set measures them all (its history then holds what it was not asked for)"),
 ]

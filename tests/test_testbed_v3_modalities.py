@@ -202,13 +202,24 @@ def test_claim6_v31_rule_takes_the_smallest_K2_then_the_fewest_steps_with_seven_
     assert mod.choose_claim6_v31(cut)["missing"] == 1024
 
 
+def test_claim6_v32_rule_takes_the_longest_steps_only_where_every_pilot_seed_meets_the_premise():
+    a, b, c = mod.FUSION_STEP_GRID
+    every = mod.choose_claim6_v32(_fusion_curves({1024: {a: 7, b: 8, c: 8}}))
+    assert (every["K2"], every["fusion_steps"]) == (1024, c)
+    assert every["version_31"] == {"K2": 1024, "fusion_steps": a}
+    assert mod.choose_claim6_v32(_fusion_curves({1024: {a: 7, b: 8, c: 7}}))["fusion_steps"] is None
+    assert mod.choose_claim6_v32(_fusion_curves({1024: {a: 1, b: 2, c: 3}}))["fusion_steps"] is None  # no K2
+
+
 @pytest.mark.skipif(not (STUDIES / "pilot_claim6_v31.json").is_file(), reason="the pilot file is in the repository")
 def test_the_committed_claim6_v31_pilot_gives_the_piloted_K2_and_steps():
     doc = json.loads((STUDIES / "pilot_claim6_v31.json").read_text())
     curves = {int(k): v for k, v in doc["curves"].items()}
     picked = mod.choose_claim6_v31(curves)
-    assert {k: picked[k] for k in ("K2", "fusion_steps")} == mod.PILOTED["claim6"] == \
+    assert {k: picked[k] for k in ("K2", "fusion_steps")} == mod.PILOTED_V31["claim6"] == \
         {k: doc[k] for k in ("K2", "fusion_steps")}
+    v32 = mod.choose_claim6_v32(curves)                  # version 3.2: the same run, the longest steps
+    assert {k: v32[k] for k in ("K2", "fusion_steps")} == mod.PILOTED["claim6"]
     assert doc["pilot_seeds"] == list(mod.CLAIM6_V31_SEEDS) and not set(mod.CLAIM6_V31_SEEDS) & \
         {s for f in v3.FAMILIES.values() for s in f}
     assert doc["rule"] == mod.CLAIM6_V31_RULE

@@ -9,7 +9,8 @@ follow_adjacent_minus_other(staged) on the conflict set, with the multinomial se
 two follow rates (``follow_difference_se``).  Version 3.1 (``VERSIONS``; ``DESIGNS["claim6"].changes``):
 both arms' decoders have 2 layers × ``STAGE1_HEADS_V31`` heads (the staged arm's stage 1 is claim
 4's version-3.1 one), fusion trains for the piloted steps at the piloted K2 (``choose_claim6_v31``,
-``CLAIM6_V31_RULE``), and the premise per seed is ``fusion_learns``: fusion's ICL on the confounded
+``CLAIM6_V31_RULE``; version 3.2 trains fusion for the longest piloted step count,
+``CLAIM6_V32_RULE``), and the premise per seed is ``fusion_learns``: fusion's ICL on the confounded
 set above B/N + 2 se (se binomial at B/N on ``EVAL_SIZE`` items).  Version 3 (1 head, K2 by
 ``choose_claim6``, stage 1 + stage 2 steps) required M2-necessary and M1-necessary ICL both above
 that level, which excludes a fusion that matches through the label-adjacent M2 alone: the outcome
@@ -58,15 +59,18 @@ from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PILOT_SEEDS, outcome_words
 from .testbed_v3_claims import _premise, v3_check
 
-VERSIONS = {"claim6": 3.1, "claim7": 3.1}
+VERSIONS = {"claim6": 3.2, "claim7": 3.1}
 """The version each claim of this module runs (``DESIGNS[...].changes`` says what each changed)."""
-PILOTED = {"claim6": {"K2": 1024, "fusion_steps": 6500}, "claim7": {"encoder_steps": (40, 100, 160, 640)}}
+PILOTED = {"claim6": {"K2": 1024, "fusion_steps": 13000}, "claim7": {"encoder_steps": (40, 100, 160, 640)}}
 """Settings chosen by the pilot rules on pilot seeds (claim 6's version 3.1 by ``CLAIM6_V31_RULE`` on
 ``CLAIM6_V31_SEEDS``, ``studies/results/pilot_claim6_v31.json``; claim 7's on ``PILOT_SEEDS``,
 ``pilot_claim7.json``; version 3 of claim 6 took K2 = 1024 from ``pilot_claim6.json``): a test checks
 that each file gives this choice by its rule."""
 PILOTED_V3 = {"claim6": {"K2": 1024}}
-"""What version 3 of claim 6 ran on (its verdict run is committed beside version 3.1's)."""
+"""What version 3 of claim 6 ran on (its verdict run is committed beside the later versions')."""
+PILOTED_V31 = {"claim6": {"K2": 1024, "fusion_steps": 6500}}
+"""What version 3.1 of claim 6 ran on (``CLAIM6_V31_RULE``; version 3.2 keeps its K2 and takes
+``CLAIM6_V32_RULE``'s steps)."""
 
 LAYOUT6 = "readout_last"
 """Claim 6's layout: the readout token after both query items, M2 next to the label."""
@@ -119,6 +123,15 @@ CLAIM6_V31_RULE = (
     "K2 the fewest such steps; read on one 13000-step fusion run per K2 (constant learning rate: the model at step "
     "s is the one an s-step run ends with); K2 = 4096 is run only if K2 = 1024 meets it at no step count; None if "
     "neither does")
+CLAIM6_V32_RULE = (
+    "fusion steps: the longest of (6500, 9750, 13000), provided every one of the 8 pilot seeds meets the fusion "
+    "premise there, at version 3.1's K2; read on the same pilot run")
+"""Claim 6's version-3.2 rule (``choose_claim6_v32``), stated after version 3.1's verdict run and
+before version 3.2's.  Version 3.1 took the fewest steps at which 7 of 8 pilot seeds met the premise
+(6500); on the verdict seeds fusion escapes the copy plateau later: at 6500 steps 4 of family A's 8
+seeds were still on it (ICL 0.48–0.53), against 1 of 8 pilot seeds, so the premise failed in family
+A.  Fusion leaves the plateau abruptly at a seed-dependent step (pilot: 3000–9750), so the claim
+needs a step count past the slow seeds' escape, not the median's: the longest piloted one."""
 """Claim 6's version-3.1 pilot rule (``choose_claim6_v31``; studies/pilot_claim6_v31.py runs it),
 stated and committed before its run.  Why: version 3's 1-head fusion learnt ICL on 4 of 16 verdict
 seeds at 6500 steps (the other 12 stayed on the copy plateau), and the 4 that learnt did it through
@@ -164,6 +177,17 @@ def choose_claim6_v31(curves: dict[int, dict]) -> dict:
         if ok:
             return {"K2": k2, "fusion_steps": ok[0], **out}
     return {"K2": None, "fusion_steps": None, **out}
+
+
+def choose_claim6_v32(curves: dict[int, dict]) -> dict:
+    """``CLAIM6_V32_RULE`` on the pilot's fusion curves by K2 (as ``choose_claim6_v31``): version
+    3.1's K2 and the longest grid step count if every pilot seed meets the premise there, else
+    ``fusion_steps`` None."""
+    v31 = choose_claim6_v31(curves)
+    k2, last = v31["K2"], max(FUSION_STEP_GRID)
+    met = v31["premise_met"].get(f"K2={k2} steps={last}")
+    return {"K2": k2, "fusion_steps": last if met is not None and all(met) else None,
+            "version_31": {k: v31[k] for k in ("K2", "fusion_steps")}}
 
 
 def fusion_spec(config: RunConfig, sz, arm, seeds, steps: int, heads: int) -> tuple[str, dict]:
