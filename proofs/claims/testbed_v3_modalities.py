@@ -123,6 +123,10 @@ CLAIM6_V31_RULE = (
     "K2 the fewest such steps; read on one 13000-step fusion run per K2 (constant learning rate: the model at step "
     "s is the one an s-step run ends with); K2 = 4096 is run only if K2 = 1024 meets it at no step count; None if "
     "neither does")
+"""Claim 6's version-3.1 pilot rule (``choose_claim6_v31``; studies/pilot_claim6_v31.py runs it),
+stated and committed before its run.  Why: version 3's 1-head fusion learnt ICL on 4 of 16 verdict
+seeds at 6500 steps (the other 12 stayed on the copy plateau), and the 4 that learnt did it through
+M2 alone, which version 3's premise (M2- and M1-necessary ICL both above copy) excluded."""
 CLAIM6_V32_RULE = (
     "fusion steps: the longest of (6500, 9750, 13000), provided every one of the 8 pilot seeds meets the fusion "
     "premise there, at version 3.1's K2; read on the same pilot run")
@@ -132,10 +136,6 @@ before version 3.2's.  Version 3.1 took the fewest steps at which 7 of 8 pilot s
 seeds were still on it (ICL 0.48–0.53), against 1 of 8 pilot seeds, so the premise failed in family
 A.  Fusion leaves the plateau abruptly at a seed-dependent step (pilot: 3000–9750), so the claim
 needs a step count past the slow seeds' escape, not the median's: the longest piloted one."""
-"""Claim 6's version-3.1 pilot rule (``choose_claim6_v31``; studies/pilot_claim6_v31.py runs it),
-stated and committed before its run.  Why: version 3's 1-head fusion learnt ICL on 4 of 16 verdict
-seeds at 6500 steps (the other 12 stayed on the copy plateau), and the 4 that learnt did it through
-M2 alone, which version 3's premise (M2- and M1-necessary ICL both above copy) excluded."""
 
 
 # ---- pilot rules ---------------------------------------------------------------------------
@@ -153,7 +153,7 @@ def choose_claim6(finals: dict[tuple[str, int], list[float]]) -> dict:
 
 
 def fusion_learns(acc_icl, copy: float, n_eval: int = EVAL_SIZE) -> np.ndarray:
-    """Claim 6's version-3.1 fusion premise per seed: ICL on the confounded set (both query items
+    """Claim 6's fusion premise per seed (versions 3.1 and 3.2): ICL on the confounded set (both query items
     of the label's class) above B/N + 2 se, the se binomial at B/N on ``n_eval`` items."""
     return np.asarray(acc_icl, float) > copy + 2 * math.sqrt(copy * (1 - copy) / n_eval)
 
