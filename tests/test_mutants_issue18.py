@@ -111,6 +111,15 @@ def test_welch_interval_is_the_textbook_welch_satterthwaite_interval():
     assert iv.lo > 0 and decide(iv) is True and decide(iv, margin=10) is False and decide(iv, margin=1.0) is None
 
 
+def test_welch_interval_is_finite_where_the_variances_squares_underflow():
+    """Spreads near 1e-100 made (va + vb)²/(va²/(na−1) + vb²/(nb−1)) divide 0 by 0; in shares of
+    va + vb the degrees of freedom are finite, and equal the textbook value where it is finite."""
+    iv = welch_interval(np.array([8.08884728e-100, 0.0, 0.0]), np.array([0.0, 1e-101, 0.0]))
+    assert math.isfinite(iv.lo) and math.isfinite(iv.hi) and iv.lo < iv.mean < iv.hi
+    df = float(iv.method.split("df=")[1])
+    assert 2.0 <= df <= 4.0                      # between min(na, nb) − 1 and na + nb − 2
+
+
 def test_decide_is_strict_at_the_margin():
     """An interval whose end equals the margin does not lie above (or below) it: undecided."""
     from mmicl.numerics.testbed.stats import Interval

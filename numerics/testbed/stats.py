@@ -65,7 +65,8 @@ def welch_interval(a, b, level: float = LEVEL) -> Interval:
     se = math.sqrt(va + vb)
     if se == 0:
         return Interval(d, d, d, min(a.size, b.size), "welch (no spread)")
-    df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+    ra, rb = va / (va + vb), vb / (va + vb)   # shares of the variance: no underflow of va² at tiny spreads
+    df = 1.0 / (ra ** 2 / (a.size - 1) + rb ** 2 / (b.size - 1))
     q = _st.t.ppf(0.5 + level / 2, df)
     return Interval(d, d - q * se, d + q * se, min(a.size, b.size), f"welch, {level:.0%}, df={df:.1f}")
 
