@@ -54,6 +54,18 @@ def t_interval(values, level: float = LEVEL) -> Interval:
     return Interval(float(v.mean()), float(v.mean() - q * se), float(v.mean() + q * se), n, f"t, {level:.0%}")
 
 
+def welch_df(va: float, vb: float, na: int, nb: int) -> float:
+    """Welch–Satterthwaite degrees of freedom (va + vb)² / (va²/(na − 1) + vb²/(nb − 1)) of two
+    squared standard errors ``va``, ``vb`` from ``na``, ``nb`` values, written in the shares
+    va/(va + vb), vb/(va + vb) so that tiny variances do not underflow (va² → 0 gave 0/0); nan
+    when va + vb = 0 or either side has fewer than 2 values."""
+    total = va + vb
+    if not total > 0 or min(na, nb) < 2:
+        return math.nan
+    ra, rb = va / total, vb / total
+    return 1.0 / (ra ** 2 / (na - 1) + rb ** 2 / (nb - 1))
+
+
 def welch_interval(a, b, level: float = LEVEL) -> Interval:
     """Interval of mean(a) − mean(b), Welch–Satterthwaite degrees of freedom."""
     a, b = _values(a), _values(b)
@@ -65,8 +77,7 @@ def welch_interval(a, b, level: float = LEVEL) -> Interval:
     se = math.sqrt(va + vb)
     if se == 0:
         return Interval(d, d, d, min(a.size, b.size), "welch (no spread)")
-    ra, rb = va / (va + vb), vb / (va + vb)   # shares of the variance: no underflow of va² at tiny spreads
-    df = 1.0 / (ra ** 2 / (a.size - 1) + rb ** 2 / (b.size - 1))
+    df = welch_df(va, vb, a.size, b.size)
     q = _st.t.ppf(0.5 + level / 2, df)
     return Interval(d, d - q * se, d + q * se, min(a.size, b.size), f"welch, {level:.0%}, df={df:.1f}")
 

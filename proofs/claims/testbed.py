@@ -35,7 +35,7 @@ from mmicl.numerics.testbed.figures import plot_against, plot_curves
 from mmicl.numerics.testbed.metrics import baselines, uniform_baselines
 from mmicl.numerics.testbed.plateau import plateau_exit, plateau_level
 from mmicl.numerics.testbed.stats import (LEVEL, Interval, decide, spearman, stratified_association, t_interval,
-                                          welch_interval)
+                                          welch_df, welch_interval)
 from mmicl.numerics.testbed.train import History
 
 from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, corroborating, register
@@ -241,13 +241,7 @@ def welch_atol(a, b, n_eval: int | None = None) -> float:
     Welch–Satterthwaite degrees of freedom of those two."""
     na, nb = (int(np.isfinite(np.asarray(x, float)).sum()) for x in (a, b))
     va, vb = mean_se(a, n_eval) ** 2, mean_se(b, n_eval) ** 2
-    total = va + vb
-    if total > 0 and min(na, nb) >= 2:  # in shares of the total, so that tiny variances do not underflow
-        ra, rb = va / total, vb / total
-        df = 1.0 / (ra ** 2 / (na - 1) + rb ** 2 / (nb - 1))
-    else:
-        df = math.nan
-    return interval_atol(math.sqrt(total), df)
+    return interval_atol(math.sqrt(va + vb), welch_df(va, vb, na, nb))
 
 
 def rank_atol(m: int) -> float:
