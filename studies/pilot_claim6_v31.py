@@ -43,12 +43,9 @@ def main(argv=None) -> int:
     import torch
 
     torch.set_num_threads(a.threads)
-    from dataclasses import replace
-
     from mmicl.numerics.atomic import write_json
-    from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm
     from mmicl.proofs.claims import testbed_v3_modalities as m
-    from mmicl.proofs.claims.testbed_multimodal import QUICK, _mm
+    from mmicl.proofs.claims.testbed_multimodal import QUICK
     from mmicl.proofs.claims.testbed_v3_transfer import STAGE1_HEADS_V31
     from mmicl.proofs.registry import RunConfig
     from mmicl.proofs.sweep.runner import finished_records, run_pending
@@ -61,7 +58,7 @@ def main(argv=None) -> int:
     store = Store(Path(a.store))
     got, choice = {}, None
     for k2 in m.FUSION_K2_GRID:
-        arm = MultimodalArm(m.LAYOUT6, _mm(sz, layout=m.LAYOUT6, m2=replace(sz.m2, K=k2)))
+        arm = m.claim6_arm(sz, k2)
         kind, settings = m.fusion_spec(config, sz, arm, m.CLAIM6_V31_SEEDS, max(m.FUSION_STEP_GRID), STAGE1_HEADS_V31)
         spec = RunSpec(kind, KINDS[kind].normalise(settings))
         with using_store(store):

@@ -178,9 +178,9 @@ def _fusion_curves(k2_counts: dict[int, dict[int, int]], n=8, copy=0.5):
 
 def test_fusion_premise_is_confounded_icl_above_copy_plus_two_binomial_se():
     level = 0.5 + 2 * math.sqrt(0.25 / 1024)   # 0.53125
-    assert mod.fusion_learns([level - 1e-9, level, level + 1e-9, 0.99], 0.5, 1024).tolist() == \
+    assert mod.above_copy([level - 1e-9, level, level + 1e-9, 0.99], 0.5, 1024).tolist() == \
         [False, False, True, True]
-    assert mod.fusion_learns([0.52], 0.5, 4096).tolist() == [True]   # more items, a lower level
+    assert mod.above_copy([0.52], 0.5, 4096).tolist() == [True]   # more items, a lower level
 
 
 def test_claim6_v31_rule_takes_the_smallest_K2_then_the_fewest_steps_with_seven_of_eight():

@@ -206,13 +206,13 @@ def seed_sd(values, n_eval: int | None = None) -> float:
     return sd
 
 
-
 def _finite_mean(values) -> float:
     """The mean of the finite entries of ``values``; nan (no warning) when there are none (a seed's
     Spearman is undefined when its ICL curve does not vary)."""
     v = np.asarray(values, float)
     v = v[np.isfinite(v)]
     return float(v.mean()) if v.size else float("nan")
+
 
 def mean_se(values, n_eval: int | None = None) -> float:
     """Standard error of the mean over seeds of ``values`` (``seed_sd``/√n, finite values only)."""

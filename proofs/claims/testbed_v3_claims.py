@@ -188,9 +188,16 @@ def _blind_sd(run: "FamilyRun", arm: str) -> np.ndarray:
         return np.full(len(run.results.seeds), 0.5)
 
 
-def above_copy(icl: np.ndarray, copy: float) -> np.ndarray:
-    """Per seed, ICL accuracy above the copy baseline B/N by more than 2 binomial se on ``EVAL_SIZE``."""
-    return icl > copy + 2 * math.sqrt(copy * (1 - copy) / EVAL_SIZE)
+def copy_level(copy: float, n_eval: int | None = None) -> float:
+    """B/N + 2 se, the se binomial at B/N on ``n_eval`` items (``EVAL_SIZE`` by default): the ICL
+    accuracy a seed must exceed to count as doing ICL rather than copying."""
+    n = EVAL_SIZE if n_eval is None else int(n_eval)
+    return copy + 2 * math.sqrt(copy * (1 - copy) / n)
+
+
+def above_copy(icl, copy: float, n_eval: int | None = None) -> np.ndarray:
+    """Per seed, ICL accuracy above ``copy_level`` (B/N + 2 binomial se on ``n_eval`` items)."""
+    return np.asarray(icl, float) > copy_level(copy, n_eval)
 
 
 def decide_pairs(c: Check3, diffs: dict, ses: dict, why: str, **numbers) -> Check:

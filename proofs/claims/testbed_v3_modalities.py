@@ -10,8 +10,8 @@ two follow rates (``follow_difference_se``).  Version 3.1 (``VERSIONS``; ``DESIG
 both arms' decoders have 2 layers × ``STAGE1_HEADS_V31`` heads (the staged arm's stage 1 is claim
 4's version-3.1 one), fusion trains for the piloted steps at the piloted K2 (``choose_claim6_v31``,
 ``CLAIM6_V31_RULE``; version 3.2 trains fusion for the longest piloted step count,
-``CLAIM6_V32_RULE``), and the premise per seed is ``fusion_learns``: fusion's ICL on the confounded
-set above B/N + 2 se (se binomial at B/N on ``EVAL_SIZE`` items).  Version 3 (1 head, K2 by
+``CLAIM6_V32_RULE``), and the premise per seed is fusion's ICL on the confounded set above
+B/N + 2 se (``above_copy``: se binomial at B/N on ``EVAL_SIZE`` items).  Version 3 (1 head, K2 by
 ``choose_claim6``, stage 1 + stage 2 steps) required M2-necessary and M1-necessary ICL both above
 that level, which excludes a fusion that matches through the label-adjacent M2 alone: the outcome
 the claim predicts.
@@ -57,7 +57,7 @@ from mmicl.numerics.testbed.experiments import area_under
 from ..registry import Hypothesis, RunConfig, Summary
 from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PILOT_SEEDS, outcome_words
-from .testbed_v3_claims import _premise, v3_check
+from .testbed_v3_claims import _premise, above_copy, copy_level, v3_check
 
 VERSIONS = {"claim6": 3.2, "claim7": 3.1}
 """The version each claim of this module runs (``DESIGNS[...].changes`` says what each changed)."""
@@ -152,12 +152,6 @@ def choose_claim6(finals: dict[tuple[str, int], list[float]]) -> dict:
             "finals": {f"{p} K={k}": v for (p, k), v in sorted(finals.items())}}
 
 
-def fusion_learns(acc_icl, copy: float, n_eval: int = EVAL_SIZE) -> np.ndarray:
-    """Claim 6's fusion premise per seed (versions 3.1 and 3.2): ICL on the confounded set (both query items
-    of the label's class) above B/N + 2 se, the se binomial at B/N on ``n_eval`` items."""
-    return np.asarray(acc_icl, float) > copy + 2 * math.sqrt(copy * (1 - copy) / n_eval)
-
-
 def choose_claim6_v31(curves: dict[int, dict]) -> dict:
     """``CLAIM6_V31_RULE`` on the pilot's fusion curves by K2 (each ``{"steps", "acc_icl"
     (evaluations × seeds), "copy"}``): ``{"K2", "fusion_steps"}`` (None, None when no K2 of
@@ -166,7 +160,7 @@ def choose_claim6_v31(curves: dict[int, dict]) -> dict:
     met = {}
     for k2, c in sorted(curves.items()):
         steps = list(c["steps"])
-        met[k2] = {s: fusion_learns(c["acc_icl"][steps.index(s)], c["copy"]).tolist()
+        met[k2] = {s: above_copy(c["acc_icl"][steps.index(s)], c["copy"], EVAL_SIZE).tolist()
                    for s in FUSION_STEP_GRID if s in steps}
     out = {"premise_met": {f"K2={k} steps={s}": m for k, ms in met.items() for s, m in ms.items()},
            "premise_counts": {f"K2={k} steps={s}": int(sum(m)) for k, ms in met.items() for s, m in ms.items()}}
@@ -188,6 +182,16 @@ def choose_claim6_v32(curves: dict[int, dict]) -> dict:
     met = v31["premise_met"].get(f"K2={k2} steps={last}")
     return {"K2": k2, "fusion_steps": last if met is not None and all(met) else None,
             "version_31": {k: v31[k] for k in ("K2", "fusion_steps")}}
+
+
+def claim6_arm(sz, K2: int):
+    """Claim 6's one arm: the multimodal data in ``LAYOUT6`` with M2 at ``K2`` classes (the pilot's and
+    the claim's, so that both train the same thing)."""
+    from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm
+
+    from .testbed_multimodal import _mm
+
+    return MultimodalArm(LAYOUT6, _mm(sz, layout=LAYOUT6, m2=replace(sz.m2, K=K2)))
 
 
 def fusion_spec(config: RunConfig, sz, arm, seeds, steps: int, heads: int) -> tuple[str, dict]:
@@ -382,17 +386,15 @@ def _stage1_premise(records: dict, seeds: dict) -> tuple[dict, Hypothesis]:
 def claim6_v3(config: RunConfig):
     """After early fusion the label-adjacent modality is followed on conflicts, more than after
     staged training (``testbed_v3.DESIGNS["claim6"]``; module docstring)."""
-    from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm
     from mmicl.numerics.testbed.multimodal_metrics import follow_adjacent_minus_other
     from mmicl.proofs.sweep.runs import stored_arm_results
 
-    from .testbed_multimodal import _hyps, _mm
-
+    from .testbed_multimodal import _hyps
     from .testbed_v3_transfer import STAGE1_HEADS_V31
 
     sz, chosen = _quick(config, "claim6")
     design, K2 = DESIGNS["claim6"], chosen["K2"]
-    arm = MultimodalArm(LAYOUT6, _mm(sz, layout=LAYOUT6, m2=replace(sz.m2, K=K2)))
+    arm = claim6_arm(sz, K2)
     stage2 = replace(sz.stage2, eval_size=EVAL_SIZE)
     heads = STAGE1_HEADS_V31  # version 3.1: both arms' decoders 2 layers × 4 heads (DESIGNS["claim6"].changes)
     specs = {}
@@ -405,13 +407,14 @@ def claim6_v3(config: RunConfig):
     records = _run(config, specs)
     runs = {k: stored_arm_results(r) for k, r in records.items() if not k.startswith("stage1")}
     copy = sz.m1.B / sz.m1.N
-    level = copy + 2 * math.sqrt(copy * (1 - copy) / EVAL_SIZE)
+    level = copy_level(copy, EVAL_SIZE)
     seeds = {f: list(s) for f, s in FAMILIES.items()}
 
     def final(metric, name):
         return runs[name].final(metric, arm.name)
 
-    learns = {f: fusion_learns(final("acc_icl", f"fusion_readout_{f}"), copy) for f in FAMILIES}
+    # the fusion premise (versions 3.1, 3.2): ICL on the confounded set (both query items of the label's class)
+    learns = {f: above_copy(final("acc_icl", f"fusion_readout_{f}"), copy, EVAL_SIZE) for f in FAMILIES}
     hyps = [h for h in _hyps(sz, config) if "seeds per arm" not in h.text]
     hyps.append(_premise(f"{design.premises[0]} (level B/N + 2 se = {level:.4f}, se binomial at B/N on {EVAL_SIZE} "
                          f"items)", learns, seeds))
