@@ -84,8 +84,8 @@ def _scalar_law(rng: random.Random) -> str:
 
 def random_laws(count: int, seed: int) -> list[str]:
     """``count`` LAW texts: two in three of one squared norm s, one in three per modality."""
-    from mmicl.numerics.law_language import parse_law
-    from mmicl.numerics.validate import check_verify_inputs
+    from mmicl.numerics.law_language import check_law_limits, parse_law
+    from mmicl.numerics.validate import MAX_DIM_VERIFY
 
     rng = random.Random(seed)
     laws = []
@@ -97,7 +97,7 @@ def random_laws(count: int, seed: int) -> list[str]:
             text = (f"sv={_scalar_law(rng)}; sr={_scalar_law(rng)}; d1={rng.randint(1, 3)}; "
                     f"d2={rng.randint(1, 3)}; zeta={zeta}")
         parse_law(text)
-        check_verify_inputs(text, "cpu")  # a law `mmicl verify --law` accepts
+        check_law_limits(text, "verify", MAX_DIM_VERIFY)  # a law `mmicl verify --law` accepts
         laws.append(text)
     return laws
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from mmicl.numerics import flows, laws, lca
+from mmicl.numerics import flows, lca, scalar_laws
 from mmicl.numerics.atomic import write_json
 from mmicl.numerics.law_language import parse_law
 
@@ -41,7 +41,7 @@ def _once(f, *args, **kw):
 
 
 def _build_rule(law, T):
-    laws._sum_rule.cache_clear()
+    scalar_laws.sum_rule.cache_clear()
     lca._rule.cache_clear()
     return law.rule(T)
 

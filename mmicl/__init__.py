@@ -91,6 +91,9 @@ _API: dict[str, tuple[str, str | None]] = {
     "decide": ("mmicl.proofs.registry", "decide"),
     "ClaimError": ("mmicl.proofs.registry", "ClaimError"),
     "PluginError": ("mmicl.proofs.plugins", "PluginError"),
+    # the one root of mmicl's exceptions, and of every caller mistake
+    "MmiclError": ("mmicl.theory.errors", "MmiclError"),
+    "InputError": ("mmicl.theory.errors", "InputError"),
     "hypotheses": ("mmicl.hypotheses", None),  # the module of shared hypothesis builders
     "Estimate": ("mmicl.numerics.estimate", "Estimate"),
     "torch_threads": ("mmicl.numerics.threads", "torch_threads"),

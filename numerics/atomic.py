@@ -27,6 +27,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any, Iterator
 
+from mmicl.theory.errors import MmiclError
+
 from .strict_json import dumps
 
 __all__ = ["DiskFullError", "replacing", "write_text", "write_bytes", "write_json", "write_together", "save_figure",
@@ -35,7 +37,7 @@ __all__ = ["DiskFullError", "replacing", "write_text", "write_bytes", "write_jso
 _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
-class DiskFullError(OSError):
+class DiskFullError(MmiclError, OSError):
     """No space (or no quota) left where mmicl writes; ``str()`` is one line naming the folder, the
     bytes needed and the bytes free."""
 

@@ -21,16 +21,17 @@ import re
 
 from .scalar_laws import Beta, Discrete, Exponential, LawError, Mixture, Point, ScalarLaw, TwoPoint, Uniform
 from .task_law import TaskLaw, ZetaLaw
-from .validate import MAX_LAW_SCALE, MAX_ZETA2, InputError, abbreviate, shorten_message
+from .validate import MAX_DIM, MAX_LAW_SCALE, MAX_ZETA2, InputError, abbreviate, check_dimension, shorten_message
 
-__all__ = ["GRAMMAR", "LawSyntaxError", "parse_law", "parse_scalar_law", "parse_zeta", "as_law", "takes_law", "check_law_scale"]
+__all__ = ["GRAMMAR", "LawSyntaxError", "parse_law", "parse_scalar_law", "parse_zeta", "as_law", "takes_law", "check_law_scale",
+           "check_law_limits", "CALL", "split_top", "split_pairs", "split_items"]
 
 GRAMMAR = __doc__.split("\n\n")[1]
 """The grammar of the LAW language (text, as in this module's docstring), shown with every error of
 ``parse_law``."""
 
 
-_CALL = re.compile(r"^\s*([a-z]+)\s*\((.*)\)\s*$", re.S)
+CALL = re.compile(r"^\s*([a-z]+)\s*\((.*)\)\s*$", re.S)
 """``NAME(ARGS)`` as a whole (the exact reading of ``proofs/certificates/exact_law`` splits with it)."""
 
 
@@ -138,7 +139,7 @@ def _split_pieces(text: str, sep: str = ",") -> list[_Piece]:
     return parts
 
 
-def _split_top(text: str, sep: str = ",") -> list[str]:
+def split_top(text: str, sep: str = ",") -> list[str]:
     """Split at ``sep`` outside parentheses (stripped pieces; a ``ValueError`` for unbalanced ones)."""
     return [str(p) for p in _split_pieces(text, sep)]
 
@@ -261,19 +262,19 @@ def _parse_dist(text: str, follows: str = "the end of the law") -> ScalarLaw:
     if name == "exponential":
         return Exponential(*_numbers(args, 1, name))
     if name == "discrete":
-        pairs = _pairs(args, ":", "discrete atoms are VALUE:PROB")
+        pairs = split_pairs(args, ":", "discrete atoms are VALUE:PROB")
         for v, p in pairs:
             _number(v, "discrete(v1:p1,...): the value"), _number(p, "discrete(v1:p1,...): the probability")
         return Discrete(tuple(float(v) for v, _ in pairs), tuple(float(p) for _, p in pairs))
     if name == "mix":
-        pairs = _pairs(args, "*", "mixture parts are WEIGHT*DIST")
+        pairs = split_pairs(args, "*", "mixture parts are WEIGHT*DIST")
         for w, _ in pairs:
             _number(w, "mix(w1*DIST,...): the weight")
         return Mixture(tuple(_parse_dist(d, "',' or ')'") for _, d in pairs), tuple(float(w) for w, _ in pairs))
     raise AssertionError(name)  # _call admits only the names above
 
 
-def _pairs(args: list[str], sep: str, form: str) -> list[tuple[str, str]]:
+def split_pairs(args: list[str], sep: str, form: str) -> list[tuple[str, str]]:
     """Split each argument once at ``sep`` (``1:0.5`` or ``0.3*point(1)``); the halves of a
     ``_Piece`` are ``_Piece``s, stripped."""
     for a in args:
@@ -393,9 +394,9 @@ def _one_item(val: _Piece) -> None:
             raise _Bad("expected ';' between two items", val.at + start)
 
 
-def _split_semicolons(text: str) -> list[str]:
+def split_items(text: str) -> list[str]:
     try:
-        parts = _split_top(text, ";")
+        parts = split_top(text, ";")
     except _Bad as e:
         raise LawSyntaxError(text, str(e), e.at) from None
     return [p for p in parts if p]
@@ -461,3 +462,13 @@ def _mean(dist) -> float:
     if hasattr(dist, "components"):
         return sum(p * _mean(c) for c, p in zip(dist.components, dist.probs) if p > 0)
     return float(dist.mean())
+
+
+def check_law_limits(task, what: str = "", dim_limit: int = MAX_DIM) -> TaskLaw:
+    """``task`` (a ``TaskLaw`` or LAW text) as a ``TaskLaw`` that the command line would also take:
+    it parses (a ``LawError`` otherwise), its squared norms stay ≤ ``MAX_LAW_SCALE``, ``E[ζ²]`` lies in
+    ``[MIN_ZETA2, MAX_ZETA2]`` and ``d1 + d2 ≤ dim_limit``."""
+    law = as_law(task)
+    check_law_scale(law, error=LawError)
+    check_dimension(law.d1, law.d2, dim_limit, what)
+    return law

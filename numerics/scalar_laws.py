@@ -28,6 +28,8 @@ from typing import Callable
 import mpmath
 import numpy as np
 
+from mmicl.theory.errors import InputError
+
 from .quadrature import Rule, compress_rule, gauss_jacobi, gauss_legendre, graded_breaks
 from .validate import check_finite
 
@@ -43,10 +45,14 @@ __all__ = [
     "Mixture",
     "SumLaw",
     "Exponential",
+    "number_text",
+    "call_text",
+    "finite_parameter",
+    "sum_rule",
 ]
 
 
-class LawError(ValueError):
+class LawError(InputError):
     """An invalid task law or law parameter."""
 
 
@@ -54,7 +60,7 @@ class UnboundedSupportError(LawError):
     """A law with unbounded support where a theorem needs ``s`` bounded."""
 
 
-def _num(x: float) -> str:
+def number_text(x: float) -> str:
     """The shortest text that reads back as the same float (``4`` for 4.0)."""
     t = repr(float(x))
     return t[:-2] if t.endswith(".0") else t
@@ -71,28 +77,28 @@ _MISSING = _Missing()
 
 
 def _arg(x) -> str:
-    """A constructor argument as LAW text: a number as ``_num`` writes it, anything else by repr."""
+    """A constructor argument as LAW text: a number as ``number_text`` writes it, anything else by repr."""
     try:
-        return _num(float(x))
+        return number_text(float(x))
     except (TypeError, ValueError, OverflowError):
         return repr(x)
 
 
-def _call(name: str, *args) -> str:
+def call_text(name: str, *args) -> str:
     """``name(a1, a2, …)``: a constructor call in LAW syntax, for error messages."""
     return f"{name}({', '.join(_arg(a) for a in args)})"
 
 
-def _finite(what: str, x) -> float:
+def finite_parameter(what: str, x) -> float:
     return check_finite(what, x, LawError)
 
 
 def _nonneg(call: str, name: str, x) -> float:
     """``x`` as a finite float ≥ 0, or a ``LawError`` that starts with ``call``."""
-    x = _finite(f"{call}: {name}", x)
+    x = finite_parameter(f"{call}: {name}", x)
     if x < 0:
         raise LawError(
-            f"{call}: {name} = {_num(x)} is negative, but it is a squared norm: give a law on [0, ∞)"
+            f"{call}: {name} = {number_text(x)} is negative, but it is a squared norm: give a law on [0, ∞)"
         )
     return x
 
@@ -102,16 +108,16 @@ def _interval(call: str, a, b) -> tuple[float, float]:
     a, b = _nonneg(call, "a", a), _nonneg(call, "b", b)
     if not b > a:
         raise LawError(
-            f"{call}: the support [a, b] = [{_num(a)}, {_num(b)}] is empty or a single point; "
+            f"{call}: the support [a, b] = [{number_text(a)}, {number_text(b)}] is empty or a single point; "
             "use point(c) for a point mass"
         )
     return a, b
 
 
 def _probability(call: str, p) -> float:
-    p = _finite(f"{call}: p", p)
+    p = finite_parameter(f"{call}: p", p)
     if not 0 <= p <= 1:
-        raise LawError(f"{call} needs 0 ≤ p ≤ 1, got p={_num(p)}")
+        raise LawError(f"{call} needs 0 ≤ p ≤ 1, got p={number_text(p)}")
     return p
 
 
@@ -194,7 +200,7 @@ class Point(ScalarLaw):
     c: float
 
     def __post_init__(self):
-        object.__setattr__(self, "c", _nonneg(_call("point", self.c), "c", self.c))
+        object.__setattr__(self, "c", _nonneg(call_text("point", self.c), "c", self.c))
 
     @property
     def is_atomic(self) -> bool:
@@ -216,7 +222,7 @@ class Point(ScalarLaw):
         return f(mpmath.mpf(self.c))
 
     def spec(self):
-        return f"point({_num(self.c)})"
+        return f"point({number_text(self.c)})"
 
 
 @dataclass(frozen=True)
@@ -231,11 +237,11 @@ class Beta(ScalarLaw):
     NODES_PER_PIECE = 30
 
     def __post_init__(self):
-        call = _call("beta", self.p, self.q, self.a, self.b)
-        p = _finite(f"{call}: p", self.p)
-        q = _finite(f"{call}: q", self.q)
+        call = call_text("beta", self.p, self.q, self.a, self.b)
+        p = finite_parameter(f"{call}: p", self.p)
+        q = finite_parameter(f"{call}: q", self.q)
         if p <= 0 or q <= 0:
-            raise LawError(f"{call} needs p > 0 and q > 0, got p={_num(p)}, q={_num(q)}")
+            raise LawError(f"{call} needs p > 0 and q > 0, got p={number_text(p)}, q={number_text(q)}")
         a, b = _interval(call, self.a, self.b)
         for k, v in dict(p=p, q=q, a=a, b=b).items():
             object.__setattr__(self, k, v)
@@ -307,13 +313,13 @@ class Beta(ScalarLaw):
 
     def spec(self):
         if self.p == 1 and self.q == 1:
-            return f"uniform({_num(self.a)},{_num(self.b)})"
-        return f"beta({_num(self.p)},{_num(self.q)},{_num(self.a)},{_num(self.b)})"
+            return f"uniform({number_text(self.a)},{number_text(self.b)})"
+        return f"beta({number_text(self.p)},{number_text(self.q)},{number_text(self.a)},{number_text(self.b)})"
 
 
 def Uniform(a: float, b: float) -> Beta:
     """The uniform law on [a, b] (a ``Beta(1, 1, a, b)``); errors name ``uniform(a, b)``."""
-    a, b = _interval(_call("uniform", a, b), a, b)
+    a, b = _interval(call_text("uniform", a, b), a, b)
     return Beta(1.0, 1.0, a, b)
 
 
@@ -329,12 +335,12 @@ class Discrete(ScalarLaw):
         if not len(self.values) or len(self.values) != len(self.probs):
             raise LawError(f"{call}: a discrete law needs as many probabilities as values, at least one")
         vals = tuple(_nonneg(call, "value", v) for v in self.values)
-        probs = tuple(_finite(f"{call}: probability", p) for p in self.probs)
+        probs = tuple(finite_parameter(f"{call}: probability", p) for p in self.probs)
         if any(p < 0 for p in probs):
-            raise LawError(f"{call}: probabilities must be ≥ 0, got {', '.join(map(_num, probs))}")
+            raise LawError(f"{call}: probabilities must be ≥ 0, got {', '.join(map(number_text, probs))}")
         total = sum(probs)
         if not abs(total - 1) < 1e-9:
-            raise LawError(f"{call}: probabilities must sum to 1, they sum to {_num(total)}")
+            raise LawError(f"{call}: probabilities must sum to 1, they sum to {number_text(total)}")
         keep = [(v, p) for v, p in zip(vals, probs) if p > 0]
         object.__setattr__(self, "values", tuple(v for v, _ in keep))
         object.__setattr__(self, "probs", tuple(p / total for _, p in keep))
@@ -362,8 +368,8 @@ class Discrete(ScalarLaw):
 
     def spec(self):
         if len(self.values) == 2:
-            return f"twopoint({_num(self.values[0])},{_num(self.values[1])},{_num(self.probs[0])})"
-        return "discrete(" + ",".join(f"{_num(v)}:{_num(p)}" for v, p in zip(self.values, self.probs)) + ")"
+            return f"twopoint({number_text(self.values[0])},{number_text(self.values[1])},{number_text(self.probs[0])})"
+        return "discrete(" + ",".join(f"{number_text(v)}:{number_text(p)}" for v, p in zip(self.values, self.probs)) + ")"
 
 
 def _discrete_call(values, probs) -> str:
@@ -378,7 +384,7 @@ def _discrete_call(values, probs) -> str:
 def TwoPoint(a: float, b: float, p: float) -> ScalarLaw:
     """``a`` with probability ``p``, ``b`` with probability ``1 − p`` (a ``Discrete``, or a ``Point``
     when one value carries all the mass); errors name ``twopoint(a, b, p)``."""
-    call = _call("twopoint", a, b, p)
+    call = call_text("twopoint", a, b, p)
     a, b = _nonneg(call, "a", a), _nonneg(call, "b", b)
     p = _probability(call, p)
     if a == b or p in (0.0, 1.0):
@@ -397,9 +403,9 @@ class Mixture(ScalarLaw):
         call = _mix_call(self.components, self.probs)
         if not len(self.components) or len(self.components) != len(self.probs):
             raise LawError(f"{call}: a mixture needs as many weights as components, at least one")
-        probs = tuple(_finite(f"{call}: weight", p) for p in self.probs)
+        probs = tuple(finite_parameter(f"{call}: weight", p) for p in self.probs)
         if any(p < 0 for p in probs) or not abs(sum(probs) - 1) < 1e-9:
-            raise LawError(f"{call}: the weights must be ≥ 0 and sum to 1, got {', '.join(map(_num, probs))}")
+            raise LawError(f"{call}: the weights must be ≥ 0 and sum to 1, got {', '.join(map(number_text, probs))}")
         object.__setattr__(self, "probs", probs)
 
     @property
@@ -431,7 +437,7 @@ class Mixture(ScalarLaw):
         return mpmath.fsum(mpmath.mpf(p) * c.expect_mp(f, depth) for c, p in zip(self.components, self.probs))
 
     def spec(self):
-        return "mix(" + ",".join(f"{_num(p)}*{c.spec()}" for c, p in zip(self.components, self.probs)) + ")"
+        return "mix(" + ",".join(f"{number_text(p)}*{c.spec()}" for c, p in zip(self.components, self.probs)) + ")"
 
 
 def _mix_call(components, probs) -> str:
@@ -513,7 +519,7 @@ class SumLaw(ScalarLaw):
 
         Size: at most ``n`` nodes per piece past ``2n``: ``O(pieces·n)`` (≤ 1,200 at depth 100)
         instead of ``n1·n2``.  Built once per ``(law, depth)`` and cached (arrays read-only)."""
-        return _sum_rule(self, max(int(depth), 1))
+        return sum_rule(self, max(int(depth), 1))
 
     def expect_mp(self, f, depth=1):
         return self.first.expect_mp(lambda x: self.second.expect_mp(lambda y: f(x + y), depth), depth)
@@ -523,7 +529,7 @@ class SumLaw(ScalarLaw):
 
 
 @lru_cache(maxsize=64)
-def _sum_rule(law: "SumLaw", depth: int) -> Rule:
+def sum_rule(law: "SumLaw", depth: int) -> Rule:
     r = compress_rule(law.product_rule(depth), law.piece_edges(depth), law.NODES_PER_PIECE)
     for a in (r.nodes, r.weights):
         a.flags.writeable = False
@@ -537,10 +543,10 @@ class Exponential(ScalarLaw):
     rate: float
 
     def __post_init__(self):
-        call = _call("exponential", self.rate)
-        r = _finite(f"{call}: rate", self.rate)
+        call = call_text("exponential", self.rate)
+        r = finite_parameter(f"{call}: rate", self.rate)
         if r <= 0:
-            raise LawError(f"{call} needs rate > 0, got {_num(r)}")
+            raise LawError(f"{call} needs rate > 0, got {number_text(r)}")
         object.__setattr__(self, "rate", r)
 
     def support(self):
@@ -556,4 +562,4 @@ class Exponential(ScalarLaw):
         return 1.0 / self.rate
 
     def spec(self):
-        return f"exponential({_num(self.rate)})"
+        return f"exponential({number_text(self.rate)})"

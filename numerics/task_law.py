@@ -20,7 +20,7 @@ from typing import Callable
 import numpy as np
 
 from .quadrature import Rule
-from .scalar_laws import LawError, ScalarLaw, SumLaw, UnboundedSupportError, _call, _finite, _num
+from .scalar_laws import LawError, ScalarLaw, SumLaw, UnboundedSupportError, call_text, finite_parameter, number_text
 from .validate import check_zeta
 
 __all__ = ["ZetaLaw", "TaskLaw", "FLOAT64_EPS", "RESOLUTION_TOLERANCE"]
@@ -44,12 +44,12 @@ class ZetaLaw:
     def __post_init__(self):
         if self.kind not in self.KINDS:
             raise LawError(f"unknown ζ law {self.kind!r}; use one of normal, rademacher, const(c)")
-        _finite(f"{_call('const', self.value)}: c", self.value)
+        finite_parameter(f"{call_text('const', self.value)}: c", self.value)
         if self.kind == "samples":
             if not self.samples:
                 raise LawError("ζ samples: give at least one value")
             for z in self.samples:
-                _finite("ζ sample", z)
+                finite_parameter("ζ sample", z)
         check_zeta(self.kind, self.value, self.samples, error=LawError)  # E[ζ²] in range, judged without squaring
         if self.second_moment() == 0:
             raise LawError("ζ ≡ 0: the labels carry no signal; give ζ a non-zero law")
@@ -92,7 +92,7 @@ class ZetaLaw:
 
     def spec(self) -> str:
         if self.kind == "const":
-            return f"const({_num(self.value)})"
+            return f"const({number_text(self.value)})"
         if self.kind == "samples":
             return f"samples({len(self.samples)})"
         return self.kind

@@ -1,9 +1,10 @@
 """Checks at the boundary: each names the value, what is allowed, and how to fix it.
 
-The checks of the caller's values raise ``InputError`` (a ``ValueError``), so that a caller can tell
-"the caller gave a value that cannot be used" apart from a failure inside a computation: the
-command line turns exactly these errors (and ``LawError``, ``TestbedConfigError``) into usage
-errors, and lets anything else surface as the bug it is.
+The checks of the caller's values raise ``InputError`` (``mmicl.theory.errors``: an ``MmiclError``
+and a ``ValueError``), so that a caller can tell "the caller gave a value that cannot be used" apart
+from a failure inside a computation: the command line turns exactly these errors (every
+caller-mistake class derives from ``InputError``) into usage errors, and lets anything else surface
+as the bug it is.
 
 This module imports nothing heavy (it is used by the command line's start-up path).
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import math
 import numbers
+
+from mmicl.theory.errors import InputError
 
 __all__ = [
     "MAX_DEPTH_ONE",
@@ -35,11 +38,9 @@ __all__ = [
     "check_device",
     "check_dimension",
     "check_finite",
-    "check_law_limits",
     "check_lsa_size",
     "check_real",
     "check_seed",
-    "check_verify_inputs",
     "check_zeta",
     "shorten_message",
 ]
@@ -150,10 +151,6 @@ d = 1024 (MAX_DIM), a per-modality law of 32 400 nodes up to d ≈ 90."""
 
 MAX_QUOTE = 80
 """How many characters of a caller's text (a law) an error message quotes before it abbreviates."""
-
-
-class InputError(ValueError):
-    """A value given by the caller that cannot be used; the message says which and what is allowed."""
 
 
 def abbreviate(text, limit: int = MAX_QUOTE) -> str:
@@ -368,26 +365,6 @@ def check_lsa_size(task, what: str = "best_lsa") -> None:
                          f"d = d1 + d2 = {law.d}, so one moment array holds {k} × d² = {floats:.3g} float64s "
                          f"({floats * 8 / 2**30:.3g} GiB); at most {MAX_LSA_FLOATS:.3g} (2 GiB) are allowed: lower "
                          "d1 + d2, or give s=DIST (one rule) instead of sv and sr")
-
-
-def check_law_limits(task, what: str = "", dim_limit: int = MAX_DIM):
-    """``task`` (a ``TaskLaw`` or LAW text) as a ``TaskLaw`` that the command line would also take:
-    it parses (a ``LawError`` otherwise), its squared norms stay ≤ ``MAX_LAW_SCALE``, ``E[ζ²]`` lies in
-    ``[MIN_ZETA2, MAX_ZETA2]`` and ``d1 + d2 ≤ dim_limit``.  Imports the law language on call only."""
-    from .law_language import as_law, check_law_scale
-    from .scalar_laws import LawError
-
-    law = as_law(task)
-    check_law_scale(law, error=LawError)
-    check_dimension(law.d1, law.d2, dim_limit, what)
-    return law
-
-
-def check_verify_inputs(task, device) -> str | None:
-    """``verify``'s law (a ``TaskLaw``, LAW text or None) as LAW text, after ``check_device(device)``
-    and ``check_law_limits(task)``: what ``mmicl verify`` refuses, refused before any claim runs."""
-    check_device(device)
-    return None if task is None else check_law_limits(task, "verify", MAX_DIM_VERIFY).spec()
 
 
 def check_device(device) -> str:

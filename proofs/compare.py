@@ -27,13 +27,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mmicl.theory.errors import InputError
+
 DEFAULT_RTOL = 1e-9
 """The relative change allowed for a number whose check states no numeric tolerance: a rerun of the
 same code on the same platform reproduces mmicl's numbers to the last digit or close to it
 (every random choice is seeded), while a real change moves them far more."""
 
 
-class CompareError(ValueError):
+class CompareError(InputError):
     """A folder or file that is not a verify summary mmicl can read."""
 
 

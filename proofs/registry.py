@@ -408,7 +408,7 @@ class Claim:
 
     def run(self, config: RunConfig) -> ClaimResult:
         """Evaluate the claim and decide its verdict.  A full disk propagates, and so does, from a
-        built-in claim, a bad input (``InputError``, ``LawError``, ``TestbedConfigError``: the
+        built-in claim, a bad input (``InputError``, which ``LawError`` and ``TestbedConfigError`` are: the
         ``--law`` given does not suit it).  Any other exception raised by ``evaluate`` (any at all
         from a claim of another origin), or a return value of the wrong shape, gives the verdict
         ``"error"`` with the exception's type and message (and its traceback in the evidence): one
@@ -471,15 +471,11 @@ class Claim:
 
 
 def _passes_through(e: BaseException, origin: str | None) -> bool:
-    """A full disk, and the errors of a built-in claim about the caller's input: the command line
-    reports them in one line."""
+    """A full disk, and the errors of a built-in claim about the caller's input (``InputError``:
+    the ``--law`` given does not suit it): the command line reports them in one line."""
     from mmicl.numerics.atomic import DiskFullError
-    from mmicl.numerics.scalar_laws import LawError
-    from mmicl.numerics.testbed.config import TestbedConfigError
-    from mmicl.numerics.validate import InputError
 
-    return isinstance(e, DiskFullError) or (origin == BUILTIN and isinstance(e, (InputError, LawError,
-                                                                                   TestbedConfigError)))
+    return isinstance(e, DiskFullError) or (origin == BUILTIN and isinstance(e, InputError))
 
 
 def _unpack(claim_id: str, out) -> tuple[list, list, dict, list]:
@@ -613,10 +609,12 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
     ``device="cuda"`` where torch sees no CUDA GPU, a law that the command line refuses
     (``numerics.validate``: ``d1 + d2 ≤ MAX_DIM_VERIFY``, squared norms ≤ ``MAX_LAW_SCALE``,
     ``E[ζ²]`` in ``[MIN_ZETA2, MAX_ZETA2]``), a plugin that cannot be loaded."""
-    from mmicl.numerics.validate import check_verify_inputs
+    from mmicl.numerics.law_language import check_law_limits
+    from mmicl.numerics.validate import MAX_DIM_VERIFY, check_device
 
     from .plugins import load_plugins
-    law = check_verify_inputs(law, device)  # LAW text or None; a bad device or law is refused here
+    check_device(device)  # a bad device or law is refused here, before any claim runs
+    law = None if law is None else check_law_limits(law, "verify", MAX_DIM_VERIFY).spec()  # LAW text
     load_plugins([plugins] if isinstance(plugins, str) else list(plugins))
     patterns = [claims] if isinstance(claims, str) else list(claims)
     chosen = select(patterns, everything)

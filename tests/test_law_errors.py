@@ -82,14 +82,3 @@ def test_valid_laws_built_through_another_law_are_unchanged():
     assert Uniform(0.5, 4) == Beta(1.0, 1.0, 0.5, 4.0) and Uniform(0.5, 4).spec() == "uniform(0.5,4)"
     assert TwoPoint(0.2, 3, 0.5) == Discrete((0.2, 3.0), (0.5, 0.5))
     assert TwoPoint(2, 2, 0.3) == Point(2) and TwoPoint(1, 2, 1) == Point(1) and TwoPoint(1, 2, 0) == Point(2)
-
-
-def test_old_import_path_gives_the_same_objects():
-    from mmicl.numerics import laws, quadrature, scalar_laws, task_law
-
-    assert laws.Uniform is scalar_laws.Uniform and laws.LawError is scalar_laws.LawError
-    assert laws.TaskLaw is task_law.TaskLaw and laws.ZetaLaw is task_law.ZetaLaw
-    assert laws.Rule is quadrature.Rule and laws.compress_rule is quadrature.compress_rule
-    for name in laws.__all__:  # every name it exports, the object of its home module
-        home = quadrature if name == "Rule" else scalar_laws if name in scalar_laws.__all__ else task_law
-        assert getattr(laws, name) is getattr(home, name)

@@ -32,6 +32,7 @@ from functools import lru_cache
 
 import sympy as sp
 
+from .errors import InputError
 from .lca import READOUTS, T, alpha, beta, readout_factor  # noqa: F401 (alpha, beta: re-exported)
 from .model import bayes_predictor, lam, risk_of_coefficient, s, zeta
 
@@ -52,7 +53,7 @@ ratio = sp.Symbol("c", real=True)  # the stable family of two parameters: P → 
 _t = sp.Symbol("t", integer=True, nonnegative=True)
 
 
-class VariantError(ValueError):
+class VariantError(InputError):
     """A variant that is not one of the described choices, or that a derivation does not cover."""
 
 

@@ -9,6 +9,8 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
+from mmicl.theory.errors import InputError
+
 Positional = Literal["ape", "rope", "alibi"]
 Layout = Literal["m1_first", "m2_first", "readout_last", "readout_last_m2_first"]
 LAYOUTS = ("m1_first", "m2_first", "readout_last", "readout_last_m2_first")
@@ -16,7 +18,7 @@ LAYOUTS = ("m1_first", "m2_first", "readout_last", "readout_last_m2_first")
 READOUT_LAYOUTS = ("readout_last", "readout_last_m2_first")
 
 
-class TestbedConfigError(ValueError):
+class TestbedConfigError(InputError):
     """A testbed setting that cannot be run; the message says which and how to fix it."""
 
     __test__ = False  # not a pytest test class

@@ -256,13 +256,13 @@ def _nonneg(x: Fraction, where: str) -> Fraction:
 
 def _dist(text: str) -> ExactScalar:
     # the grammar's own splitting (numerics.law_language), so both readings see the same pieces
-    from mmicl.numerics.law_language import _CALL, _pairs, _split_top
+    from mmicl.numerics.law_language import CALL, split_pairs, split_top
 
-    m = _CALL.match(text)
+    m = CALL.match(text)
     if not m:  # parse_law has refused it already; kept for direct calls
         raise UnsupportedLawError(f"expected NAME(ARGS), got {text!r}")
     name, inner = m.group(1), m.group(2)
-    args = _split_top(inner) if inner.strip() else []
+    args = split_top(inner) if inner.strip() else []
     where = f"{name}({inner.strip()})"
     nums = lambda: [_number(a, where) for a in args]
     if name == "point":
@@ -284,14 +284,14 @@ def _dist(text: str) -> ExactScalar:
             return Atoms((a if p > 0 else b,), (Fraction(1),), point=True)
         return Atoms((a, b), (p, 1 - p))
     if name == "discrete":
-        pairs = [(_nonneg(_number(v, where), f"{where}: value"), _number(p, where)) for v, p in _pairs(args, ":", "")]
+        pairs = [(_nonneg(_number(v, where), f"{where}: value"), _number(p, where)) for v, p in split_pairs(args, ":", "")]
         total = sum(p for _, p in pairs)
         if any(p < 0 for _, p in pairs) or total <= 0:
             raise UnsupportedLawError(f"{where} needs probabilities ≥ 0 with a positive sum")
         kept = [(v, p / total) for v, p in pairs if p > 0]  # zero-probability atoms dropped, as the numerics do
         return Atoms(tuple(v for v, _ in kept), tuple(p for _, p in kept))
     if name == "mix":
-        pairs = [(_number(w, where), _dist(d.strip())) for w, d in _pairs(args, "*", "")]
+        pairs = [(_number(w, where), _dist(d.strip())) for w, d in split_pairs(args, "*", "")]
         weights = tuple(w for w, _ in pairs)
         if any(w < 0 for w in weights) or sum(weights) != 1:
             raise UnsupportedLawError(
@@ -364,7 +364,7 @@ def read_exact_law(law) -> ExactTaskLaw:
     A ``TaskLaw`` is read through its LAW text (``spec()``); a float parameter that is not the
     decimal it prints as (``0.1`` is stored as 0.1000000000000000055511…) is refused, since the
     certificate would be about another law: pass the LAW text instead."""
-    from mmicl.numerics.law_language import _split_semicolons, parse_law
+    from mmicl.numerics.law_language import parse_law, split_items
     from mmicl.numerics.task_law import TaskLaw
 
     if isinstance(law, TaskLaw):
@@ -379,7 +379,7 @@ def read_exact_law(law) -> ExactTaskLaw:
     else:
         raise LawError(f"a task law must be LAW text such as 's=uniform(0.5,4)' or a TaskLaw, got {law!r}")
     parsed = parse_law(text)  # a bad LAW gets the numerics' error, with the grammar
-    items = {k.strip(): v.strip() for k, v in (p.split("=", 1) for p in _split_semicolons(text))}
+    items = {k.strip(): v.strip() for k, v in (p.split("=", 1) for p in split_items(text))}
     blocks = tuple((key, _dist(items[key])) for key in ("s", "sv", "sr") if key in items)
     zeta_text = items.get("zeta", "normal")
     zeta, zeta_c = parsed.zeta.kind, None

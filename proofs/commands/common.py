@@ -19,7 +19,8 @@ from pathlib import Path
 import click
 
 from mmicl.numerics.validate import (MAX_DEPTH_FLOW_TWO, MAX_DEPTH_ONE, MAX_DIM, MAX_LAW_SCALE, MAX_SEED,  # light: no numpy
-                                     MAX_ZETA2, MIN_ZETA2, InputError)
+                                     MAX_ZETA2, MIN_ZETA2)
+from mmicl.theory.errors import InputError, MmiclError
 
 # The per-function limits live in numerics/validate.py (the API refuses the same values, with the
 # same numbers; each is sized there by what its function costs); the options below use them.
@@ -300,36 +301,25 @@ def load_law(text: str, hint: str = "--law", **overrides):
 # ---------------------------------------------------------------------------------------------
 
 
-def _input_error_types() -> tuple[type[BaseException], ...]:
-    """The exceptions that mean "the input cannot be used": ``InputError`` (numerics/validate.py),
-    ``LawError`` and ``TestbedConfigError``.  Imported when an error is being handled, not at
-    start-up."""
-    from mmicl.numerics.scalar_laws import LawError
-    from mmicl.numerics.testbed.config import TestbedConfigError
-
-    return (InputError, LawError, TestbedConfigError)
-
-
 @contextlib.contextmanager
 def input_errors_as_usage(ctx: click.Context | None = None):
-    """Turn an input error raised by the library into a usage error (naming ``--law`` for a
-    ``LawError`` where the command has that option), and a full disk (``atomic.DiskFullError``)
-    into one error line with exit status 2; any other exception (a bug) goes through untouched."""
+    """Turn an input error raised by the library (``InputError``, the one class every caller
+    mistake derives from) into a usage error (naming ``--law`` for a ``LawError`` where the command
+    has that option), and a full disk (``atomic.DiskFullError``) into one error line with exit
+    status 2; any other exception (a bug) goes through untouched."""
     try:
         yield
-    except OSError as e:
+    except MmiclError as e:
         from mmicl.numerics.atomic import DiskFullError
 
-        if not isinstance(e, DiskFullError):
+        if isinstance(e, DiskFullError):
+            raise DiskFull(str(e)) from None
+        if not isinstance(e, InputError):
             raise
-        raise DiskFull(str(e)) from None
-    except ValueError as e:
-        types = _input_error_types()
-        if not isinstance(e, types):
-            raise
+        from mmicl.numerics.scalar_laws import LawError
+
         message = str(e) or type(e).__name__
-        law_error = types[1]
-        if isinstance(e, law_error) and ctx is not None and any("--law" in p.opts for p in ctx.command.params):
+        if isinstance(e, LawError) and ctx is not None and any("--law" in p.opts for p in ctx.command.params):
             raise click.BadParameter(message, ctx=ctx, param_hint="--law") from None
         raise click.UsageError(message, ctx=ctx) from None
 

@@ -69,6 +69,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
+from mmicl.theory.errors import InputError
+
 FORMAT = 1
 """The format of run records; part of every run's key."""
 
@@ -344,7 +346,7 @@ STAGE2_SETTINGS = frozenset({"stage1", "arms", "train", "trainable", "device", "
 FUSION_SETTINGS = frozenset({"model", "m1", "arms", "seeds", "train", "device", "data_seed", "analysis"})
 
 
-class StoredArtifactError(ValueError):
+class StoredArtifactError(InputError):
     """A run's artifact (or the record that states it) that cannot be used: ``str()`` is one line,
     the file, what is wrong and what to do; ``problem`` is the file and what is wrong alone."""
 

@@ -15,10 +15,12 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from mmicl.theory.errors import InputError
+
 from .runs import KINDS, FORMAT
 
 
-class SweepSpecError(ValueError):
+class SweepSpecError(InputError):
     """A sweep specification that cannot be run; the message says what to change."""
 
 

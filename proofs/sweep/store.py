@@ -56,6 +56,7 @@ import warnings
 from pathlib import Path
 from typing import Callable
 
+from mmicl.theory.errors import InputError
 from mmicl.numerics.atomic import write_json, write_text
 from mmicl.numerics.strict_json import SCHEMA_VERSION, to_strict
 
@@ -70,7 +71,7 @@ UNVERIFIED = "written by an earlier mmicl, unverified"
 """The reason given for a record without a checksum."""
 
 
-class StoreError(ValueError):
+class StoreError(InputError):
     """A folder that cannot be opened as a results store (missing, or written to while read-only);
     the message is one line."""
 
