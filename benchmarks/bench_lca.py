@@ -26,7 +26,7 @@ import time
 
 import torch
 
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.models import LCA, ReducedLCA
 from mmicl.numerics.sampling import moments_of, sample_moments, sample_prompts
 

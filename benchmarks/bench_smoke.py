@@ -84,7 +84,7 @@ def _scalar_law(rng: random.Random) -> str:
 
 def random_laws(count: int, seed: int) -> list[str]:
     """``count`` LAW texts: two in three of one squared norm s, one in three per modality."""
-    from mmicl.numerics.law_language import check_law_limits, parse_law
+    from mmicl.numerics.laws.language import check_law_limits, parse_law
     from mmicl.numerics.validate import MAX_DIM_VERIFY
 
     rng = random.Random(seed)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import argparse
 import time
 
-from mmicl.numerics import flows, lca, scalar_laws
+from mmicl.numerics import flows, lca
+from mmicl.numerics.laws import scalar as scalar_laws
 from mmicl.numerics.atomic import write_json
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 
 LAWS = ["s=uniform(0.5,4)", "sv=uniform(0.2,1); sr=uniform(0.5,2); d1=3; d2=2"]
 

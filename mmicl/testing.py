@@ -82,8 +82,8 @@ from typing import Iterable
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from mmicl.numerics.scalar_laws import Beta, Discrete, Exponential, Mixture, Point, ScalarLaw, TwoPoint
-from mmicl.numerics.task_law import TaskLaw, ZetaLaw
+from mmicl.numerics.laws.scalar import Beta, Discrete, Exponential, Mixture, Point, ScalarLaw, TwoPoint
+from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
 
 __all__ = [
     # laws with their facts

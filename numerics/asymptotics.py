@@ -28,10 +28,10 @@ import sympy as sp
 
 from mmicl.theory import asymptotics as th
 
-from .law_language import takes_law
+from mmicl.numerics.laws.language import takes_law
 from .lca import alpha_star, alpha_T, excess_risk_scaled
-from .scalar_laws import Beta, Discrete, LawError, Mixture, Point, ScalarLaw, SumLaw
-from .task_law import TaskLaw
+from mmicl.numerics.laws.scalar import Beta, Discrete, LawError, Mixture, Point, ScalarLaw, SumLaw
+from mmicl.numerics.laws.task import TaskLaw
 from .validate import MAX_DEPTH_ONE, MAX_DEPTH_TWO, check_depth
 
 __all__ = ["End", "ends", "AlphaExpansion", "alpha_expansion", "ExcessExpansion", "excess_expansion",

@@ -24,8 +24,8 @@ from typing import Callable
 import numpy as np
 from scipy.integrate import LSODA, OdeSolution
 
-from .law_language import takes_law
-from .task_law import TaskLaw
+from mmicl.numerics.laws.language import takes_law
+from mmicl.numerics.laws.task import TaskLaw
 from .validate import MAX_DEPTH_FLOW_TWO, MAX_DEPTH_ONE, check_count, check_real
 from .lca import (TwoParameterLoss, _require_signal, alpha_star, check_depth, loss_curvature_one,
                   loss_gradient_one)

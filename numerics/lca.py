@@ -26,11 +26,11 @@ from mmicl.theory import lca as th
 from mmicl.theory.compile import compiled
 from mmicl.theory.model import bayes_predictor, s as s_sym, zeta as zeta_sym
 
-from .law_language import as_law, takes_law
+from mmicl.numerics.laws.language import as_law, takes_law
 from .validate import check_depth, check_finite as _finite
 from .validate import MAX_DEPTH_MP, MAX_DEPTH_ONE, MAX_DEPTH_TWO, check_real
-from .quadrature import Rule
-from .task_law import TaskLaw
+from mmicl.numerics.laws.quadrature import Rule
+from mmicl.numerics.laws.task import TaskLaw
 
 _U = 2.0**-53  # float64's unit roundoff
 _DOUBT = 2.0**-40  # a residual run whose excess is known to this relative bound (~1e-12) is kept as it is

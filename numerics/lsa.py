@@ -41,10 +41,10 @@ from typing import Callable
 import numpy as np
 from scipy import integrate
 
-from .law_language import takes_law
-from .scalar_laws import LawError
+from mmicl.numerics.laws.language import takes_law
+from mmicl.numerics.laws.scalar import LawError
 from .strict_json import context_length_fields
-from .task_law import TaskLaw
+from mmicl.numerics.laws.task import TaskLaw
 from .validate import check_lsa_size
 
 __all__ = [

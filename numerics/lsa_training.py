@@ -24,9 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .estimate import Estimate
-from .law_language import takes_law
+from mmicl.numerics.laws.language import takes_law
 from .lsa import best_lsa, check_context_length
-from .task_law import TaskLaw
+from mmicl.numerics.laws.task import TaskLaw
 
 __all__ = [
     "MCEstimate",

@@ -35,9 +35,9 @@ from typing import Callable, Literal, Union
 import torch
 from torch import nn
 
-from .law_language import takes_law
+from mmicl.numerics.laws.language import takes_law
 from .sampling import PromptMoments, Prompts, moments_of
-from .task_law import TaskLaw
+from mmicl.numerics.laws.task import TaskLaw
 from .validate import check_depth, check_finite
 
 Batch = Union[Prompts, PromptMoments]

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import torch
 
 from .estimate import Estimate
-from .law_language import takes_law
+from mmicl.numerics.laws.language import takes_law
 from .models import ReducedLCA, bayes_prediction
 from .sampling import sample_moments
-from .task_law import TaskLaw
+from mmicl.numerics.laws.task import TaskLaw
 
 __all__ = ["StationaryPoint", "stationary_point", "sampled_excess_one", "excess_rounding_floor", "conditional_excess"]
 

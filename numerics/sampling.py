@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .law_language import takes_law
-from .task_law import TaskLaw
+from mmicl.numerics.laws.language import takes_law
+from mmicl.numerics.laws.task import TaskLaw
 
 
 @dataclass

@@ -27,10 +27,10 @@ from torch import nn
 
 from .atomic import replacing
 from .estimate import Estimate
-from .law_language import takes_law
+from mmicl.numerics.laws.language import takes_law
 from .models import Batch, ReducedLCA, bayes_prediction
 from .sampling import PromptMoments, moments_of, sample_moments, sample_prompts
-from .task_law import TaskLaw
+from mmicl.numerics.laws.task import TaskLaw
 from .validate import InputError
 
 __all__ = ["TrainResult", "RiskEstimate", "train", "estimate_risk", "describe", "draw_batch"]

@@ -22,9 +22,9 @@ import math
 
 import mpmath as mp
 
-from .law_language import takes_law
-from .scalar_laws import Exponential, LawError
-from .task_law import TaskLaw
+from mmicl.numerics.laws.language import takes_law
+from mmicl.numerics.laws.scalar import Exponential, LawError
+from mmicl.numerics.laws.task import TaskLaw
 from .validate import MAX_DEPTH_UNBOUNDED, check_depth
 
 __all__ = ["stationarity_unbounded", "stationarity_quadrature", "alpha_T_unbounded", "MAX_DEPTH_UNBOUNDED"]

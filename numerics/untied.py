@@ -24,7 +24,7 @@ the best-approximation error of the rational factor ``A`` of degree ``2·margin`
 ``s = −1``); ``margin`` makes that below ``10^{−2·DIGITS}``.  (The law's own rule, ``TaskLaw.rule``, has
 30 Gauss nodes per piece and wide middle pieces: it is exact to degree 59 per piece, and its optimum
 is measurably wrong from T ≈ 100 on: by 3.6 decades of 10^{−214} at T = 200 on uniform(0.5,4).)
-The Lanczos process with full re-orthogonalisation (float64, ``numerics.quadrature.lanczos``) gives
+The Lanczos process with full re-orthogonalisation (float64, ``numerics.laws.quadrature.lanczos``) gives
 the Jacobi matrix ``J_{T+1}`` of the discretised μ; ``Σ π_k(0)²`` follows from the three-term
 recurrence at 0 (outside the support, ``π_k(0)`` is the dominant solution, so the forward
 recurrence is stable) in log scale; the Gauss nodes of ``λ dμ`` are the eigenvalues of the leading
@@ -54,11 +54,11 @@ from mmicl.theory import untied as th
 from mmicl.theory.compile import compiled
 from mmicl.theory.model import s as s_sym
 
-from .law_language import takes_law
+from mmicl.numerics.laws.language import takes_law
 from .lca import ScaledValue, _require_signal, excess_risk_scaled
-from .quadrature import Rule, gauss_jacobi, lanczos
-from .scalar_laws import Beta, Discrete, LawError, Mixture, Point, ScalarLaw, SumLaw
-from .task_law import TaskLaw
+from mmicl.numerics.laws.quadrature import Rule, gauss_jacobi, lanczos
+from mmicl.numerics.laws.scalar import Beta, Discrete, LawError, Mixture, Point, ScalarLaw, SumLaw
+from mmicl.numerics.laws.task import TaskLaw
 from .validate import MAX_DEPTH_UNTIED, InputError, check_depth
 
 __all__ = [
@@ -220,7 +220,7 @@ def _product_gauss(x: np.ndarray, w: np.ndarray, n: int) -> tuple[np.ndarray, np
     if 8.0 * n * x.size > MAX_BASIS_BYTES:
         raise ArithmeticError(f"the {n}-point Gauss rule of a product of {x.size} nodes lost orthogonality and "
                               f"its stored-basis fallback needs over {MAX_BASIS_BYTES / 1e9:g} GB; use a smaller T")
-    from .quadrature import discrete_gauss
+    from mmicl.numerics.laws.quadrature import discrete_gauss
 
     return discrete_gauss(x, w, n)
 

@@ -66,8 +66,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .law_language import takes_law
-from .task_law import TaskLaw
+from mmicl.numerics.laws.language import takes_law
+from mmicl.numerics.laws.task import TaskLaw
 from .untied import (
     UntiedSchedule,
     _amplitude,

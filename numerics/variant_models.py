@@ -35,11 +35,11 @@ from torch import nn
 
 from mmicl.theory import variants as tv
 from .estimate import Estimate
-from .law_language import takes_law
+from mmicl.numerics.laws.language import takes_law
 from .models import Batch, as_moments
 from .montecarlo import conditional_excess
 from .sampling import Prompts
-from .task_law import TaskLaw
+from mmicl.numerics.laws.task import TaskLaw
 from .validate import InputError, check_depth, check_finite
 
 __all__ = ["VariantLCA", "sampled_excess_variant"]

@@ -31,8 +31,8 @@ from scipy import optimize
 from mmicl.theory import variants as tv
 from mmicl.theory.compile import compiled
 from mmicl.theory.model import s as s_sym
-from .task_law import TaskLaw
-from .law_language import takes_law
+from mmicl.numerics.laws.task import TaskLaw
+from mmicl.numerics.laws.language import takes_law
 from .validate import InputError, check_depth
 
 __all__ = ["Variant", "DEFAULT_VARIANT", "parse_variant", "VariantLoss", "MinimiseResult", "Floor", "VariantFlow", "minimise", "floor", "excess_at", "gradient_flow", "closed_form",

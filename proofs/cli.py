@@ -132,7 +132,7 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
     from rich.markup import escape
 
     from mmicl.numerics.atomic import require_space
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
     from mmicl.numerics.validate import InputError
 
     from .plugins import load_plugins

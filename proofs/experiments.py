@@ -19,10 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from mmicl.numerics.law_language import takes_law
+from mmicl.numerics.laws.language import takes_law
 from mmicl.numerics.models import ReducedLCA
 from mmicl.numerics.montecarlo import StationaryPoint, conditional_excess, excess_rounding_floor, stationary_point
-from mmicl.numerics.task_law import TaskLaw
+from mmicl.numerics.laws.task import TaskLaw
 from mmicl.numerics.training import estimate_risk, train
 
 __all__ = ["TrainedCheck", "trained_reduced", "sample_mean_baselines", "noskip_study", "depth_study",

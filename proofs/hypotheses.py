@@ -19,8 +19,8 @@ import math
 
 import numpy as np
 
-from mmicl.numerics.law_language import takes_law
-from mmicl.numerics.task_law import TaskLaw
+from mmicl.numerics.laws.language import takes_law
+from mmicl.numerics.laws.task import TaskLaw
 from mmicl.proofs.registry import Hypothesis
 
 __all__ = ["bounded_s", "has_signal", "label_scale", "at_least_values", "signal_values", "float64_resolution_check"]

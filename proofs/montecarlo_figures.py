@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from mmicl.numerics.atomic import save_figure, write_json
-from mmicl.numerics.law_language import parse_law, takes_law
+from mmicl.numerics.laws.language import parse_law, takes_law
 
 SIZES = {
     # finite-n: SAA prompts, context lengths; SGD: batch, learning rates, flow horizon; full-matrix: steps, seeds

@@ -609,7 +609,7 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
     ``device="cuda"`` where torch sees no CUDA GPU, a law that the command line refuses
     (``numerics.validate``: ``d1 + d2 ≤ MAX_DIM_VERIFY``, squared norms ≤ ``MAX_LAW_SCALE``,
     ``E[ζ²]`` in ``[MIN_ZETA2, MAX_ZETA2]``), a plugin that cannot be loaded."""
-    from mmicl.numerics.law_language import check_law_limits
+    from mmicl.numerics.laws.language import check_law_limits
     from mmicl.numerics.validate import MAX_DIM_VERIFY, check_device
 
     from .plugins import load_plugins
@@ -621,7 +621,7 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
     if law is not None and not isinstance(law, str):
         law = law.spec()  # a TaskLaw: its LAW text
     if law is not None:
-        from mmicl.numerics.law_language import parse_law
+        from mmicl.numerics.laws.language import parse_law
 
         parse_law(law)  # a bad law fails here, before any claim runs
     if size is None:

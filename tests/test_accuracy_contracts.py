@@ -25,8 +25,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mmicl.numerics import lca
-from mmicl.numerics.scalar_laws import Beta
-from mmicl.numerics.task_law import TaskLaw, ZetaLaw
+from mmicl.numerics.laws.scalar import Beta
+from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
 
 from strategies import beta_laws, intervals, scalar_laws, uniform_laws, zeta_laws
 from test_mpmath_crosscheck import BRENT_RTOL, BRENT_XTOL, MP_TOLERANCE, U, float64_tolerance

@@ -174,7 +174,7 @@ def test_every_public_numerics_function_with_a_law_parameter_takes_law_text():
     import pkgutil
 
     import mmicl.numerics
-    from mmicl.numerics.law_language import as_law, takes_law
+    from mmicl.numerics.laws.language import as_law, takes_law
 
     wrapper_code = takes_law(lambda law: law).__code__
     missing = []

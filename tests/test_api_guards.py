@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import mmicl
 from mmicl.numerics import validate as V
 from mmicl.numerics.lca import two_parameter_terms
-from mmicl.numerics.task_law import TaskLaw, ZetaLaw
+from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
 from mmicl.numerics.validate import InputError
 
 LAW = "s=uniform(0.5,4)"

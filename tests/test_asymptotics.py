@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from mmicl.numerics import asymptotics as asy
 from mmicl.numerics.lca import alpha_star, alpha_T
-from mmicl.numerics.scalar_laws import LawError, UnboundedSupportError
+from mmicl.numerics.laws.scalar import LawError, UnboundedSupportError
 from mmicl.numerics.unbounded import (MAX_DEPTH_UNBOUNDED, alpha_T_unbounded, stationarity_quadrature,
                                       stationarity_unbounded)
 from mmicl.theory import asymptotics as th
@@ -75,7 +75,7 @@ def test_the_weight_coefficient_of_a_sum_law_matches_its_density_near_the_end():
     """s = sv + sr with two uniforms of widths w1 < w2: within w1 of the top the density is exactly
     u/(w1·w2) (a triangle), so P(s > s_hi − u) = c·u²/2 with c = C0/s_hi from the classification.
     Checked by sampling, with a tolerance of 4 binomial standard errors."""
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
 
     law = "sv=uniform(0.5,1);sr=uniform(0.5,2)"
     _, hi = asy.ends(law)

@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from mmicl.numerics import lca
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.proofs.certificates.alpha import certify_alpha_T
 from mmicl.proofs.certificates.check import _Law, check, derivative_value
 from mmicl.proofs.certificates.derivative import DerivativePolynomial

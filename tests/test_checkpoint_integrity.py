@@ -291,7 +291,7 @@ def test_stage1_out_then_stage2_from_it_still_runs(toy_cli, tmp_path):
 # ---- 4. the training checkpoint -------------------------------------------------------------------
 @pytest.mark.parametrize("damage", ["edited", "nan", "earlier version"])
 def test_an_edited_training_checkpoint_is_refused_in_one_line(tmp_path, damage):
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
     from mmicl.numerics.models import ReducedLCA
     from mmicl.numerics.training import train
     from mmicl.numerics.validate import InputError

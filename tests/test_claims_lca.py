@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from mmicl.numerics import lca
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.proofs.registry import RunConfig, select
 
 

@@ -9,7 +9,7 @@ import torch
 
 from mmicl.numerics import lsa
 from mmicl.numerics.estimate import Estimate
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.proofs.claims import lsa as C
 
 torch.set_num_threads(1)
@@ -109,7 +109,7 @@ def test_training_verdict_is_two_sided_reports_stalls_and_can_be_inconclusive():
 
 
 def test_zeta_fourth_moment():
-    from mmicl.numerics.task_law import ZetaLaw
+    from mmicl.numerics.laws.task import ZetaLaw
 
     assert ZetaLaw("normal").fourth_moment() == 3.0
     assert ZetaLaw("rademacher").fourth_moment() == 1.0

@@ -9,7 +9,7 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.variants import excess_at, floor, gradient_flow, minimise, parse_variant
 from mmicl.proofs.cli import main
 

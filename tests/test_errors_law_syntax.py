@@ -1,11 +1,11 @@
 """A LAW text that does not parse is refused with what was expected where: the message names the
 mistake, shows the text on one line and a caret under the place on the next, and ends with the
-grammar (``numerics/law_language.py``)."""
+grammar (``numerics/laws/language.py``)."""
 from __future__ import annotations
 
 import pytest
 
-from mmicl.numerics.law_language import GRAMMAR, LawSyntaxError, parse_law, parse_scalar_law, parse_zeta
+from mmicl.numerics.laws.language import GRAMMAR, LawSyntaxError, parse_law, parse_scalar_law, parse_zeta
 
 
 def _refusal(parse, text: str) -> tuple[str, int | None]:

@@ -7,8 +7,8 @@ from click.testing import CliRunner
 
 import mmicl
 from mmicl.numerics import lca
-from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.scalar_laws import UnboundedSupportError
+from mmicl.numerics.laws.language import parse_law
+from mmicl.numerics.laws.scalar import UnboundedSupportError
 
 EXP = "s=exponential(1)"
 

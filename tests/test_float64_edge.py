@@ -10,9 +10,9 @@ import mpmath as mp
 import pytest
 
 import mmicl
-from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.scalar_laws import LawError
-from mmicl.numerics.task_law import FLOAT64_EPS, RESOLUTION_TOLERANCE
+from mmicl.numerics.laws.language import parse_law
+from mmicl.numerics.laws.scalar import LawError
+from mmicl.numerics.laws.task import FLOAT64_EPS, RESOLUTION_TOLERANCE
 
 UNRESOLVED = ["s=uniform(0,1e-30)", "s=uniform(0,1e-300)"]
 NARROW = ["s=uniform(1e-9,2e-9)", "s=uniform(0,1e-8)"]

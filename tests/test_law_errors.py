@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.scalar_laws import Beta, Discrete, Exponential, LawError, Mixture, Point, TwoPoint, Uniform
-from mmicl.numerics.task_law import ZetaLaw
+from mmicl.numerics.laws.language import parse_law
+from mmicl.numerics.laws.scalar import Beta, Discrete, Exponential, LawError, Mixture, Point, TwoPoint, Uniform
+from mmicl.numerics.laws.task import ZetaLaw
 
 
 def _names(message: str, word: str) -> bool:

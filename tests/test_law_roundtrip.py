@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.scalar_laws import Point, SumLaw, Uniform
-from mmicl.numerics.task_law import TaskLaw
+from mmicl.numerics.laws.language import parse_law
+from mmicl.numerics.laws.scalar import Point, SumLaw, Uniform
+from mmicl.numerics.laws.task import TaskLaw
 from strategies import any_task_laws, written_laws
 
 EPS = np.finfo(float).eps

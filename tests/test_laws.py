@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mmicl.numerics.law_language import GRAMMAR, LawSyntaxError, parse_law
-from mmicl.numerics.scalar_laws import Beta, Discrete, LawError, Mixture, Point, SumLaw, UnboundedSupportError, Uniform
-from mmicl.numerics.task_law import TaskLaw, ZetaLaw
+from mmicl.numerics.laws.language import GRAMMAR, LawSyntaxError, parse_law
+from mmicl.numerics.laws.scalar import Beta, Discrete, LawError, Mixture, Point, SumLaw, UnboundedSupportError, Uniform
+from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
 from strategies import scalar_laws
 
 
@@ -268,7 +268,7 @@ def test_discrete_gauss_is_exact_where_plain_lanczos_loses_orthogonality():
     30-point rule has the moments T_0..T_59 of the measure: to 1e-13 of the mass plus the effect
     of the eigen-solver's n·eps on the nodes (Gauss nodes sit near the atom at 1, where
     T_59' = 59²; here no float64 s is stored)."""
-    from mmicl.numerics.quadrature import discrete_gauss, lanczos
+    from mmicl.numerics.laws.quadrature import discrete_gauss, lanczos
 
     calls = []
     x = np.concatenate([np.linspace(-1.0, 0.5, 400), [0.9, 1.0]])

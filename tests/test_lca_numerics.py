@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from mmicl.numerics import flows, lca
-from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.scalar_laws import Beta
+from mmicl.numerics.laws.language import parse_law
+from mmicl.numerics.laws.scalar import Beta
 
 UNIFORM = parse_law("s=uniform(0.5,4)")
 LAWS = [UNIFORM, parse_law("s=twopoint(1,3,0.3)"), parse_law("s=beta(0.5,2,0.2,3)"),
@@ -183,7 +183,7 @@ def test_bad_parameters_are_refused():
 
 
 def test_unbounded_or_signal_free_laws_are_refused():
-    from mmicl.numerics.scalar_laws import LawError, UnboundedSupportError
+    from mmicl.numerics.laws.scalar import LawError, UnboundedSupportError
 
     with pytest.raises(UnboundedSupportError, match="bounded"):
         lca.alpha_T(parse_law("s=exponential(1)"), 3)

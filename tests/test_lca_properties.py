@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mmicl.numerics import flows, lca
-from mmicl.numerics.scalar_laws import Discrete, Mixture, Point
-from mmicl.numerics.task_law import TaskLaw, ZetaLaw
+from mmicl.numerics.laws.scalar import Discrete, Mixture, Point
+from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
 from strategies import has_signal, non_degenerate_task_laws, scalar_laws, task_laws, zero_atom_mixtures
 
 depths = st.sampled_from([1, 2, 3, 8, 40, 500])
@@ -86,7 +86,7 @@ def test_the_two_parameter_excess_with_no_skip_weight_is_the_signal_risk_at_any_
     β = 1, T = 30 (unstable: 1 + βλ ∈ [2, 3]) the residual's recurrence ρ ↦ qρ + βλ from ρ = −1
     sits on its repelling fixed point (it returned 0.3068656 instead of 0.3068528); the loss runs the
     query factor there, which is exactly 0."""
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
 
     law = parse_law("s=uniform(0,1)")
     want, tol = _hand_written_excess(law, 30, 0.0, 1.0)
@@ -131,7 +131,7 @@ def test_point_law_flow_creeps_in_real_time_and_rests_on_the_normalised_clock():
     approaches 1/2 but is not at rest by t = 10^26 (the distance then is ~ t^{−1/6}, about 1e-4 to
     1e-5), and the tool says so; the default clock switches to the normalised one, which comes to
     rest where L' changes sign within ±5e-13 of 1/2."""
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
 
     law = parse_law("s=point(1)")
     real = flows.gradient_flow_one(law, 4, 1.0, time="real")

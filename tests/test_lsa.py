@@ -11,8 +11,8 @@ import sympy as sp
 import torch
 from click.testing import CliRunner
 
-from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.scalar_laws import LawError
+from mmicl.numerics.laws.language import parse_law
+from mmicl.numerics.laws.scalar import LawError
 from mmicl.numerics import lsa
 from mmicl.theory import lsa as th
 
@@ -111,7 +111,7 @@ def test_block_closed_form_per_modality_and_where_it_does_not_apply():
     assert len(gamma) == 2 and gap == pytest.approx(lsa.best_lsa(law, 20).gap, rel=1e-12)
     assert lsa.block_closed_form_applicable(law, 20) is None
     assert lsa.block_closed_form_applicable(parse_law("sv=uniform(0,2); sr=uniform(1,2)"), None) is not None
-    from mmicl.numerics.task_law import TaskLaw
+    from mmicl.numerics.laws.task import TaskLaw
 
     aniso = TaskLaw(d1=2, d2=1, sv=law.sv, sr=law.sr, anisotropy_v=(1.0, 2.0))
     assert lsa.block_closed_form_applicable(aniso, None) is None
@@ -223,8 +223,8 @@ def test_per_modality_gap_against_monte_carlo_over_tasks():
         v, r, z = law.sample_tasks(100_000, np.random.default_rng(9))
         e = lsa.per_prompt_excess(best.gamma, np.concatenate([v, r], 1), z, 4)
         assert abs(e.mean() - best.gap) < 5 * e.std() / np.sqrt(e.size)
-    from mmicl.numerics.scalar_laws import Uniform
-    from mmicl.numerics.task_law import TaskLaw, ZetaLaw
+    from mmicl.numerics.laws.scalar import Uniform
+    from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
 
     law = TaskLaw(d1=2, d2=2, sv=Uniform(0.5, 2), sr=Uniform(0, 3), zeta=ZetaLaw("rademacher"),
                   anisotropy_v=(1.0, 3.0), anisotropy_r=(0.5, 1.0))

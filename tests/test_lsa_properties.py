@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mmicl.numerics import lca, lsa
-from mmicl.numerics.scalar_laws import Point
-from mmicl.numerics.task_law import TaskLaw, ZetaLaw
+from mmicl.numerics.laws.scalar import Point
+from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
 from strategies import (atoms, beta_laws, dims, discrete_laws, grid_norms, has_signal, per_modality_task_laws,
                         separated_scalar_laws, squared_norms, task_laws, uniform_laws, zeta_laws)
 

@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.models import LCA, LinearSelfAttention, ReducedLCA
 from mmicl.numerics.sampling import moments_of, sample_moments, sample_prompts
 

@@ -1,7 +1,7 @@
 """Monte Carlo machinery against exact values (sample sizes and tolerances stated per test)."""
 import torch
 
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.lca import alpha_T, minimise_two
 from mmicl.numerics.models import ReducedLCA
 from mmicl.numerics.montecarlo import stationary_point

@@ -32,8 +32,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from mmicl.numerics import lca
-from mmicl.numerics.scalar_laws import Beta, Discrete, Mixture, Point, Uniform
-from mmicl.numerics.task_law import TaskLaw
+from mmicl.numerics.laws.scalar import Beta, Discrete, Mixture, Point, Uniform
+from mmicl.numerics.laws.task import TaskLaw
 from strategies import (asymmetric_scalar_laws, atoms_at_zero, beta_laws, discrete_laws, has_signal, intervals,
                         mixtures, positive_atoms, positive_norms, zero_atom_mixtures)
 
@@ -263,7 +263,7 @@ EXACT_CASES = [
 @pytest.mark.parametrize("text, T", EXACT_CASES)
 def test_float64_alpha_T_on_named_laws_is_the_exact_minimiser(text, T):
     """Named laws where the exact minimiser is known in closed form or to many digits."""
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
 
     law = parse_law(text)
     alpha = lca.alpha_T(law, T)

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 
 from mmicl.numerics import lca, lsa
-from mmicl.numerics.law_language import parse_law, parse_scalar_law
-from mmicl.numerics.scalar_laws import Beta, Discrete, Point, SumLaw, Uniform
-from mmicl.numerics.task_law import TaskLaw, ZetaLaw
+from mmicl.numerics.laws.language import parse_law, parse_scalar_law
+from mmicl.numerics.laws.scalar import Beta, Discrete, Point, SumLaw, Uniform
+from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
 from strategies import task_laws
 
 

@@ -425,7 +425,7 @@ def test_flow2_prints_bracketed_text_literally(monkeypatch):
 def test_alpha_table_title_prints_bracketed_text_literally(monkeypatch):
     from click.testing import CliRunner
 
-    from mmicl.numerics.task_law import TaskLaw
+    from mmicl.numerics.laws.task import TaskLaw
     from mmicl.proofs.cli import main
 
     monkeypatch.setattr(TaskLaw, "spec", lambda self: MARKUP)  # the law's text, as the title shows it

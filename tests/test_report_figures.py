@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mmicl.numerics import asymptotics as asy
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.proofs.report import figure_caption, png_text
 
 

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.sampling import moments_of, sample_moments, sample_prompts
 
 torch.set_num_threads(1)

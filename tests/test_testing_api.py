@@ -20,7 +20,7 @@ from hypothesis.errors import InvalidArgument
 
 import mmicl
 import mmicl.testing as mt
-from mmicl.numerics.law_language import parse_law, parse_scalar_law
+from mmicl.numerics.laws.language import parse_law, parse_scalar_law
 from mmicl.numerics.validate import InputError
 from mmicl.proofs.hypotheses import signal_values
 from mmicl.proofs.registry import REGISTRY, registered

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from mmicl.numerics import lca
 from mmicl.numerics.lca_matrix import matrix_excess, query_matrix
-from mmicl.numerics.scalar_laws import Point
-from mmicl.numerics.task_law import TaskLaw
+from mmicl.numerics.laws.scalar import Point
+from mmicl.numerics.laws.task import TaskLaw
 from mmicl.theory import lca as th
 from mmicl.theory.compile import compiled, source_of
 from mmicl.theory.model import bayes_predictor, s, zeta

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.lca import alpha_T, bayes_risk, excess_risk
 from mmicl.numerics.models import LinearSelfAttention, ReducedLCA
 from mmicl.numerics.training import estimate_risk, train
@@ -103,7 +103,7 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_refused_in_one_line(tmp_pa
     objects is an InputError of one line, and nothing in the file is executed."""
     import pickle
 
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
     from mmicl.numerics.validate import InputError
 
     ckpt = tmp_path / "run.pt"

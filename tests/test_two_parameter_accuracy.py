@@ -17,7 +17,7 @@ from hypothesis import given, strategies as st
 
 from mmicl.numerics import lca
 from mmicl.numerics.flows import CONVERGED_TWO, OUTCOMES_TWO, gradient_flow_two
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.theory import lca as th
 from mmicl.theory.compile import compiled
 from mmicl.theory.model import s as s_sym

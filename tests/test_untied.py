@@ -15,12 +15,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mmicl.numerics import lca, untied, untied_flow
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.models import LCA, ReducedLCA, UntiedReducedLCA
 from mmicl.numerics.montecarlo import conditional_excess
 from mmicl.numerics.sampling import sample_moments
-from mmicl.numerics.scalar_laws import Point, UnboundedSupportError
-from mmicl.numerics.task_law import TaskLaw, ZetaLaw
+from mmicl.numerics.laws.scalar import Point, UnboundedSupportError
+from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
 from mmicl.numerics.training import train
 from mmicl.theory import lca as th_lca
 from mmicl.theory import untied as th
@@ -214,7 +214,7 @@ def test_float64_route_agrees_with_the_mpmath_route(scalar, T):
 def test_the_product_of_two_modalities_is_compressed_to_its_gauss_rule():
     """The O(N)-memory Lanczos compression of a product of two Gauss rules (one singular) against
     the stored-basis, fully re-orthogonalised ``quadrature.discrete_gauss``, and its certificate."""
-    from mmicl.numerics.quadrature import discrete_gauss, gauss_jacobi
+    from mmicl.numerics.laws.quadrature import discrete_gauss, gauss_jacobi
 
     n = 120
     x1, w1 = gauss_jacobi(n, 0.0, 0.0)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from mmicl.numerics import lca, untied, untied_flow
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.untied_flow import _flow_nodes as _nodes
 
 

@@ -9,7 +9,7 @@ import zlib
 import pytest
 import torch
 
-from mmicl.numerics.law_language import as_law
+from mmicl.numerics.laws.language import as_law
 from mmicl.numerics.models import ReducedLCA
 from mmicl.numerics.sampling import sample_moments, sample_prompts
 from mmicl.numerics.validate import InputError

@@ -14,7 +14,7 @@ import pytest
 
 from mmicl.numerics import flows, lca
 from mmicl.numerics import variants as nv
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.validate import InputError
 from mmicl.theory import variants as tv
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from mmicl.numerics import variants as nv
-from mmicl.numerics.law_language import parse_law
+from mmicl.numerics.laws.language import parse_law
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "variants.md"
 LAW = "sv=beta(2,5,0.2,3); sr=twopoint(0.5,2,0.5); zeta=rademacher; d1=3; d2=2"

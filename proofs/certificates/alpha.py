@@ -39,7 +39,7 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
-from mmicl.numerics.scalar_laws import LawError
+from mmicl.numerics.laws.scalar import LawError
 from mmicl.numerics.validate import InputError, check_depth
 
 from .derivative import DerivativePolynomial, derivative_form
@@ -132,7 +132,7 @@ def _require_unique(law: ExactTaskLaw) -> None:
 def _start(law: ExactTaskLaw, T: int) -> tuple[Fraction, float | None]:
     """The float64 α_T of the numerics (exactly, as a dyadic rational), or 1/2 without one."""
     from mmicl.numerics import lca
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
 
     try:
         a = float(lca.alpha_T(parse_law(law.text), T))

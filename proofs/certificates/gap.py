@@ -237,7 +237,7 @@ def _refuse_wide(pieces) -> None:
 
 def _numerics_gap(exact: ExactTaskLaw) -> float | None:
     """``numerics.lsa.best_lsa(law).gap`` (float64), for the record."""
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
     from mmicl.numerics.lsa import best_lsa
 
     try:

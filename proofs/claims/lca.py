@@ -21,9 +21,9 @@ from rich.progress import Progress
 from mmicl.numerics.progress import progress_bar
 
 from mmicl.numerics import flows, lca
-from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.scalar_laws import Point
-from mmicl.numerics.task_law import TaskLaw
+from mmicl.numerics.laws.language import parse_law
+from mmicl.numerics.laws.scalar import Point
+from mmicl.numerics.laws.task import TaskLaw
 from mmicl.numerics.lca_matrix import matrix_excess
 from mmicl.proofs import figures
 from mmicl.proofs import hypotheses as hyp

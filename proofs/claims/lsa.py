@@ -67,8 +67,8 @@ import numpy as np
 
 from mmicl.numerics.atomic import save_figure
 from mmicl.numerics.estimate import Estimate
-from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.task_law import TaskLaw
+from mmicl.numerics.laws.language import parse_law
+from mmicl.numerics.laws.task import TaskLaw
 
 from mmicl.proofs import hypotheses as hyp
 from .mc_evidence import Z_ATOL, alpha_T_atol

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from mmicl.numerics.task_law import TaskLaw
+from mmicl.numerics.laws.task import TaskLaw
 from mmicl.numerics.montecarlo import excess_rounding_floor, sampled_excess_one
 from mmicl.proofs.experiments import TrainedCheck, trained_reduced
 from mmicl.numerics.strict_json import context_length_fields

@@ -24,9 +24,9 @@ import math
 import numpy as np
 from mmicl.numerics import lca, untied, untied_flow
 from mmicl.numerics.atomic import save_figure
-from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.scalar_laws import Beta, Discrete, Mixture, Point, ScalarLaw, SumLaw
-from mmicl.numerics.task_law import TaskLaw
+from mmicl.numerics.laws.language import parse_law
+from mmicl.numerics.laws.scalar import Beta, Discrete, Mixture, Point, ScalarLaw, SumLaw
+from mmicl.numerics.laws.task import TaskLaw
 from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.lca import (CLOSED_FORM_RTOL, MATRIX_ATOL, MATRIX_NUMBERS_WHY, MATRIX_TOLERANCE,
                                      random_prompt)

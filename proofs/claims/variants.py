@@ -27,8 +27,8 @@ import numpy as np
 
 from mmicl.numerics import variants as nv
 from mmicl.numerics.asymptotics import ends
-from mmicl.numerics.law_language import parse_law
-from mmicl.numerics.task_law import TaskLaw
+from mmicl.numerics.laws.language import parse_law
+from mmicl.numerics.laws.task import TaskLaw
 from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
 from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, register

@@ -266,9 +266,9 @@ def law_options(f):
 def load_law(text: str, hint: str = "--law", **overrides):
     """The ``TaskLaw`` of LAW ``text``, checked: it parses, its squared norms and labels stay within
     ``MAX_LAW_SCALE`` and ``d1 + d2 ≤ MAX_DIM``; otherwise a ``BadParameter`` naming ``hint``."""
-    from mmicl.numerics.law_language import parse_law, parse_zeta
-    from mmicl.numerics.scalar_laws import LawError
-    from mmicl.numerics.law_language import check_law_scale
+    from mmicl.numerics.laws.language import parse_law, parse_zeta
+    from mmicl.numerics.laws.scalar import LawError
+    from mmicl.numerics.laws.language import check_law_scale
 
     if not text or not text.strip():
         raise click.BadParameter("give a law, e.g. 's=uniform(0.5,4)' (see 'mmicl laws'); got an empty string",
@@ -316,7 +316,7 @@ def input_errors_as_usage(ctx: click.Context | None = None):
             raise DiskFull(str(e)) from None
         if not isinstance(e, InputError):
             raise
-        from mmicl.numerics.scalar_laws import LawError
+        from mmicl.numerics.laws.scalar import LawError
 
         message = str(e) or type(e).__name__
         if isinstance(e, LawError) and ctx is not None and any("--law" in p.opts for p in ctx.command.params):

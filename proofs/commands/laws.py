@@ -7,6 +7,6 @@ import click
 @click.command()
 def laws():
     """Show the LAW language."""
-    from mmicl.numerics.law_language import GRAMMAR
+    from mmicl.numerics.laws.language import GRAMMAR
 
     click.echo(GRAMMAR)

@@ -121,7 +121,7 @@ def _report(result: dict, res, out, as_json: bool) -> None:
 
 def _bayes(law) -> dict:
     from mmicl.numerics.lca import bayes_risk
-    from mmicl.numerics.scalar_laws import LawError
+    from mmicl.numerics.laws.scalar import LawError
     from mmicl.numerics.strict_json import null_reason_key
 
     try:

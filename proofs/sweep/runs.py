@@ -85,7 +85,7 @@ class Kind:
 
 # ---- theory ----------------------------------------------------------------------------------
 def _theory_normalise(config: dict) -> dict:
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
     from mmicl.numerics.validate import check_depth
 
     if "law" not in config or "T" not in config:
@@ -96,7 +96,7 @@ def _theory_normalise(config: dict) -> dict:
 
 def _theory_compute(config: dict) -> dict:
     from mmicl.numerics.lca import alpha_star, alpha_T, excess_risk_scaled
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
 
     law = parse_law(config["law"])
     a = alpha_T(law, config["T"])
@@ -310,10 +310,10 @@ def _montecarlo_compute(config: dict, progress: bool = False, description: str |
     and ``description`` are accepted for the runner and not used."""
     import torch
 
-    from mmicl.numerics.law_language import parse_law
+    from mmicl.numerics.laws.language import parse_law
     from mmicl.numerics.lca import bayes_risk
     from mmicl.numerics.models import build_model
-    from mmicl.numerics.scalar_laws import LawError
+    from mmicl.numerics.laws.scalar import LawError
     from mmicl.numerics.strict_json import null_reason_key
     from mmicl.numerics.training import describe, estimate_risk, train
 

@@ -5,7 +5,7 @@ models only sees ``s = ‖m‖²`` and ``ζ²``; Monte Carlo needs the vectors t
 
 ``ZetaLaw``  the law of ζ: normal, Rademacher, a constant, or given samples; independent of m.
 ``TaskLaw``  d1, d2, the law of the squared norms (``s`` for ‖m‖², or ``sv`` and ``sr`` for ‖v‖² and
-             ‖r‖², one per modality; ``numerics.scalar_laws``), the direction model and the ζ law;
+             ‖r‖², one per modality; ``numerics.laws.scalar``), the direction model and the ζ law;
              it checks itself at construction.
 
 Because ζ ⊥ m, ``E[ζ² h(s)] = E[ζ²]·E[h(s)]``: ``TaskLaw.rule`` is the s-rule with its weights
@@ -20,8 +20,8 @@ from typing import Callable
 import numpy as np
 
 from .quadrature import Rule
-from .scalar_laws import LawError, ScalarLaw, SumLaw, UnboundedSupportError, call_text, finite_parameter, number_text
-from .validate import check_zeta
+from .scalar import LawError, ScalarLaw, SumLaw, UnboundedSupportError, call_text, finite_parameter, number_text
+from ..validate import check_zeta
 
 __all__ = ["ZetaLaw", "TaskLaw", "FLOAT64_EPS", "RESOLUTION_TOLERANCE"]
 

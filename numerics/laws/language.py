@@ -19,9 +19,9 @@ import inspect
 import math
 import re
 
-from .scalar_laws import Beta, Discrete, Exponential, LawError, Mixture, Point, ScalarLaw, TwoPoint, Uniform
-from .task_law import TaskLaw, ZetaLaw
-from .validate import MAX_DIM, MAX_LAW_SCALE, MAX_ZETA2, InputError, abbreviate, check_dimension, shorten_message
+from .scalar import Beta, Discrete, Exponential, LawError, Mixture, Point, ScalarLaw, TwoPoint, Uniform
+from .task import TaskLaw, ZetaLaw
+from ..validate import MAX_DIM, MAX_LAW_SCALE, MAX_ZETA2, InputError, abbreviate, check_dimension, shorten_message
 
 __all__ = ["GRAMMAR", "LawSyntaxError", "parse_law", "parse_scalar_law", "parse_zeta", "as_law", "takes_law", "check_law_scale",
            "check_law_limits", "CALL", "split_top", "split_pairs", "split_items"]

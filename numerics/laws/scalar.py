@@ -8,7 +8,7 @@
 ``Exponential``  unbounded support: allowed for sampling, refused by anything whose theorem needs
                  ``s`` bounded (``UnboundedSupportError``).
 
-Each law gives its support, samples, a quadrature rule for ``E[h(S)]`` (``numerics.quadrature``;
+Each law gives its support, samples, a quadrature rule for ``E[h(S)]`` (``numerics.laws.quadrature``;
 exact sums for atoms, graded composite Gauss rules for densities), an mpmath expectation that checks
 the rule independently, and its LAW text (``spec``).
 
@@ -31,7 +31,7 @@ import numpy as np
 from mmicl.theory.errors import InputError
 
 from .quadrature import Rule, compress_rule, gauss_jacobi, gauss_legendre, graded_breaks
-from .validate import check_finite
+from ..validate import check_finite
 
 __all__ = [
     "LawError",
