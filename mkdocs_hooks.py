@@ -190,7 +190,7 @@ def public_objects(package) -> dict[str, object]:
     """Public name -> the griffe object that defines it (``__version__`` included)."""
     import mmicl
 
-    api = {"__version__": ("mmicl._version", "__version__"), **mmicl._API}
+    api = {"__version__": ("mmicl.numerics.provenance", "__version__"), **mmicl._API}
     objects = {}
     for name in mmicl.__all__:
         try:

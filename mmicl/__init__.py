@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from ._version import __version__
+from mmicl.numerics.provenance import __version__
 
 # public name -> (module, attribute); attribute None: the module itself
 _API: dict[str, tuple[str, str | None]] = {

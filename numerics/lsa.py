@@ -65,23 +65,8 @@ __all__ = [
     "block_closed_form_rule",
     "block_closed_form_applicable",
     "expand_blocks",
+    "block_solution",
 ]
-
-# names that moved to numerics.lsa_training, importable from here too (``__getattr__`` below)
-_IN_LSA_TRAINING = ("MCEstimate", "reduced_prediction", "mc_reduced_excess", "TrainedLSA", "train_full_lsa",
-                    "paired_test_risks", "comparison")
-__all__ += _IN_LSA_TRAINING
-
-
-def __getattr__(name: str):
-    """The Monte Carlo and training names, from ``numerics.lsa_training`` on first use (that
-    module imports this one, so it cannot be imported at the top)."""
-    if name in _IN_LSA_TRAINING:
-        from . import lsa_training
-
-        return getattr(lsa_training, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 # ---------------------------------------------------------------------------------------------
 # Moments of the directions
@@ -406,7 +391,7 @@ def block_closed_form_applicable(law: TaskLaw, n: int | None) -> str | None:
     return None
 
 
-def _block_solution(d_b, E1, E2, kappa, z2, n, lin):
+def block_solution(d_b, E1, E2, kappa, z2, n, lin):
     """Γ constant on each block b (γ_b I).  With S_b the block's squared norm, c = 1/(1+s):
 
         e/ζ² = Σ_b (γ_b − c)² S_b + (Σ_b (γ_b − c) S_b)²
@@ -450,7 +435,7 @@ def block_closed_form(law: TaskLaw, n: int | None, dps: int = 30) -> tuple[list[
         E1 = [b.expect_mp(lambda x: x) for _, b in blocks]
         E2 = [b.expect_mp(lambda x: x * x) for _, b in blocks]
         kappa = law.s_law().expect_mp(lambda s: s / (1 + s))
-        gamma, gap, _ = _block_solution([d for d, _ in blocks], E1, E2, kappa, mp.mpf(law.zeta.second_moment()),
+        gamma, gap, _ = block_solution([d for d, _ in blocks], E1, E2, kappa, mp.mpf(law.zeta.second_moment()),
                                         n, _mp_solve)
         return [float(g) for g in gamma], float(gap)
 
@@ -470,7 +455,7 @@ def block_closed_form_rule(law: TaskLaw, n: int | None, depth: int):
         s = (rules[0].nodes[:, None] + rules[1].nodes[None, :]).ravel()
         w = (rules[0].weights[:, None] * rules[1].weights[None, :]).ravel()
     kappa = float(w @ (s / (1 + s)))
-    gamma, gap, A = _block_solution([d for d, _ in blocks], E1, E2, kappa, law.zeta.second_moment(), n, _np_solve)
+    gamma, gap, A = block_solution([d for d, _ in blocks], E1, E2, kappa, law.zeta.second_moment(), n, _np_solve)
     return np.array(gamma, float), float(gap), np.array(A, float), kappa
 
 

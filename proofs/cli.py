@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from mmicl._version import __version__
+from mmicl.numerics.provenance import __version__
 
 from .commands.common import SEED, Command, Device, WritablePath
 

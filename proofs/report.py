@@ -194,7 +194,7 @@ def render_html(results: list[ClaimResult], config: RunConfig, run=None) -> str:
     what it shows), and the conventions the captions link to.  No external resource and no script;
     every piece of text is escaped.  Never raises on odd numbers (None, NaN, inf, nesting).
     ``run`` (a ``results_folder.RunState``) adds the run's state and its wall time to the header."""
-    from mmicl._version import __version__
+    from mmicl.numerics.provenance import __version__
 
     ids = _anchors([r.id for r in results])
     counts = {v: sum(r.verdict == v for r in results) for v in VERDICT_CLASS}

@@ -33,6 +33,7 @@ from typing import Iterator
 
 from mmicl.numerics.atomic import DiskFullError, deferred_figures, write_together
 from mmicl.numerics.strict_json import dumps
+from mmicl.numerics.provenance import software
 from mmicl.numerics.validate import InputError
 
 from .registry import Claim, ClaimResult, RunConfig
@@ -150,7 +151,7 @@ class ResultsFolder:
         self.results: list[ClaimResult] = []
         self.run = RunState("running", planned)
         self._t0 = time.perf_counter()
-        self._provenance = run_provenance()
+        self._provenance = software()
         _remove_leftovers(self.out)
 
     def write(self) -> None:
@@ -194,49 +195,6 @@ class ResultsFolder:
     def finish(self) -> None:
         self.run.state = "complete"
         self.write()
-
-
-def run_provenance() -> dict:
-    """What a later comparison needs to know about the software that made a summary: the versions of
-    mmicl, Python, numpy, scipy, sympy and torch, and the git commit of mmicl's own checkout where
-    it runs from one (``None`` otherwise, or where git is not there)."""
-    import platform
-    from importlib import metadata
-
-    from mmicl._version import __version__
-
-    def version(dist: str) -> str | None:
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return None
-
-    out = {"mmicl": __version__, "git_commit": _git_commit(), "python": platform.python_version(),
-           **{name: version(name) for name in ("numpy", "scipy", "sympy", "torch")}}
-    for k, v in list(out.items()):
-        if v is None:
-            out[f"{k}_null_reason"] = ("mmicl is not run from a git checkout" if k == "git_commit"
-                                       else "not installed")
-    return out
-
-
-def _git_commit() -> str | None:
-    """The commit (and ``+dirty`` with uncommitted changes) of the checkout mmicl is imported from."""
-    import subprocess
-
-    root = Path(__file__).resolve().parents[1]
-    if not (root / ".git").exists():
-        return None
-    try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10)
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10)
-        return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
 
 
 def _remove_leftovers(out: Path) -> None:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.laws.scalar import LawError
-from mmicl.numerics import lsa
+from mmicl.numerics import lsa, lsa_training
 from mmicl.theory import lsa as th
 
 torch.set_num_threads(1)
@@ -243,7 +243,7 @@ def test_finite_n_closed_form_against_sampled_tokens():
     """40 000 prompts of n = 5 tokens (float64); |z| < 4."""
     law = parse_law("s=uniform(0.5,4); d1=2; d2=1")
     best = lsa.best_lsa(law, n=5)
-    est = lsa.mc_reduced_excess(law, best.gamma, 5, 40_000, seed=21)
+    est = lsa_training.mc_reduced_excess(law, best.gamma, 5, 40_000, seed=21)
     assert abs(est.z(best.gap)) < 4
 
 
@@ -290,8 +290,8 @@ def test_trained_full_lsa_does_not_beat_the_exact_best():
     best = lsa.best_lsa(law, 20)
     losses = []
     for seed in range(3):
-        trained = lsa.train_full_lsa(law, 20, 300, batch=512, seed=seed)
-        risks = lsa.paired_test_risks(trained, law, best.gamma, 20_000, seed=4)
+        trained = lsa_training.train_full_lsa(law, 20, 300, batch=512, seed=seed)
+        risks = lsa_training.paired_test_risks(trained, law, best.gamma, 20_000, seed=4)
         assert risks["difference"].mean > -3 * risks["difference"].se
         losses.append(risks["trained"].mean)
     assert min(losses) < 1.05 * best.lsa_risk

@@ -146,7 +146,7 @@ def test_html_holds_every_claim_verdict_and_check(results):
         assert r.verdict in text
         for c in r.checks:
             assert c.name in text
-    from mmicl._version import __version__
+    from mmicl.numerics.provenance import __version__
 
     for item in (__version__, "quick", "seed", "7", "cpu", "s=uniform(0.5,4)"):
         assert item in text

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from .config import DataConfig, MemberSpec, ModelConfig, TestbedConfigError, TrainConfig
+from .config import DataConfig, MemberSpec, ModelConfig, TestbedConfigError, TrainConfig, stage1_ape_slots
 
 FORMAT = "mmicl.testbed.stage1/2"
 """``/2``: the content hash (``digest``) beside the content; ``/1`` (no hash) is refused."""
@@ -50,7 +50,6 @@ def size_lower_bound(model: ModelConfig, data: DataConfig, members: int) -> int:
     and label vectors (members × L × D); a lower bound (the JSON record and the pickle framing come
     on top), so a disk check with it never refuses a file that fits."""
     from .model import EnsembleDecoder
-    from .multimodal_experiments import stage1_ape_slots
 
     params = sum(p[0].numel() for p in EnsembleDecoder(stage1_ape_slots(model, data), data.D, data.L, [0]).parameters())
     return 4 * members * (params + data.K * data.D + data.L * data.D)

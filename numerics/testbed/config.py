@@ -233,6 +233,15 @@ def with_data(data: DataConfig, **changes) -> DataConfig:
     return replace(data, **changes)
 
 
+def stage1_ape_slots(model: ModelConfig, data: DataConfig) -> ModelConfig:
+    """APE needs slots for the 3N+2 tokens of the multimodal layout (and room for the random shift):
+    stage 1 is trained with that many, 1.5 × 3N+2 rounded up."""
+    need = 3 * data.N + 2
+    if model.pos == "ape" and model.ape_slots < need + need // 2:
+        return replace(model, ape_slots=need + need // 2)
+    return model
+
+
 __all__ = ["DataConfig", "ModelConfig", "TrainConfig", "MemberSpec", "TestbedConfigError",
            "SecondModality", "MultimodalConfig", "MultimodalMember", "LAYOUTS", "READOUT_LAYOUTS",
-           "check_compatible", "with_data", "field"]
+           "check_compatible", "with_data", "stage1_ape_slots", "field"]

@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 import torch
 
 from .checkpoint import Stage1
-from .config import DataConfig, MemberSpec, ModelConfig, MultimodalConfig, MultimodalMember, TestbedConfigError, TrainConfig
+from .config import (DataConfig, MemberSpec, ModelConfig, MultimodalConfig, MultimodalMember, TestbedConfigError, TrainConfig,
+                     stage1_ape_slots)
 from .experiments import Arm, ArmResults, run_arms
 from .metrics import evaluate
 from .multimodal_data import MultimodalMixture
@@ -46,18 +47,9 @@ class MultimodalArm:
     reference batch (``EnsembleMLP.standardise_features``) before they reach the projector"""
 
 
-def stage1_ape_slots(model: ModelConfig, data: DataConfig) -> ModelConfig:
-    """APE needs slots for the 3N+2 tokens of the multimodal layout (and room for the random shift):
-    stage 1 is trained with that many, 1.5 × 3N+2 rounded up."""
-    need = 3 * data.N + 2
-    if model.pos == "ape" and model.ape_slots < need + need // 2:
-        return replace(model, ape_slots=need + need // 2)
-    return model
-
-
 def run_stage1(model: ModelConfig, data: DataConfig, seeds: list[int], train: TrainConfig, device: str = "cpu",
                data_seed: int = 0, progress: bool = False) -> Stage1:
-    from mmicl._version import __version__
+    from mmicl.numerics.provenance import __version__
 
     model = stage1_ape_slots(model, data)
     r = run_arms(model, [Arm("m1", data)], seeds, train, device=device, data_seed=data_seed, progress=progress,

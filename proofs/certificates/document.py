@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import platform
 import time
-from datetime import datetime, timezone
 from fractions import Fraction
 from pathlib import Path
 
@@ -77,7 +76,7 @@ def _leading_zeros(x: Fraction) -> int:
 
 def provenance(seconds: dict[str, float], **extra) -> dict:
     """Who made the certificate, when, and how long each step took (information, not evidence)."""
-    from mmicl._version import __version__
+    from mmicl.numerics.provenance import __version__, utc_now
 
     try:
         import flint
@@ -86,7 +85,7 @@ def provenance(seconds: dict[str, float], **extra) -> dict:
     except ImportError:  # pragma: no cover - a dependency
         flint_version = None
     return {"mmicl": __version__, "python": platform.python_version(), "python_flint": flint_version,
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created": utc_now(),
             "seconds": {k: round(v, 6) for k, v in seconds.items()}, **extra}
 
 

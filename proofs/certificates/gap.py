@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from mmicl.numerics.lsa import _block_solution
+from mmicl.numerics.lsa import block_solution
 
 from .document import FORMAT, Stopwatch, exact_decimal, outward_decimal, provenance
 from .exact_law import (
@@ -158,8 +158,8 @@ def gap_bounds(law: ExactTaskLaw, K: int | None) -> tuple[Fraction, Fraction, li
     if not live:  # s ≡ 0: no signal, κ = 0 and both predictors say 0
         return z2 * k_lo, z2 * k_hi, [], blocks
     args = ([b["d"] for b in live], [b["E_S"] for b in live], [b["E_S2"] for b in live])
-    gamma, g_lo, _ = _block_solution(*args[:2], args[2], k_lo, z2, None, _solve)
-    _, g_hi, _ = _block_solution(*args[:2], args[2], k_hi, z2, None, _solve)
+    gamma, g_lo, _ = block_solution(*args[:2], args[2], k_lo, z2, None, _solve)
+    _, g_hi, _ = block_solution(*args[:2], args[2], k_hi, z2, None, _solve)
     return g_lo, g_hi, gamma, blocks
 
 
@@ -206,7 +206,7 @@ def certify_gap(law) -> dict:
                   "hi_rational": fraction_text(hi_claim), "exact": g_lo == g_hi, "positive": positive},
         "formula": {"gap": "G = E[ζ²](κ − bᵀA⁻¹b)", "A": "A_ab = δ_ab E[S_a] + E[S_a S_b] (blocks with E[S_a] > 0)",
                     "b": "b_a = E[S_a]", "kappa": "κ = E[s/(1+s)]",
-                    "source": "numerics/lsa.py: _block_solution (docs/lsa.md, the block closed form), exact arithmetic"},
+                    "source": "numerics/lsa.py: block_solution (docs/lsa.md, the block closed form), exact arithmetic"},
         "moments": {"E[zeta^2]": fraction_text(z2),
                     "blocks": [{"block": b["block"], "E[S]": fraction_text(b["E_S"]), "E[S^2]": fraction_text(b["E_S2"])}
                                for b in blocks],

@@ -451,7 +451,7 @@ def _train_restarts(law: TaskLaw, n: int, sz: Sizes, gamma, seed: int, device: s
     free: if the rank-1 channel or the label-even terms could lower the risk, training would use them."""
     import torch
 
-    from mmicl.numerics.lsa import TrainedLSA, paired_test_risks
+    from mmicl.numerics.lsa_training import TrainedLSA, paired_test_risks
     from mmicl.numerics.models import LinearSelfAttention
     from mmicl.numerics.sampling import sample_moments
     from mmicl.numerics.training import train

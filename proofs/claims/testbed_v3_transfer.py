@@ -194,7 +194,7 @@ def _sizes(config: RunConfig, claim: str):
 
 
 def _stage1_settings(config: RunConfig, sz, family: str, model=None, K1: int | None = None) -> dict:
-    from mmicl.numerics.testbed.multimodal_experiments import stage1_ape_slots
+    from mmicl.numerics.testbed.config import stage1_ape_slots
 
     m1 = replace(sz.m1, K=K1 or K1_DIVERSE)
     return {"model": asdict(stage1_ape_slots(model or sz.model, m1)), "data": asdict(m1), "train": asdict(sz.stage1),
@@ -358,7 +358,7 @@ def claim5_v3(config: RunConfig):
     M2-necessary ICL (``area_under``), with the evaluation se bound ``area_under_se``.  A seed is left out of
     a check when either decoder's stage 1 fails claim 4's premise.  Version 3.1: every shape has
     ``STAGE1_HEADS_V31`` heads per layer (the base is claim 4's version-3.1 diverse decoder)."""
-    from mmicl.numerics.testbed.multimodal_experiments import stage1_ape_slots
+    from mmicl.numerics.testbed.config import stage1_ape_slots
 
     from .testbed_multimodal import decoder_parameters, width_matching_parameters
 

@@ -28,7 +28,8 @@ def lsa(law, n, as_json, profile, compare, mc, seed):
     if profile and law.s is None:
         raise click.BadParameter("needs an s-law (s=…); per-modality laws (sv=…; sr=…) have 2-D profiles",
                                  param_hint="--profile")
-    from mmicl.numerics.lsa import best_lsa, comparison, excess_given_norms, norm_blocks
+    from mmicl.numerics.lsa import best_lsa, excess_given_norms, norm_blocks
+    from mmicl.numerics.lsa_training import comparison
 
     best = best_lsa(law, n)  # an unbounded law is a LawError: a usage error naming it
     out = best.to_json()

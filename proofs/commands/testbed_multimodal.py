@@ -363,7 +363,8 @@ def fusion(quick, seeds, seed, layout, encoder_steps, device, threads, out, as_j
     _check_multimodal_size(mm, model, train, n, "--batch, --width, --layers, --N or --seeds",
                            "--K, --D, --K2, --D2 or --seeds")
     import torch
-    from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm, run_fusion, stage1_ape_slots
+    from mmicl.numerics.testbed.config import stage1_ape_slots
+    from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm, run_fusion
 
     torch.set_num_threads(threads)
     arm = MultimodalArm(_arm_name(layout, m2.K, encoder_steps=encoder_steps), mm, encoder_steps=encoder_steps)

@@ -61,7 +61,6 @@ from __future__ import annotations
 import inspect
 import math
 import os
-import socket
 import time
 import traceback
 from collections.abc import Callable
@@ -152,7 +151,7 @@ ENSEMBLE_NESTED = frozenset({"model", "train", "arms", "seeds", "data_seed", "de
 
 
 def _ensemble_normalise(config: dict) -> dict:
-    from mmicl import __version__
+    from mmicl.numerics.provenance import __version__
     from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
     from mmicl.numerics.testbed.heads import ANALYSES
     from mmicl.numerics.validate import check_seed
@@ -462,9 +461,9 @@ def _analysis(analysis):
 
 
 def _stage1_normalise(config: dict) -> dict:
-    from mmicl import __version__
+    from mmicl.numerics.provenance import __version__
     from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
-    from mmicl.numerics.testbed.multimodal_experiments import stage1_ape_slots
+    from mmicl.numerics.testbed.config import stage1_ape_slots
     from mmicl.numerics.validate import check_seed
 
     config = _check_settings("stage1", config, STAGE1_SETTINGS, {"model", "data", "train", "seeds"})
@@ -532,7 +531,7 @@ def load_stage1(root, record: dict):
 
 
 def _stage2_normalise(config: dict) -> dict:
-    from mmicl import __version__
+    from mmicl.numerics.provenance import __version__
     from mmicl.numerics.testbed.config import TrainConfig
     from mmicl.numerics.testbed.multimodal_experiments import arm_to_json, arms_from_json
     from mmicl.numerics.testbed.multimodal_metrics import check_eval_on
@@ -594,9 +593,10 @@ def _stage2_compute(config: dict, progress: bool = False, description: str = "st
 
 
 def _fusion_normalise(config: dict) -> dict:
-    from mmicl import __version__
+    from mmicl.numerics.provenance import __version__
     from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
-    from mmicl.numerics.testbed.multimodal_experiments import arm_to_json, arms_from_json, stage1_ape_slots
+    from mmicl.numerics.testbed.config import stage1_ape_slots
+    from mmicl.numerics.testbed.multimodal_experiments import arm_to_json, arms_from_json
     from mmicl.numerics.validate import check_seed
 
     config = _check_settings("fusion", config, FUSION_SETTINGS, {"model", "m1", "arms", "seeds", "train"})
@@ -678,12 +678,11 @@ KINDS: dict[str, Kind] = {
 
 def execute(kind: str, config: dict, key: str, progress: bool = False, description: str | None = None) -> dict:
     """Run one configuration; the record of it, finished or failed (never raises)."""
-    from mmicl._version import __version__
+    from mmicl.numerics.provenance import __version__, host
 
     started = time.time()
     record = {"format": FORMAT, "key": key, "kind": kind, "config": config,
-              "provenance": {"version": __version__, "host": socket.gethostname(), "pid": os.getpid(),
-                             "device": config.get("device", "cpu"),
+              "provenance": {"version": __version__, **host(), "device": config.get("device", "cpu"),
                              "seed": config.get("seed", config.get("seeds")), "started": started}}
     try:
         compute = KINDS[kind].compute
