@@ -16,6 +16,15 @@ import numbers
 from mmicl.theory.errors import InputError
 
 __all__ = [
+    "MAX_TRAIN_DEPTH",
+    "START_BOX",
+    "MAX_CONTEXT",
+    "MAX_BATCH_FLOATS",
+    "MAX_STEPS",
+    "MAX_SAMPLES",
+    "MAX_MC",
+    "MAX_PROFILE",
+    "check_batch_memory",
     "MAX_DEPTH_ONE",
     "MAX_DEPTH_MP",
     "MAX_DEPTH_TWO",
@@ -148,6 +157,24 @@ at once).  Measured: ``s=uniform(0.5,4)`` (180 nodes) at d = 256 took 3.7 s for 
 (0.3 GiB); ``sv=uniform(0.2,1); sr=beta(2,2,0.5,2)`` (180 × 180 = 32 400 nodes) at d = 256 grew past
 17 GiB and had to be stopped.  2²⁸ float64s are 2 GiB per array: ``s=uniform(0.5,4)`` fits up to
 d = 1024 (MAX_DIM), a per-modality law of 32 400 nodes up to d ≈ 90."""
+
+MAX_TRAIN_DEPTH = 1000
+"""``mmicl train`` and the ``montecarlo`` run kind: a T-layer model runs T layers per step."""
+START_BOX = 10.0
+"""Starts of the flows: the two-parameter flow stops as diverged outside |α|, |β| ≤ 10, and the
+one-parameter flow from |α0| = 10¹⁰ did not finish in 10 minutes (α* is in (0, 1])."""
+MAX_CONTEXT = 10**12
+"""Context lengths: beyond this use the large-context limit (``--n inf``)."""
+MAX_BATCH_FLOATS = 2**28
+"""One batch of prompt moments holds batch × (d+1)² floats (1 GiB of float32 at this bound)."""
+MAX_STEPS = 10**7
+"""Training steps of one run (``mmicl train``, the testbed commands)."""
+MAX_SAMPLES = 10**8
+"""Fresh prompts of one risk estimate (``mmicl train --samples``)."""
+MAX_MC = 10**7
+"""Monte Carlo prompts of ``mmicl lsa --mc``."""
+MAX_PROFILE = 10**6
+"""Points of the per-prompt excess profile of ``mmicl lsa --profile``."""
 
 MAX_QUOTE = 80
 """How many characters of a caller's text (a law) an error message quotes before it abbreviates."""
@@ -389,3 +416,18 @@ def check_seed(seed, name: str = "seed", error: type[ValueError] = InputError) -
     if not 0 <= seed <= MAX_SEED:
         raise error(f"{name} must be an integer from 0 to {MAX_SEED} (2^32 − 1), got {seed}")
     return int(seed)
+
+
+def check_batch_memory(prompts: int, d: int, fix: str, what: str = "one batch", float_bytes: int = 4,
+                       copies: int = 1) -> None:
+    """Prompt moments take ``prompts × (d+1)²`` floats (``copies`` times, e.g. once per layer kept
+    for the backward pass); refuse sizes beyond 1 GiB (``MAX_BATCH_FLOATS`` float32s) before
+    anything is allocated, with an ``InputError`` that says to lower ``fix``.  A lower bound on what
+    the run needs, so it never refuses a run that fits."""
+    floats = prompts * (d + 1) ** 2 * copies * float_bytes // 4
+    if floats > MAX_BATCH_FLOATS:
+        gib = floats * 4 / 2**30
+        times = f" × {copies}" if copies > 1 else ""
+        raise InputError(
+            f"{what} of {prompts} prompts at d = d1 + d2 = {d} holds {prompts} × (d+1)²{times} numbers "
+            f"({gib:.3g} GiB); at most 1 GiB is allowed: lower {fix}")

@@ -242,7 +242,7 @@ def tripwires(monkeypatch):
     import mmicl.proofs.claims  # noqa: F401  (claims.testbed binds run_arms)
     import mmicl.proofs.experiments  # noqa: F401  (binds train, estimate_risk)
     import mmicl.proofs.montecarlo_figures as figures
-    from mmicl.numerics import flows, lsa, training
+    from mmicl.numerics import flows, lsa_training, training
     from mmicl.numerics.testbed import experiments, multimodal_experiments, multimodal_train
     from mmicl.proofs.registry import Claim
 
@@ -250,7 +250,7 @@ def tripwires(monkeypatch):
         raise HeavyWorkStarted("heavy work started before the input was checked")
 
     for module, name in ((training, "train"), (training, "estimate_risk"), (flows, "gradient_flow_one"),
-                         (flows, "gradient_flow_two"), (lsa, "comparison"), (experiments, "run_arms"),
+                         (flows, "gradient_flow_two"), (lsa_training, "comparison"), (experiments, "run_arms"),
                          (figures, "make_figures"), (multimodal_experiments, "run_stage1"),
                          (multimodal_experiments, "run_stage2"), (multimodal_experiments, "run_fusion"),
                          (multimodal_train, "train_encoder")):

@@ -10,13 +10,13 @@
 This package is the face: every name below is importable from ``mmicl.numerics.laws``.
 """
 from .language import (GRAMMAR, LawSyntaxError, as_law, check_law_limits, check_law_scale, parse_law,
-                       parse_scalar_law, parse_zeta, takes_law)
+                       parse_scalar_law, parse_zeta, read_law, takes_law)
 from .quadrature import Rule
 from .scalar import (Beta, Discrete, Exponential, LawError, Mixture, Point, ScalarLaw, SumLaw, TwoPoint,
                      UnboundedSupportError, Uniform)
 from .task import TaskLaw, ZetaLaw
 
 __all__ = ["GRAMMAR", "LawSyntaxError", "as_law", "check_law_limits", "check_law_scale", "parse_law",
-           "parse_scalar_law", "parse_zeta", "takes_law", "Rule", "Beta", "Discrete", "Exponential", "LawError",
+           "parse_scalar_law", "parse_zeta", "read_law", "takes_law", "Rule", "Beta", "Discrete", "Exponential", "LawError",
            "Mixture", "Point", "ScalarLaw", "SumLaw", "TwoPoint", "UnboundedSupportError", "Uniform", "TaskLaw",
            "ZetaLaw"]

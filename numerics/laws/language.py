@@ -21,10 +21,10 @@ import re
 
 from .scalar import Beta, Discrete, Exponential, LawError, Mixture, Point, ScalarLaw, TwoPoint, Uniform
 from .task import TaskLaw, ZetaLaw
-from ..validate import MAX_DIM, MAX_LAW_SCALE, MAX_ZETA2, InputError, abbreviate, check_dimension, shorten_message
+from ..validate import MAX_DIM, MAX_LAW_SCALE, MAX_ZETA2, MIN_ZETA2, InputError, abbreviate, check_dimension, shorten_message
 
 __all__ = ["GRAMMAR", "LawSyntaxError", "parse_law", "parse_scalar_law", "parse_zeta", "as_law", "takes_law", "check_law_scale",
-           "check_law_limits", "CALL", "split_top", "split_pairs", "split_items"]
+           "check_law_limits", "read_law", "CALL", "split_top", "split_pairs", "split_items"]
 
 GRAMMAR = __doc__.split("\n\n")[1]
 """The grammar of the LAW language (text, as in this module's docstring), shown with every error of
@@ -471,4 +471,34 @@ def check_law_limits(task, what: str = "", dim_limit: int = MAX_DIM) -> TaskLaw:
     law = as_law(task)
     check_law_scale(law, error=LawError)
     check_dimension(law.d1, law.d2, dim_limit, what)
+    return law
+
+
+def read_law(text: str, **overrides) -> TaskLaw:
+    """The ``TaskLaw`` of LAW ``text`` (with ``zeta=``, ``d1=``, ``d2=`` overrides as ``parse_law``
+    takes them), as the command line and sweep files take it: it parses, its squared norms and labels
+    stay within ``MAX_LAW_SCALE``, ``E[ζ²]`` in ``[MIN_ZETA2, MAX_ZETA2]``, and ``d1 + d2 ≤ MAX_DIM``.
+    Otherwise a one-line ``LawError``; its ``option`` is ``"zeta"`` when the ``zeta`` override is what
+    is wrong (None otherwise), so that a caller can name the right option."""
+    if not isinstance(text, str) or not text.strip():
+        raise LawError("give a law, e.g. 's=uniform(0.5,4)' (see 'mmicl laws'); got an empty string"
+                       if isinstance(text, str) else f"a law is LAW text such as 's=uniform(0.5,4)', got {text!r}")
+    if overrides.get("zeta") is not None:
+        try:
+            parse_zeta(overrides["zeta"])
+        except LawError as e:
+            e.option = "zeta"
+            raise
+        except OverflowError:  # ZetaLaw squares c in Python floats (const(1e200))
+            e = LawError(f"{overrides['zeta']}: ζ² overflows float64; E[ζ²] must lie in [{MIN_ZETA2:g}, {MAX_ZETA2:g}]")
+            e.option = "zeta"
+            raise e from None
+    try:
+        law = parse_law(text, **overrides)
+        check_law_scale(law, error=LawError)
+    except OverflowError:  # a number of the law whose square (or sum) leaves float64, e.g. zeta=const(1e200)
+        raise LawError(f"a number in {text!r} overflows float64 when squared; squared norms must stay ≤ "
+                       f"{MAX_LAW_SCALE:g} and E[ζ²] in [{MIN_ZETA2:g}, {MAX_ZETA2:g}]") from None
+    if law.d > MAX_DIM:
+        raise LawError(f"d1 + d2 = {law.d}; it must be ≤ {MAX_DIM} (the models hold (d+1)×(d+1) matrices per prompt)")
     return law

@@ -55,6 +55,10 @@ __all__ = [
 class LawError(InputError):
     """An invalid task law or law parameter."""
 
+    option: str | None = None
+    """The command-line option the mistake is in, where it is not the law text itself (``"zeta"``
+    for a bad ``zeta`` override of ``read_law``); None otherwise."""
+
 
 class UnboundedSupportError(LawError):
     """A law with unbounded support where a theorem needs ``s`` bounded."""

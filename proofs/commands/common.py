@@ -18,29 +18,18 @@ from pathlib import Path
 
 import click
 
-from mmicl.numerics.validate import (MAX_DEPTH_FLOW_TWO, MAX_DEPTH_ONE, MAX_DIM, MAX_LAW_SCALE, MAX_SEED,  # light: no numpy
-                                     MAX_ZETA2, MIN_ZETA2)
+from mmicl.numerics.validate import (MAX_BATCH_FLOATS, MAX_CONTEXT, MAX_DEPTH_FLOW_TWO,  # noqa: F401  light: no numpy
+                                     MAX_DEPTH_ONE, MAX_DIM, MAX_MC, MAX_PROFILE, MAX_SAMPLES, MAX_SEED, MAX_STEPS,
+                                     MAX_TRAIN_DEPTH, START_BOX)
+from mmicl.numerics.validate import check_batch_memory as batch_memory
 from mmicl.theory.errors import InputError, MmiclError
 
-# The per-function limits live in numerics/validate.py (the API refuses the same values, with the
-# same numbers; each is sized there by what its function costs); the options below use them.
+# Every limit lives in numerics/validate.py (the API refuses the same values, with the same numbers;
+# each is sized there by what its function costs); the options below use them.
 MAX_DEPTH = MAX_DEPTH_ONE
 """``alpha``: α_T and the one-parameter flow (``validate.MAX_DEPTH_ONE``)."""
 MAX_FLOW2_DEPTH = MAX_DEPTH_FLOW_TWO
 """``flow2``: the two-parameter flow (``validate.MAX_DEPTH_FLOW_TWO``)."""
-MAX_TRAIN_DEPTH = 1000
-"""``train``: a T-layer model runs T layers per step."""
-START_BOX = 10.0
-"""Starts of the flows: the two-parameter flow stops as diverged outside |α|, |β| ≤ 10, and the
-one-parameter flow from |α0| = 10¹⁰ did not finish in 10 minutes (α* is in (0, 1])."""
-MAX_CONTEXT = 10**12
-"""Context lengths: beyond this use the large-context limit (``--n inf``, ``ContextLength``)."""
-MAX_BATCH_FLOATS = 2**28
-"""One batch of prompt moments holds batch × (d+1)² floats (1 GiB of float32 at this bound)."""
-MAX_STEPS = 10**7
-MAX_SAMPLES = 10**8
-MAX_MC = 10**7
-MAX_PROFILE = 10**6
 
 
 # ---------------------------------------------------------------------------------------------
@@ -264,36 +253,16 @@ def law_options(f):
 
 
 def load_law(text: str, hint: str = "--law", **overrides):
-    """The ``TaskLaw`` of LAW ``text``, checked: it parses, its squared norms and labels stay within
-    ``MAX_LAW_SCALE`` and ``d1 + d2 ≤ MAX_DIM``; otherwise a ``BadParameter`` naming ``hint``."""
-    from mmicl.numerics.laws.language import parse_law, parse_zeta
+    """The ``TaskLaw`` of LAW ``text``, checked (``laws.language.read_law``: it parses, its squared
+    norms and labels stay within ``MAX_LAW_SCALE`` and ``d1 + d2 ≤ MAX_DIM``); otherwise a
+    ``BadParameter`` naming ``hint`` (``--zeta`` for a bad ``zeta`` override)."""
+    from mmicl.numerics.laws.language import read_law
     from mmicl.numerics.laws.scalar import LawError
-    from mmicl.numerics.laws.language import check_law_scale
 
-    if not text or not text.strip():
-        raise click.BadParameter("give a law, e.g. 's=uniform(0.5,4)' (see 'mmicl laws'); got an empty string",
-                                 param_hint=hint)
-    if overrides.get("zeta") is not None:
-        try:
-            parse_zeta(overrides["zeta"])
-        except LawError as e:
-            raise click.BadParameter(str(e), param_hint="--zeta") from None
-        except OverflowError:  # ZetaLaw squares c in Python floats (const(1e200))
-            raise click.BadParameter(f"{overrides['zeta']}: ζ² overflows float64; E[ζ²] must lie in "
-                                     f"[{MIN_ZETA2:g}, {MAX_ZETA2:g}]", param_hint="--zeta") from None
     try:
-        law = parse_law(text, **overrides)
-        check_law_scale(law, error=LawError)
+        return read_law(text, **overrides)
     except LawError as e:
-        raise click.BadParameter(str(e), param_hint=hint) from None
-    except OverflowError:  # a number of the law whose square (or sum) leaves float64, e.g. zeta=const(1e200)
-        raise click.BadParameter(f"a number in {text!r} overflows float64 when squared; squared norms must "
-                                 f"stay ≤ {MAX_LAW_SCALE:g} and E[ζ²] in [{MIN_ZETA2:g}, {MAX_ZETA2:g}]",
-                                 param_hint=hint) from None
-    if law.d > MAX_DIM:
-        raise click.BadParameter(f"d1 + d2 = {law.d}; it must be ≤ {MAX_DIM} (the models hold (d+1)×(d+1) "
-                                 "matrices per prompt)", param_hint=hint)
-    return law
+        raise click.BadParameter(str(e), param_hint="--zeta" if getattr(e, "option", None) == "zeta" else hint) from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -345,16 +314,11 @@ class Group(click.Group):
 
 def check_batch_memory(prompts: int, d: int, hint: str, fix: str, what: str = "one batch", float_bytes: int = 4,
                        copies: int = 1) -> None:
-    """Prompt moments take ``prompts × (d+1)²`` floats (``copies`` times, e.g. once per layer kept
-    for the backward pass); refuse sizes beyond 1 GiB (``MAX_BATCH_FLOATS`` float32s) before
-    anything is allocated.  A lower bound on what the run needs, so it never refuses a run that fits."""
-    floats = prompts * (d + 1) ** 2 * copies * float_bytes // 4
-    if floats > MAX_BATCH_FLOATS:
-        gib = floats * 4 / 2**30
-        times = f" × {copies}" if copies > 1 else ""
-        raise click.BadParameter(
-            f"{what} of {prompts} prompts at d = d1 + d2 = {d} holds {prompts} × (d+1)²{times} numbers "
-            f"({gib:.3g} GiB); at most 1 GiB is allowed: lower {fix}", param_hint=hint)
+    """``validate.check_batch_memory``, its refusal a ``BadParameter`` naming ``hint``."""
+    try:
+        batch_memory(prompts, d, fix, what, float_bytes, copies)
+    except InputError as e:
+        raise click.BadParameter(str(e), param_hint=hint) from None
 
 
 def emit_json(obj) -> None:

@@ -252,24 +252,11 @@ def _whole(name: str, v, lo: int, hi: int | None = None, why: str = "") -> int:
     return v
 
 
-def _cli_check(check, *args, **kwargs):
-    """A check of ``mmicl train``'s inputs (``proofs.commands.common``), its ``click.BadParameter``
-    turned into an ``InputError`` (a ``ValueError``) with the same message."""
-    import click
-
-    from mmicl.numerics.validate import InputError
-
-    try:
-        return check(*args, **kwargs)
-    except click.BadParameter as e:
-        raise InputError(e.message) from None
-
-
 def _montecarlo_normalise(config: dict) -> dict:
+    from mmicl.numerics.laws.language import read_law
     from mmicl.numerics.models import MODELS
-    from mmicl.numerics.validate import InputError, check_depth, check_finite, check_seed
-    from mmicl.proofs.commands.common import (MAX_CONTEXT, MAX_SAMPLES, MAX_STEPS, MAX_TRAIN_DEPTH,
-                                              check_batch_memory, load_law)
+    from mmicl.numerics.validate import (MAX_CONTEXT, MAX_SAMPLES, MAX_STEPS, MAX_TRAIN_DEPTH, check_batch_memory,
+                                         check_depth, check_finite, check_seed)
 
     unknown = set(config) - MONTECARLO_SETTINGS
     if unknown:
@@ -282,7 +269,7 @@ def _montecarlo_normalise(config: dict) -> dict:
         raise InputError(f"model = {c['model']!r}: it must be one of {', '.join(MODELS)}")
     if not isinstance(c["law"], str):
         raise InputError(f"law = {c['law']!r}: it must be LAW text, e.g. 's=uniform(0.5,4)' (see 'mmicl laws')")
-    law = _cli_check(load_law, c["law"], hint="law")
+    law = read_law(c["law"])
     T = check_depth(c["T"])
     if T > MAX_TRAIN_DEPTH:
         raise InputError(f"T = {T}: it must be at most {MAX_TRAIN_DEPTH} (a T-layer model runs T layers per step)")
@@ -297,10 +284,10 @@ def _montecarlo_normalise(config: dict) -> dict:
            "batch": _whole("batch", c["batch"], 1), "optimizer": c["optimizer"], "seed": check_seed(c["seed"]),
            "samples": _whole("samples", c["samples"], 2, MAX_SAMPLES, "at least 2 for a standard error")}
     layers = T if out["model"] in ("lca", "lca-noskip") else 1
-    _cli_check(check_batch_memory, out["batch"], law.d, "batch", "batch, d1/d2 or T" if layers > 1 else "batch or d1/d2",
-               "one training batch", copies=layers)
-    _cli_check(check_batch_memory, min(out["samples"], _RISK_CHUNK), law.d, "law", "d1/d2 (d1=, d2= in law)",
-               "one chunk of the risk estimate")
+    check_batch_memory(out["batch"], law.d, "batch, d1/d2 or T" if layers > 1 else "batch or d1/d2",
+                       "one training batch", copies=layers)
+    check_batch_memory(min(out["samples"], _RISK_CHUNK), law.d, "d1/d2 (d1=, d2= in law)",
+                       "one chunk of the risk estimate")
     return out
 
 
