@@ -21,8 +21,8 @@ TESTBED_BASE = {"K": 256, "L": 16, "D": 16, "N": 4, "B": 2, "width": 16, "ape_sl
 
 def main() -> None:
     from mmicl.numerics.atomic import write_json
-    from mmicl.proofs.sweep import Store, expand, run_sweep
-    from mmicl.proofs.sweep.runs import execute
+    from mmicl.numerics.runs import Store, expand, run_sweep
+    from mmicl.numerics.runs.record import execute
 
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--kind", choices=["theory", "testbed"], default="theory")

@@ -48,10 +48,11 @@ def main(argv=None) -> int:
     from mmicl.proofs.claims.testbed_multimodal import QUICK
     from mmicl.proofs.claims.testbed_v3_transfer import STAGE1_HEADS_V31
     from mmicl.proofs.registry import RunConfig
-    from mmicl.proofs.sweep.runner import finished_records, run_pending
-    from mmicl.proofs.sweep.runs import KINDS, using_store
-    from mmicl.proofs.sweep.spec import RunSpec
-    from mmicl.proofs.sweep.store import Store
+    from mmicl.numerics.runs.runner import finished_records, run_pending
+    from mmicl.numerics.runs.artifacts import using_store
+    from mmicl.numerics.runs.kinds import KINDS
+    from mmicl.numerics.runs.spec import RunSpec
+    from mmicl.numerics.runs.store import Store
 
     config, sz = RunConfig(quick=True), QUICK
     copy = sz.m1.B / sz.m1.N

@@ -69,7 +69,7 @@ REPO = Path(__file__).resolve().parent.parent
 SEARCHED = ("theory", "numerics", "proofs", "mmicl")
 EXCLUDED: tuple[str, ...] = ()
 """Every package is searched: ``theory/``, ``numerics/`` with ``numerics/testbed/``, ``proofs/``
-with ``proofs/certificates/``, ``proofs/sweep/`` and ``proofs/claims/`` (until issue 18: only
+with ``proofs/certificates/``, ``numerics/runs/`` and ``proofs/claims/`` (until issue 18: only
 ``theory/`` and ``numerics/`` without the testbed)."""
 
 # test files, named without the folder; fast ones first within each list (pytest -x stops at the

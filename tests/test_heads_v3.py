@@ -31,7 +31,7 @@ from mmicl.numerics.testbed.multimodal_metrics import (MultimodalEvalSets, evalu
                                                        head_scores_multimodal)
 from mmicl.numerics.testbed.multimodal_model import EnsembleMLP, MultimodalSystem
 from mmicl.numerics.testbed.train import History, TrainedEnsemble
-from mmicl.proofs.sweep.runs import KINDS
+from mmicl.numerics.runs.kinds import KINDS
 
 torch.set_num_threads(1)
 FEW = settings(deadline=None)

@@ -328,7 +328,7 @@ def test_a_count_refuses_a_bool(n):
 def test_a_run_key_does_not_depend_on_the_order_of_its_settings():
     """Two RunSpecs whose configurations differ only in order have one key (mutant sweep_key_order:
     the key's JSON without sort_keys)."""
-    from mmicl.proofs.sweep.spec import RunSpec
+    from mmicl.numerics.runs.spec import RunSpec
 
     a = RunSpec("theory", {"law": "s=uniform(0.5,4)", "T": 3, "alpha0": 0.1})
     b = RunSpec("theory", {"alpha0": 0.1, "T": 3, "law": "s=uniform(0.5,4)"})
@@ -338,9 +338,9 @@ def test_a_run_key_does_not_depend_on_the_order_of_its_settings():
 def test_the_store_table_flattens_nested_results_with_dotted_keys(tmp_path):
     """``Store.table`` joins nested keys with dots and leaves out the bulky entries (mutant
     store_flat_nested)."""
-    from mmicl.proofs.sweep.runs import FORMAT
-    from mmicl.proofs.sweep.spec import run_key
-    from mmicl.proofs.sweep.store import Store
+    from mmicl.numerics.runs.key import FORMAT
+    from mmicl.numerics.runs.spec import run_key
+    from mmicl.numerics.runs.store import Store
 
     config = {"law": "x", "opt": {"lr": 0.1}}
     key = run_key("theory", config)

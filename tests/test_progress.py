@@ -27,7 +27,7 @@ def test_a_disabled_bar_stays_disabled_and_an_enabled_one_draws_on_a_terminal(mo
 
 
 @pytest.mark.parametrize("module", ["mmicl.proofs.claims.lca", "mmicl.numerics.training",
-                                    "mmicl.numerics.testbed.train", "mmicl.proofs.sweep.runner"])
+                                    "mmicl.numerics.testbed.train", "mmicl.numerics.runs.runner"])
 def test_every_long_loop_draws_its_bar_through_progress_bar(module):
     import importlib
     import inspect

@@ -12,8 +12,8 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from mmicl.proofs.sweep import Store, expand, load_spec, run_sweep
-from mmicl.proofs.sweep.spec import SweepSpecError
+from mmicl.numerics.runs import Store, expand, load_spec, run_sweep
+from mmicl.numerics.runs.spec import SweepSpecError
 
 TESTBED = """
 kind = "testbed"
@@ -82,7 +82,7 @@ def test_a_failing_run_is_recorded_with_its_error_and_the_others_finish(tmp_path
 
 SCRIPT = textwrap.dedent("""
     import sys
-    from mmicl.proofs.sweep import Store, load_spec, run_sweep
+    from mmicl.numerics.runs import Store, load_spec, run_sweep
     if __name__ == "__main__":
         run_sweep(load_spec(sys.argv[1]), Store(sys.argv[2]), workers=1)
 """)
@@ -212,7 +212,9 @@ def test_montecarlo_runs_on_dask_give_what_the_kind_computes_here(tmp_path):
     and each result equals, to the last bit, the kind's compute called in this process."""
     import torch
 
-    from mmicl.proofs.sweep.runs import KINDS, _finite_or_none
+    from mmicl.numerics.runs.kinds import KINDS
+
+    from mmicl.numerics.runs.record import finite_or_none
 
     runs = expand({"kind": "montecarlo", "base": {"law": "s=uniform(0.5,4)", "T": 2, "n": 50, "steps": 15,
                                                   "batch": 16, "samples": 64, "lr": 0.05},
@@ -226,7 +228,7 @@ def test_montecarlo_runs_on_dask_give_what_the_kind_computes_here(tmp_path):
         for run in runs:
             record = records[run.key]
             assert record["status"] == "done" and record["config"] == run.config
-            here = json.loads(json.dumps(_finite_or_none(KINDS["montecarlo"].compute(run.config))))
+            here = json.loads(json.dumps(finite_or_none(KINDS["montecarlo"].compute(run.config))))
             assert record["result"] == here
             assert not record["result"]["diverged"] and record["result"]["steps"] == 15
             assert "seconds" in record["provenance"] and "seconds" not in json.dumps(record["result"])
@@ -242,7 +244,7 @@ def test_montecarlo_training_moves_lca1s_alpha_toward_alpha_star():
     import torch
 
     from mmicl import alpha_star
-    from mmicl.proofs.sweep.runs import KINDS
+    from mmicl.numerics.runs.kinds import KINDS
 
     kind = KINDS["montecarlo"]
     config = kind.normalise({"model": "lca1", "law": "s=uniform(0.5,4)", "T": 5, "n": 0, "steps": 40, "lr": 0.2,

@@ -15,11 +15,11 @@ import stat
 import pytest
 from click.testing import CliRunner
 
-import mmicl.proofs.sweep as sweep_pkg
+import mmicl.numerics.runs as sweep_pkg
 from mmicl.proofs.cli import main
-from mmicl.proofs.sweep import Store, StoreError, StoreWarning, expand
-from mmicl.proofs.sweep.runner import run_here
-from mmicl.proofs.sweep.store import checksum
+from mmicl.numerics.runs import Store, StoreError, StoreWarning, expand
+from mmicl.numerics.runs.runner import run_here
+from mmicl.numerics.runs.store import checksum
 
 SPEC_TOML = 'kind = "theory"\n[base]\nlaw = "s=uniform(0.5,4)"\n[grid]\nT = [2, 3, 4, 5, 6, 7]\n'
 RUNS = expand({"kind": "theory", "base": {"law": "s=uniform(0.5,4)"}, "grid": {"T": [2, 3, 4, 5, 6, 7]}})

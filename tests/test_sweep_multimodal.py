@@ -1,4 +1,4 @@
-"""The multimodal run kinds of the sweep store (``proofs/sweep/runs.py``: stage1, stage2, fusion):
+"""The multimodal run kinds of the sweep store (``numerics/runs/``: stage1, stage2, fusion):
 a stage-1 checkpoint kept as an artifact beside the store and verified by the digest its record
 states, stage 2 and early fusion as resumable runs, reruns that read finished runs back without
 training, and a damaged or missing checkpoint as a failed run whose one-line error names the file.
@@ -20,10 +20,12 @@ from mmicl.proofs.cli import main
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, MultimodalConfig, SecondModality, TrainConfig
 from mmicl.numerics.testbed.multimodal_experiments import (MultimodalArm, arm_to_json, arms_from_json, run_fusion,
                                                            run_stage2)
-from mmicl.proofs.sweep import RunSpec, Store
-from mmicl.proofs.sweep import runs
-from mmicl.proofs.sweep.runner import run_here
-from mmicl.proofs.sweep.runs import KINDS, STORE_ENV, stored_arm_results, stored_stage1, using_store
+from mmicl.numerics.runs import RunSpec, Store
+from mmicl.numerics.runs import artifacts
+from mmicl.numerics.runs.runner import run_here
+from mmicl.numerics.runs.artifacts import STORE_ENV, using_store
+from mmicl.numerics.runs.kinds import KINDS
+from mmicl.numerics.runs.runner import stored_arm_results, stored_stage1
 
 torch.set_num_threads(1)
 
@@ -92,7 +94,7 @@ def test_stage1_then_stage2_through_a_store_and_a_rerun_reads_both_back(tmp_path
     assert {"acc_icl_m2only", "acc_icl", "conflict_follow_m1", "induction_max",
             "attn_match_m1_top"} <= set(summ["K2=8"])
     # … the same numbers as stage 2 run in-process on the stored checkpoint
-    loaded = runs.load_stage1(store.root, r1)
+    loaded = artifacts.load_stage1(store.root, r1)
     here = run_stage2(loaded, ARMS, TRAIN, data_seed=3)
     back = stored_arm_results(r2)
     assert back.seeds == [0, 1] and [a.name for a in back.arms] == ["K2=8", "random"]

@@ -94,7 +94,7 @@ def test_a_claim_sends_its_runs_to_a_dask_scheduler_and_stores_them(tmp_path, mo
     the claim's result is the same as when it trains in this process."""
     from dask.distributed import LocalCluster
 
-    from mmicl.proofs.sweep.store import Store
+    from mmicl.numerics.runs.store import Store
 
     _toy_v3(monkeypatch)
     here = REGISTRY["testbed.claim2"].run(RunConfig(quick=True, out=tmp_path / "here", seed=1))

@@ -38,10 +38,11 @@ from mmicl.numerics.testbed.metrics import (
 from mmicl.numerics.testbed.stats import Association, stratified_association, t_interval
 from mmicl.numerics.testbed.train import History, training_loop
 from mmicl.proofs.registry import REGISTRY, RunConfig
-from mmicl.proofs.sweep import Store, expand
-from mmicl.proofs.sweep.runner import run_here
-from mmicl.proofs.sweep.runs import KINDS, _finite_or_none
-from mmicl.proofs.sweep.spec import RunSpec, SweepSpecError
+from mmicl.numerics.runs import Store, expand
+from mmicl.numerics.runs.runner import run_here
+from mmicl.numerics.runs.kinds import KINDS
+from mmicl.numerics.runs.record import finite_or_none
+from mmicl.numerics.runs.spec import RunSpec, SweepSpecError
 from test_testbed_claims import TOY
 
 torch.set_num_threads(1)
@@ -389,7 +390,7 @@ def _assert_same_history(back: History, h: History) -> None:
 
 def _through_the_store(h: History) -> dict:
     """What a store record keeps of a history: strict JSON, non-finite numbers as null."""
-    return json.loads(json.dumps(_finite_or_none(h.to_json()), allow_nan=False))
+    return json.loads(json.dumps(finite_or_none(h.to_json()), allow_nan=False))
 
 
 def test_a_trained_history_survives_the_store(tiny):

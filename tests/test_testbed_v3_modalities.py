@@ -278,7 +278,7 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     assert doc["piloted"] == json.loads(json.dumps(mod.PILOTED[claim]))
     assert doc["device"] == device
     # a second run reads every run back from OUT/testbed/runs: nothing trains
-    import mmicl.proofs.sweep.runner as runner
+    import mmicl.numerics.runs.runner as runner
 
     monkeypatch.setattr(runner, "execute", lambda *a, **k: pytest.fail("a stored run was trained again"))
     again = fn(cfg)
@@ -308,8 +308,8 @@ def test_claim7s_design_evaluates_on_more_items_than_the_other_claims():
 
 def test_claim7s_stage1_is_claim4s_version_31_diverse_stage1_so_one_store_trains_it_once(tmp_path):
     from mmicl.proofs.claims import testbed_v3_transfer as tr
-    from mmicl.proofs.sweep import RunSpec
-    from mmicl.proofs.sweep.runs import KINDS
+    from mmicl.numerics.runs import RunSpec
+    from mmicl.numerics.runs.kinds import KINDS
 
     cfg = RunConfig(quick=True, out=tmp_path, seed=0)
     sz4 = tr._sizes(cfg, "claim4")

@@ -67,7 +67,7 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     assert doc["device"] == device and doc["data_seed"] == 1
     assert not [p for p in (tmp_path / "testbed").iterdir() if p.name.startswith(".")]   # no temp files left
     # a second run reads every run back from OUT/testbed/runs: nothing trains
-    import mmicl.proofs.sweep.runner as runner
+    import mmicl.numerics.runs.runner as runner
 
     monkeypatch.setattr(runner, "execute", lambda *a, **k: pytest.fail("a stored run was trained again"))
     again = fn(cfg)

@@ -92,13 +92,13 @@ def test_the_claims_share_their_runs_through_the_store(toy, tmp_path, monkeypatc
     runs = sorted((tmp_path / "testbed" / "runs" / "runs").glob("*.json"))
     stamps = {p: p.stat().st_mtime_ns for p in runs}
 
-    import mmicl.proofs.sweep.runs as runs_module
+    from mmicl.numerics.runs.kinds import KINDS
 
     def no_training(*_, **__):
         raise AssertionError("a stored run was trained again")
 
-    monkeypatch.setattr(runs_module, "KINDS", {k: (replace(v, compute=no_training) if k in ("stage1", "stage2") else v)
-                                               for k, v in runs_module.KINDS.items()})
+    for k in ("stage1", "stage2"):
+        monkeypatch.setitem(KINDS, k, replace(KINDS[k], compute=no_training))
     tr.claim5_v3(cfg)
     assert {p: p.stat().st_mtime_ns for p in runs} == stamps
 
@@ -216,7 +216,7 @@ def test_head_score_spread_is_the_sd_of_the_per_sequence_values_behind_the_score
     from mmicl.numerics.testbed.multimodal_experiments import run_fusion
     from mmicl.numerics.testbed.multimodal_metrics import (head_score_spread, head_scores_multimodal,
                                                            head_scores_per_sequence)
-    from mmicl.proofs.sweep.runs import stored_arm_results
+    from mmicl.numerics.runs.runner import stored_arm_results
 
     tr.claim9_v3(RunConfig(quick=True, out=tmp_path, seed=1))
     saved = json.loads((tmp_path / "testbed" / "claim9.json").read_text())

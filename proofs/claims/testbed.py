@@ -39,10 +39,10 @@ from mmicl.numerics.testbed.stats import (LEVEL, Interval, decide, spearman, str
 from mmicl.numerics.testbed.train import History
 
 from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, corroborating, register
-from ..sweep.runner import finished_records, run_pending
-from ..sweep.runs import KINDS
-from ..sweep.spec import RunSpec
-from ..sweep.store import Store
+from mmicl.numerics.runs.runner import finished_records, run_pending
+from mmicl.numerics.runs.kinds import KINDS
+from mmicl.numerics.runs.spec import RunSpec
+from mmicl.numerics.runs.store import Store
 from .number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
 from .testbed_v3_claims import claim1_v3, claim2_v3, claim3_v3, claim8_v3
 

@@ -371,7 +371,7 @@ def design_markdown() -> str:
 def _finals(store_path, metric: str = "acc_icl", by_steps: bool = False) -> dict[tuple, list[float]]:
     """From a store of one-arm ``ensemble`` runs (a pilot sweep), the final ``metric`` per seed of
     each finished run, keyed by (position code, K), or (position code, K, steps) with ``by_steps``."""
-    from mmicl.proofs.sweep.store import Store
+    from mmicl.numerics.runs.store import Store
 
     out = {}
     for r in Store(store_path, writable=False).records():
@@ -462,7 +462,7 @@ def _stage1_curves(store_path) -> dict[int, dict]:
     """The finished ``ensemble`` runs of a stage-1 pilot store, by heads per layer: each run's
     evaluation steps, ICL curve (evaluations, seeds) and induction scores (evaluations, seeds, layers,
     heads)."""
-    from mmicl.proofs.sweep.store import Store
+    from mmicl.numerics.runs.store import Store
 
     out = {}
     for r in Store(store_path, writable=False).records():

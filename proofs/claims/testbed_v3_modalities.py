@@ -339,10 +339,11 @@ def _stage1(config: RunConfig, sz, seeds, heads: int | None = None) -> dict:
 def _run(config: RunConfig, specs: dict[str, tuple[str, dict]]) -> dict[str, dict]:
     """Run (or read back) every (kind, settings) in the store ``OUT/testbed/runs``, stage-1 runs
     first; the finished record of each, by name."""
-    from ..sweep.runner import finished_records, run_pending
-    from ..sweep.runs import KINDS, using_store
-    from ..sweep.spec import RunSpec
-    from ..sweep.store import Store
+    from mmicl.numerics.runs.runner import finished_records, run_pending
+    from mmicl.numerics.runs.artifacts import using_store
+    from mmicl.numerics.runs.kinds import KINDS
+    from mmicl.numerics.runs.spec import RunSpec
+    from mmicl.numerics.runs.store import Store
     from .testbed_multimodal import _out
 
     built = {name: RunSpec(kind, KINDS[kind].normalise(s)) for name, (kind, s) in specs.items()}
@@ -387,7 +388,7 @@ def claim6_v3(config: RunConfig):
     """After early fusion the label-adjacent modality is followed on conflicts, more than after
     staged training (``testbed_v3.DESIGNS["claim6"]``; module docstring)."""
     from mmicl.numerics.testbed.multimodal_metrics import follow_adjacent_minus_other
-    from mmicl.proofs.sweep.runs import stored_arm_results
+    from mmicl.numerics.runs.runner import stored_arm_results
 
     from .testbed_multimodal import _hyps
     from .testbed_v3_transfer import STAGE1_HEADS_V31
@@ -474,7 +475,7 @@ def claim7_v3(config: RunConfig, eval_size: int | None = None):
     by default: about an hour of one CPU thread at the quick size, minutes on a GPU)."""
     n_eval = int(eval_size or EVAL_SIZE7)
     from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm
-    from mmicl.proofs.sweep.runs import stored_arm_results
+    from mmicl.numerics.runs.runner import stored_arm_results
 
     from .testbed_multimodal import _hyps, _mm
 

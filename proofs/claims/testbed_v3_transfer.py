@@ -4,7 +4,7 @@ The protocol is that of versions 1–2 (``testbed_multimodal``).  Stage 1 trains
 alone (bursty).  Stage 2 freezes the decoder's blocks and trains a projector of M2, plus the final
 norm and the readout.  Version 3 runs each stage-1 and stage-2 training as a run of the sweep
 runner in the results store ``OUT/testbed/runs`` (the kinds ``stage1`` and ``stage2`` of
-``proofs.sweep.runs``).  A killed claim therefore resumes where it stopped.  Runs with the same
+``numerics.runs``).  A killed claim therefore resumes where it stopped.  Runs with the same
 settings are trained once for all three claims: claim 4's diverse stage 1 is claim 5's ``base``
 stage 1, and claim 4's ``diverse_L`` stage 2 is claim 5's ``base`` run.  That run is evaluated
 every ``EVAL_EVERY_TRANSITION`` steps for claim 5.  Evaluation draws nothing from the training
@@ -79,7 +79,7 @@ other setting, and it must meet claim 4's premise.  It is a stage 1 of its own, 
 claims 4 and 5."""
 CLAIM9_ANALYSIS = {"name": "head_score_spread"}
 """What claim 9's stage-2 runs analyse at their end: every head's score on the multimodal ICL set
-and the per-sequence sd behind it (``proofs.sweep.runs.head_score_spread``)."""
+and the per-sequence sd behind it (``numerics.runs.head_score_spread``)."""
 
 ARM_METRICS = ("acc_icl", "acc_icl_m2only", "acc_icl_m1only", "acc_icl_m2known", "acc_iwl", "acc_flip",
                "induction_max", "prev_token_max")
@@ -223,10 +223,11 @@ def _run_all(config: RunConfig, kind: str, settings: dict[str, dict]) -> dict[st
     """Each named ``kind`` run (settings), through the results store ``OUT/testbed/runs``.  A finished
     run already stored is read back, not trained again, and runs that share a key train once.  With
     ``config.scheduler`` the runs go to that Dask cluster.  Returns the finished record of each name."""
-    from ..sweep.runner import finished_records, run_pending
-    from ..sweep.runs import KINDS, using_store
-    from ..sweep.spec import RunSpec
-    from ..sweep.store import Store
+    from mmicl.numerics.runs.runner import finished_records, run_pending
+    from mmicl.numerics.runs.artifacts import using_store
+    from mmicl.numerics.runs.kinds import KINDS
+    from mmicl.numerics.runs.spec import RunSpec
+    from mmicl.numerics.runs.store import Store
     from .testbed_multimodal import _out
 
     store = Store(_out(config) / "runs")
@@ -237,7 +238,7 @@ def _run_all(config: RunConfig, kind: str, settings: dict[str, dict]) -> dict[st
 
 
 def _results(records: dict[str, dict]) -> dict:
-    from ..sweep.runs import stored_arm_results
+    from mmicl.numerics.runs.runner import stored_arm_results
 
     return {name: stored_arm_results(r) for name, r in records.items()}
 

@@ -14,13 +14,13 @@ Kinds: ``theory`` (α*, α_T, the excess risk), ``testbed`` (one testbed model t
 the CPU: model, law, T, n, steps, lr, batch, optimizer, seed, samples); docs/sweeps.md lists their
 settings.  The multimodal testbed's kinds ``stage1``, ``stage2`` and ``fusion`` have nested settings
 (arms, a stage-1 run's settings) that a TOML grid does not express: the claims run them
-(``proofs.sweep.runs``).
+(``numerics.runs``).
 
 Each run is keyed by a hash of its full configuration; a rerun skips the runs already done in the
 store and retries the failed ones.  ``--scheduler tcp://HOST:8786`` uses a running Dask cluster
 instead of a local one (docs/sweeps.md shows how to start one on SLURM).
 
-Every run file is checked when it is read back (``proofs/sweep/store.py``: a checksum, the key
+Every run file is checked when it is read back (``numerics/runs/store.py``: a checksum, the key
 recomputed from the configuration, the file name).  A run opens the store writable: a damaged,
 relabelled, duplicate or earlier-version file is renamed to ``*.corrupt`` and its run redone.
 ``--status`` and ``--export`` only read: they open the store read-only (a read-only folder is
@@ -70,9 +70,9 @@ class NoStore(click.ClickException):
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def sweep_command(spec, store_dir, scheduler, workers, status, export, as_json):
     """Run the grid of SPEC on Dask into --store; or --status / --export a store."""
-    from mmicl.proofs.sweep import Store
-    from mmicl.proofs.sweep.store import StoreError
-    from mmicl.proofs.sweep.spec import SweepSpecError, load_spec
+    from mmicl.numerics.runs import Store
+    from mmicl.numerics.runs.store import StoreError
+    from mmicl.numerics.runs.spec import SweepSpecError, load_spec
 
     if spec is None and not (status or export):
         raise click.UsageError("give a SPEC.toml to run, or --status / --export to read a store")
@@ -98,7 +98,7 @@ def sweep_command(spec, store_dir, scheduler, workers, status, export, as_json):
     if store.set_aside:
         out["set_aside" if store.writable else "would_set_aside"] = store.set_aside
     if spec is not None:
-        from mmicl.proofs.sweep import run_sweep
+        from mmicl.numerics.runs import run_sweep
 
         s = run_sweep(runs, store, scheduler=scheduler, workers=workers, progress=not as_json)
         out["sweep"] = {"runs": s.total, "skipped (already done)": s.skipped, "done": s.done, "failed": s.failed}

@@ -274,7 +274,7 @@ def plateau(store_dir, as_json):
     from mmicl.numerics.testbed.experiments import Arm, ArmResults, StoredRun
     from mmicl.numerics.testbed.plateau import plateau_exit, plateau_level
     from mmicl.numerics.testbed.train import History
-    from mmicl.proofs.sweep.store import Store
+    from mmicl.numerics.runs.store import Store
 
     rows = []
     store = Store(store_dir, writable=False, warn=lambda line: click.echo(line, err=True))  # a query: read only

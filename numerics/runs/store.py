@@ -60,6 +60,8 @@ from mmicl.theory.errors import InputError
 from mmicl.numerics.atomic import write_json, write_text
 from mmicl.numerics.strict_json import SCHEMA_VERSION, to_strict
 
+from .key import FORMAT, run_key
+
 
 BULKY = ("history", "analysis")
 """Result entries left out of the table and the CSV (curves and per-head arrays; they stay in the run file)."""
@@ -135,9 +137,6 @@ def _parse(data: bytes) -> tuple[dict | None, str | None]:
 
 def verify(doc: dict) -> str | None:
     """Why a parsed run record is not to be trusted (steps 3–6 of the module docstring), or None."""
-    from .runs import FORMAT
-    from .spec import run_key
-
     if "checksum" not in doc:
         return UNVERIFIED
     try:

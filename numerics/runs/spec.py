@@ -8,40 +8,18 @@ results store checks every record it reads back against it).
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 from mmicl.theory.errors import InputError
 
-from .runs import KINDS, FORMAT
+from .key import RunSpec, run_key
+from .kinds import KINDS
 
 
 class SweepSpecError(InputError):
     """A sweep specification that cannot be run; the message says what to change."""
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    kind: str
-    config: dict
-
-    @property
-    def key(self) -> str:
-        """``run_key(kind, config)``."""
-        text = json.dumps({"format": FORMAT, "kind": self.kind, "config": self.config}, sort_keys=True,
-                          separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def run_key(kind: str, config: dict) -> str:
-    """The key of a run: the first 16 hex digits of the SHA-256 of the canonical JSON (sorted keys,
-    no spaces) of ``{"format": FORMAT, "kind": kind, "config": config}``.  The results store
-    recomputes it from each record it reads back, to check the record's ``key``."""
-    return RunSpec(kind, config).key
 
 
 def _scalar(name: str, v):

@@ -15,8 +15,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .runs import execute
-from .spec import RunSpec
+from .artifacts import ARTIFACTS, StoredArtifactError, load_stage1, using_store
+from .key import RunSpec
+from .kinds import KINDS
+from .record import execute
 from .store import Store
 
 
@@ -165,3 +167,47 @@ def _progress(enabled: bool, total: int):
     p = progress_bar("sweep", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     p.start()
     return p, p.add_task("sweep", total=total)
+
+
+def stored_stage1(store, settings: dict, progress: bool = False):
+    """The ``Stage1`` of these ``stage1`` settings, from the results store ``store`` (a writable
+    ``Store``): read back and verified (``load_stage1``) when a finished run is there, else trained
+    as a ``stage1`` run and stored (its record, and its checkpoint in ``artifacts/``).  A stored
+    checkpoint that fails verification is renamed to ``<name>.corrupt`` (one warning line) and stage 1
+    is trained again; a run that fails raises ``RuntimeError`` (one line, with its error)."""
+    import warnings
+
+    spec = RunSpec("stage1", KINDS["stage1"].normalise(settings))
+    with using_store(store) as root:
+        record = store.record(spec.key)
+        if record is not None and record["status"] == "done":
+            try:
+                return load_stage1(root, record)
+            except StoredArtifactError as e:
+                path = root / ARTIFACTS / f"{spec.key}.pt"
+                moved = ""
+                if path.exists():
+                    os.replace(path, path.with_name(path.name + ".corrupt"))
+                    moved = f" (moved to {path.name}.corrupt)"
+                warnings.warn(f"mmicl: {e.problem}{moved}; training stage 1 again", RuntimeWarning, stacklevel=2)
+        record = execute("stage1", spec.config, spec.key, progress=progress, description=f"stage1 run ({spec.key})")
+        store.write(record)
+        if record["status"] != "done":
+            raise RuntimeError(f"the stage1 run {spec.key} failed ({record['error']}); its record is "
+                               f"{store.runs / (spec.key + '.json')}")
+        return load_stage1(root, record)
+
+
+def stored_arm_results(record: dict):
+    """The ``ArmResults`` (curves; no models) of a finished ``stage2`` or ``fusion`` record, as
+    ``run_stage2`` / ``run_fusion`` would return them: its arms, its seeds (the stage-1 seeds of a
+    stage-2 run) and its history, timed by the record's provenance."""
+    from mmicl.numerics.testbed.experiments import ArmResults, StoredRun
+    from mmicl.numerics.testbed.multimodal_experiments import arms_from_json
+    from mmicl.numerics.testbed.train import History
+
+    config = record["config"]
+    history = History.from_json(record["result"]["history"])
+    history.seconds = float(record["provenance"].get("seconds") or 0.0)
+    seeds = config["stage1"]["seeds"] if record["kind"] == "stage2" else config["seeds"]
+    return ArmResults(arms_from_json(config["arms"]), list(seeds), StoredRun(history))
