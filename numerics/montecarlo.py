@@ -12,7 +12,7 @@ draws them before the context), so α_n − α_∞ is estimated with common rand
 
 ``sampled_excess_one`` evaluates that SAA objective pointwise; ``conditional_excess`` estimates a
 model's excess risk with the query integrated out.  The experiments that train models and compare
-them with the theory are in ``mmicl.proofs.experiments``.
+them with the theory are in ``mmicl.numerics.mc_studies``.
 """
 from __future__ import annotations
 

@@ -143,7 +143,7 @@ def test_importing_mmicl_changes_no_global_state():
         "before = (torch.get_num_threads(), matplotlib.get_backend())\n"
         "import mmicl\n"
         "for name in mmicl.__all__: getattr(mmicl, name)\n"
-        "import mmicl.proofs.figures, mmicl.proofs.montecarlo_figures, mmicl.numerics.testbed.figures\n"
+        "import mmicl.proofs.figures, mmicl.numerics.mc_figures, mmicl.numerics.testbed.figures\n"
         "import mmicl.proofs.claims\n"
         "after = (torch.get_num_threads(), matplotlib.get_backend())\n"
         "assert before == after, (before, after)\n"

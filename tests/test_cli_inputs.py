@@ -240,8 +240,8 @@ def tripwires(monkeypatch):
     Modules that bind these names at import time (``from … import train``) are imported first, so
     that none of them keeps a tripwire after the test."""
     import mmicl.proofs.claims  # noqa: F401  (claims.testbed binds run_arms)
-    import mmicl.proofs.experiments  # noqa: F401  (binds train, estimate_risk)
-    import mmicl.proofs.montecarlo_figures as figures
+    import mmicl.numerics.mc_studies  # noqa: F401  (binds train, estimate_risk)
+    import mmicl.numerics.mc_figures as figures
     from mmicl.numerics import flows, lsa_training, training
     from mmicl.numerics.testbed import experiments, multimodal_experiments, multimodal_train
     from mmicl.proofs.registry import Claim

@@ -5,7 +5,7 @@ from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.lca import alpha_T, minimise_two
 from mmicl.numerics.models import ReducedLCA
 from mmicl.numerics.montecarlo import stationary_point
-from mmicl.proofs.experiments import gd_versus_flow, sample_mean_baselines
+from mmicl.numerics.mc_studies import gd_versus_flow, sample_mean_baselines
 
 torch.set_num_threads(1)
 LAW = parse_law("s=uniform(0.5,4)")

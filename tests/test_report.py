@@ -481,7 +481,7 @@ def test_importing_and_plotting_keeps_the_backend(tmp_path):
 import sys, matplotlib
 matplotlib.use("svg")
 before = matplotlib.get_backend()
-import mmicl.proofs.figures as F, mmicl.proofs.montecarlo_figures, mmicl.numerics.testbed.figures
+import mmicl.proofs.figures as F, mmicl.numerics.mc_figures, mmicl.numerics.testbed.figures
 import numpy as np
 from pathlib import Path
 F.alpha_sweep(Path({str(tmp_path)!r}) / "s.png", {{"s=point(2)": {{"T": [1, 10], "alpha": [0.3, 0.3],

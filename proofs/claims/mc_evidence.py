@@ -15,7 +15,7 @@ import numpy as np
 
 from mmicl.numerics.laws.task import TaskLaw
 from mmicl.numerics.montecarlo import excess_rounding_floor, sampled_excess_one
-from mmicl.proofs.experiments import TrainedCheck, trained_reduced
+from mmicl.numerics.mc_studies import TrainedCheck, trained_reduced
 from mmicl.numerics.strict_json import context_length_fields
 from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.number_tolerances import SAMPLING_WHY, exact, sampling_atol

@@ -26,7 +26,7 @@ import numpy as np
 
 from mmicl.numerics.atomic import save_figure, write_json
 from mmicl.numerics.laws.language import parse_law
-from mmicl.proofs.experiments import depth_study, log_log_slope, noskip_study, sample_mean_baselines
+from mmicl.numerics.mc_studies import depth_study, log_log_slope, noskip_study, sample_mean_baselines
 from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.mc_evidence import CLOSED_FORM_RTOL, Z_ATOL, alpha_T_atol, excess_rtol
 from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol

@@ -182,7 +182,7 @@ def train_figures_command(ctx, out, quick, tiny, seed, as_json):
     minimiser α_n against n, SGD against the gradient flow at t = step × lr, and the full-matrix LCA's
     invariants RS, GV over training.  Writes finite_n_bias, sgd_vs_flow, full_matrix (.png + .json)."""
     exclusive(ctx, "--quick", "--tiny")
-    from mmicl.proofs.montecarlo_figures import make_figures
+    from mmicl.numerics.mc_figures import make_figures
 
     torch.set_num_threads(1)
     summary = make_figures(out, size="tiny" if tiny else "quick" if quick else "full", seed=seed)

@@ -51,7 +51,7 @@ def _figure(figsize=(10, 4)):
 @takes_law
 def figure_finite_n(law, out: Path, size: dict, seed: int) -> dict:
     from mmicl.numerics.lca import alpha_T
-    from mmicl.proofs.experiments import finite_n_study
+    from mmicl.numerics.mc_studies import finite_n_study
 
     T = size["T"]
     rows = finite_n_study(law, T, size["ns"], samples=size["saa_samples"], seed=seed)
@@ -85,7 +85,7 @@ def figure_finite_n(law, out: Path, size: dict, seed: int) -> dict:
 @takes_law
 def figure_sgd_flow(law, out: Path, size: dict, seed: int) -> dict:
     from mmicl.numerics.flows import gradient_flow_one
-    from mmicl.proofs.experiments import gd_versus_flow
+    from mmicl.numerics.mc_studies import gd_versus_flow
 
     T, a0, t_max = size["T"], size["alpha0"], size["t_max"]
     t_fine = np.linspace(0.0, t_max, 201)
@@ -129,7 +129,7 @@ def figure_sgd_flow(law, out: Path, size: dict, seed: int) -> dict:
 @takes_law
 def figure_full_matrix(law, out: Path, size: dict, seed: int) -> dict:
     from mmicl.numerics.lca import alpha_T
-    from mmicl.proofs.experiments import full_matrix_study
+    from mmicl.numerics.mc_studies import full_matrix_study
 
     T = size["T"]
     a_T = alpha_T(law, T)
