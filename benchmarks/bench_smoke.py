@@ -104,7 +104,8 @@ def random_laws(count: int, seed: int) -> list[str]:
 
 def time_claims(claims, laws: list[str], size: str, seed: int, out: Path) -> dict:
     """Per claim: one warm-up run, then the seconds and the verdict of one run per law."""
-    from mmicl.proofs.registry import REGISTRY, RunConfig
+    from mmicl.proofs.claim import RunConfig
+    from mmicl.proofs.registry import REGISTRY
 
     results = {}
     for cid in claims:

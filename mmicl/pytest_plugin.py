@@ -220,7 +220,7 @@ def _summary(value, label: str) -> dict:
     """``value`` as a verify summary (see the module docstring)."""
     from collections.abc import Mapping
 
-    from mmicl.proofs.registry import ClaimResult
+    from mmicl.proofs.claim import ClaimResult
 
     if isinstance(value, ClaimResult):
         results = [value]

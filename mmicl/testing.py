@@ -397,7 +397,7 @@ def check_claim(claim_id: str, law=None, size: str = "smoke", model=None, seed: 
     Refused before the claim runs, as ``mmicl.verify`` refuses them: an unknown id (``KeyError``
     listing the known ones), a bad size, seed or law (``InputError``/``LawError``)."""
     from mmicl.numerics.validate import InputError
-    from mmicl.proofs.registry import registered, verify
+    from mmicl.proofs.verify import registered, verify
 
     if model is not None:
         raise InputError(f"model={model!r}: model variants are reserved for a later version; pass model=None "
@@ -415,7 +415,7 @@ def check_claim(claim_id: str, law=None, size: str = "smoke", model=None, seed: 
 
 
 def _expected(expected) -> frozenset[str]:
-    from mmicl.proofs.registry import VERDICTS
+    from mmicl.proofs.claim import VERDICTS
 
     want = frozenset([expected] if isinstance(expected, str) else expected)
     bad = sorted(v for v in want if v not in VERDICTS)

@@ -136,7 +136,8 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
     from mmicl.numerics.validate import InputError
 
     from .plugins import load_plugins
-    from .registry import RunConfig, select
+    from .claim import RunConfig
+    from .verify import select
     from .results_folder import ResultsFolder, holding
 
     console = Console(stderr=True)
@@ -206,7 +207,7 @@ def claims_command(plugins, as_json):
     """Every claim mmicl knows: its id, title, origin (built-in or its plugin) and whether a plain
     `mmicl verify` runs it."""
     from .plugins import load_plugins
-    from .registry import registered
+    from .verify import registered
 
     load_plugins(list(plugins))
     rows = [{"id": c.id, "title": c.title, "origin": c.origin, "default": c.default} for c in registered().values()]

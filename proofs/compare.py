@@ -137,7 +137,7 @@ def _tolerances(atol, rtol, why, default_rtol: float, whose: str):
     """A function from a top-level number key to ``(atol, rtol, wording)``: the tolerance the
     check (or summary) states for that key (``registry.tolerance_of``; a stated value that is not
     a number or a dict is ignored, as in a file of an earlier schema), else ``default_rtol``."""
-    from mmicl.proofs.registry import tolerance_of
+    from mmicl.proofs.claim import tolerance_of
 
     atol, rtol = _stated(atol), _stated(rtol)
 

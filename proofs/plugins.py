@@ -26,7 +26,8 @@ from pathlib import Path
 
 from mmicl.numerics.validate import InputError
 
-from .registry import _ORIGIN, ClaimError
+from .claim import ClaimError
+from .registry import registering_as
 
 GROUP = "mmicl.claims"
 """The entry-point group of claim plugins."""
@@ -40,16 +41,14 @@ class PluginError(InputError):
 
 
 def _load(origin: str, what: str, load) -> None:
-    token = _ORIGIN.set(origin)
     try:
-        load()
+        with registering_as(origin):
+            load()
     except ClaimError as e:
         raise PluginError(f"{origin}: {e}") from None
     except Exception as e:  # noqa: BLE001 -- a plugin's import error is reported in one line
         first = str(e).splitlines()[0] if str(e) else ""
         raise PluginError(f"{origin}: cannot import {what}: {type(e).__name__}" + (f": {first}" if first else "")) from None
-    finally:
-        _ORIGIN.reset(token)
 
 
 def load_installed() -> None:

@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from .registry import ClaimResult, RunConfig
+from .claim import ClaimResult, RunConfig
 
 
 def render_report(results: list[ClaimResult], config: RunConfig, run=None) -> str:

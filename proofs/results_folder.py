@@ -36,7 +36,7 @@ from mmicl.numerics.strict_json import dumps
 from mmicl.numerics.provenance import software
 from mmicl.numerics.validate import InputError
 
-from .registry import Claim, ClaimResult, RunConfig
+from .claim import Claim, ClaimResult, RunConfig
 
 LOCK_NAME = ".mmicl.lock"
 SUMMARY = ("verdicts.json", "report.md", "report.html")
@@ -59,12 +59,12 @@ class RunState:
     reason: str = ""
 
     def to_json(self, out: Path) -> dict:
-        from .registry import _relative
+        from .claim import relative_path
 
         return {"state": self.state, "planned": self.planned, "pid": self.pid,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
                 "wall_seconds": round(self.wall_seconds, 3),
-                "pending_figures": [_relative(f, out) for f in self.pending_figures], "reason": self.reason}
+                "pending_figures": [relative_path(f, out) for f in self.pending_figures], "reason": self.reason}
 
     def line(self, done: int) -> str:
         """One sentence for the reports' header."""

@@ -20,7 +20,8 @@ import torch
 from mmicl.numerics.atomic import write_json
 from mmicl.proofs.claims import testbed_v3_claims as v3c
 from mmicl.proofs.claims.testbed_v3 import PILOT_SEEDS
-from mmicl.proofs.registry import REGISTRY, RunConfig
+from mmicl.proofs.claim import RunConfig
+from mmicl.proofs.registry import REGISTRY
 
 
 def main(argv=None) -> None:

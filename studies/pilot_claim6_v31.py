@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     from mmicl.proofs.claims import testbed_v3_modalities as m
     from mmicl.proofs.claims.testbed_multimodal import QUICK
     from mmicl.proofs.claims.testbed_v3_transfer import STAGE1_HEADS_V31
-    from mmicl.proofs.registry import RunConfig
+    from mmicl.proofs.claim import RunConfig
     from mmicl.numerics.runs.runner import finished_records, run_pending
     from mmicl.numerics.runs.artifacts import using_store
     from mmicl.numerics.runs.kinds import KINDS

@@ -33,7 +33,8 @@ def main(argv=None) -> int:
 
     from mmicl.proofs.claims import testbed as unimodal
     from mmicl.proofs.claims import testbed_multimodal as multimodal
-    from mmicl.proofs.registry import REGISTRY, registered
+    from mmicl.proofs.registry import REGISTRY
+    from mmicl.proofs.verify import registered
 
     registered()
     earlier = {"claim1": unimodal.claim1, "claim2": unimodal.claim2, "claim3": unimodal.claim3,

@@ -16,7 +16,8 @@ import numpy as np
 
 from mmicl.numerics.atomic import save_figure, write_json
 from mmicl.proofs.cli import main
-from mmicl.proofs.registry import REGISTRY, Check, Claim, Hypothesis, register
+from mmicl.proofs.claim import Check, Claim, Hypothesis
+from mmicl.proofs.registry import REGISTRY, register
 
 
 def _evaluate(name: str):

@@ -120,7 +120,8 @@ def test_two_parameter_trajectory_has_alpha_and_beta_columns():
 
 
 def test_verify_runs_a_claim_and_returns_its_verdict(tmp_path):
-    from mmicl.proofs.registry import REGISTRY, Check, Claim, Hypothesis, register
+    from mmicl.proofs.claim import Check, Claim, Hypothesis
+    from mmicl.proofs.registry import REGISTRY, register
 
     claim = register(Claim("test.api", "a claim", "1 = 1",
                            lambda cfg: ([Hypothesis("none", True)], [Check("1 = 1", "arithmetic", True)], {}, []),

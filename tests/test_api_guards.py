@@ -30,7 +30,7 @@ def no_work(monkeypatch):
     """Every computation on a law fails loudly (not with a ValueError)."""
     monkeypatch.setattr(TaskLaw, "s_law", _boom)
     monkeypatch.setattr(TaskLaw, "rule", _boom)
-    from mmicl.proofs.registry import Claim
+    from mmicl.proofs.claim import Claim
 
     monkeypatch.setattr(Claim, "run", _boom)
 
@@ -274,7 +274,7 @@ def test_verify_refuses_a_law_beyond_its_own_dimension_limit_before_any_claim_ru
 
     import mmicl
     from mmicl.numerics.validate import MAX_DIM, MAX_DIM_VERIFY
-    from mmicl.proofs import registry
+    from mmicl.proofs import claim as registry
 
     assert MAX_DIM_VERIFY < 64 <= MAX_DIM
     monkeypatch.setattr(registry.Claim, "run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))

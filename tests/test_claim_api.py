@@ -16,7 +16,8 @@ from click.testing import CliRunner
 import mmicl
 from mmicl.numerics.strict_json import SCHEMA_VERSION
 from mmicl.proofs.cli import main
-from mmicl.proofs.registry import REGISTRY, RunConfig
+from mmicl.proofs.claim import RunConfig
+from mmicl.proofs.registry import REGISTRY
 
 
 @pytest.fixture(autouse=True)

@@ -5,7 +5,8 @@ import pytest
 
 from mmicl.numerics import lca
 from mmicl.numerics.laws.language import parse_law
-from mmicl.proofs.registry import RunConfig, select
+from mmicl.proofs.claim import RunConfig
+from mmicl.proofs.verify import select
 
 
 @pytest.mark.parametrize("claim, law", [

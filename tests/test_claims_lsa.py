@@ -131,7 +131,7 @@ def test_hypotheses_are_computed_from_the_law():
 @pytest.mark.parametrize("law", ["s=point(2)", "s=twopoint(0,2,0.5)", "sv=point(1); sr=point(0.5)",
                                  "s=exponential(1)"])
 def test_claim_says_hypothesis_not_met_where_the_spectrum_of_lambda_does_not_vary(law, tmp_path):
-    from mmicl.proofs.registry import verify
+    from mmicl.proofs.verify import verify
 
     (res,) = verify("thm4.1", law=law, out=tmp_path)
     assert res.verdict == "hypothesis-not-met"
@@ -147,7 +147,7 @@ def test_k_family_is_three_for_one_comparison_and_grows_with_more():
 
 @pytest.mark.slow
 def test_quick_claim_holds_end_to_end(tmp_path):
-    from mmicl.proofs.registry import verify
+    from mmicl.proofs.verify import verify
 
     (res,) = verify("thm4.1", quick=True, out=tmp_path)
     assert res.verdict == "holds", [(c.name, c.passed) for c in res.checks if c.passed is not True]

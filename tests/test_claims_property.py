@@ -17,7 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mmicl.proofs.registry import REGISTRY, RunConfig
+from mmicl.proofs.claim import RunConfig
+
+from mmicl.proofs.registry import REGISTRY
 
 import mmicl.proofs.claims  # noqa: F401  (registers the claims)
 

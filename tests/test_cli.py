@@ -7,7 +7,8 @@ import pytest
 from click.testing import CliRunner
 
 from mmicl.proofs.cli import main
-from mmicl.proofs.registry import REGISTRY, VERDICTS, Check, Claim, Hypothesis, register
+from mmicl.proofs.claim import Check, Claim, Hypothesis, VERDICTS
+from mmicl.proofs.registry import REGISTRY, register
 
 
 def run(*args):

@@ -244,7 +244,7 @@ def tripwires(monkeypatch):
     import mmicl.numerics.mc_figures as figures
     from mmicl.numerics import flows, lsa_training, training
     from mmicl.numerics.testbed import experiments, multimodal_experiments, multimodal_train
-    from mmicl.proofs.registry import Claim
+    from mmicl.proofs.claim import Claim
 
     def trip(*args, **kwargs):
         raise HeavyWorkStarted("heavy work started before the input was checked")
@@ -317,7 +317,8 @@ def test_good_inputs_at_the_edges_are_accepted(places):
 
 def test_the_python_api_refuses_the_same_seeds_and_devices(tmp_path):
     from mmicl.numerics.validate import InputError
-    from mmicl.proofs.registry import RunConfig, verify
+    from mmicl.proofs.claim import RunConfig
+    from mmicl.proofs.verify import verify
 
     for bad in ({"seed": -1}, {"seed": 2**70}, {"seed": 1.5}, {"device": "tpu"}, {"out": ""}):
         with pytest.raises(InputError):

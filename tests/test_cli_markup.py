@@ -8,7 +8,8 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from mmicl.proofs.cli import add_result, main, verdict_table
-from mmicl.proofs.registry import REGISTRY, Check, Claim, ClaimResult, Hypothesis, register
+from mmicl.proofs.claim import Check, Claim, ClaimResult, Hypothesis
+from mmicl.proofs.registry import REGISTRY, register
 
 MARKUP = "[bold]"
 INTERVAL = "[0,1]"

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from mmicl.numerics.strict_json import SCHEMA_VERSION, dumps, to_strict
 from mmicl.proofs.cli import main
-from mmicl.proofs.registry import REGISTRY, Check, Claim, Hypothesis, register
+from mmicl.proofs.claim import Check, Claim, Hypothesis
+from mmicl.proofs.registry import REGISTRY, register
 
 
 def _refuse(constant):
@@ -193,7 +194,7 @@ def numpy_claim():
 
 
 def test_to_json_of_numpy_evidence_is_plain(numpy_claim, awkward_claim, tmp_path):
-    from mmicl.proofs.registry import RunConfig
+    from mmicl.proofs.claim import RunConfig
 
     for claim in (numpy_claim, awkward_claim):
         doc = claim.run(RunConfig(out=tmp_path)).to_json()
@@ -215,7 +216,7 @@ def test_to_json_of_numpy_evidence_is_plain(numpy_claim, awkward_claim, tmp_path
 ])
 def test_to_json_of_real_claims_is_plain(claim, config, tmp_path):
     import mmicl.proofs.claims  # noqa: F401  (registers the claims)
-    from mmicl.proofs.registry import RunConfig
+    from mmicl.proofs.claim import RunConfig
 
     res = REGISTRY[claim].run(RunConfig(quick=True, out=tmp_path, **config))
     assert_plain_json(res.to_json())

@@ -13,7 +13,8 @@ import pytest
 import mmicl
 import mmicl.proofs.claims as builtin_claims
 from mmicl.proofs.compare import compare, number_keys
-from mmicl.proofs.registry import Check, ClaimResult, Summary, registered, tolerance_of
+from mmicl.proofs.claim import Check, ClaimResult, Summary, tolerance_of
+from mmicl.proofs.verify import registered
 
 CLAIMS = Path(builtin_claims.__file__).parent
 RUNNABLE = ("thm6.2", "thm6.3", "thm4.1", "appF", "depth", "ext.untied", "variant.floor")
@@ -106,7 +107,7 @@ def test_a_bad_numeric_tolerance_is_refused_where_it_is_given(bad):
 def test_a_claims_summary_tolerance_reaches_its_result(tmp_path):
     """``evaluate`` returns a ``Summary``; ``Claim.run`` carries its tolerances into the result and
     its JSON, where ``mmicl compare`` reads them."""
-    from mmicl.proofs.registry import Claim
+    from mmicl.proofs.claim import Claim
 
     c = Claim("x.summary", "t", "s", lambda config: ([], [Check("c", "x", True, {}, atol=0.0)],
                                                      Summary({"a": 1.0, "n": 3}, rtol={"a": 1e-6}, atol={"n": 0.0},
@@ -133,7 +134,7 @@ def test_a_sampled_number_false_alarms_as_often_as_stated():
 def test_a_checks_tolerances_are_plain_floats_even_from_numpy_scalars():
     import numpy as np
 
-    from mmicl.proofs.registry import Check
+    from mmicl.proofs.claim import Check
 
     c = Check("x", "m", True, numbers={"a": 1, "b": 2}, atol={"a": np.float64(0.1), "b": 0}, rtol=np.float64(0.5))
     assert c.atol == {"a": 0.1, "b": 0.0} and c.rtol == 0.5

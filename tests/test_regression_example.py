@@ -108,7 +108,7 @@ def test_the_plugin_is_registered_and_changes_nothing_unless_used(pytestconfig):
     from importlib import metadata
 
     import mmicl.pytest_plugin as plugin
-    from mmicl.proofs.registry import SIZES
+    from mmicl.proofs.claim import SIZES
 
     (ep,) = [ep for ep in metadata.entry_points(group="pytest11") if ep.name == "mmicl"]
     assert ep.value == "mmicl.pytest_plugin"

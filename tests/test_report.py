@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mmicl.proofs.registry import Check, ClaimResult, Hypothesis, RunConfig
+from mmicl.proofs.claim import Check, ClaimResult, Hypothesis, RunConfig
 from mmicl.proofs.report import render_html, render_report
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -96,7 +96,7 @@ def test_appF_writes_its_figure_with_a_caption(tmp_path):
 
     import mmicl
     from mmicl.proofs.claims.montecarlo import Z, appF_series
-    from mmicl.proofs.registry import registered
+    from mmicl.proofs.verify import registered
     from mmicl.proofs.report import render_html
 
     import torch

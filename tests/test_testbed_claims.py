@@ -12,7 +12,9 @@ from click.testing import CliRunner
 
 import mmicl.proofs.claims.testbed as tb
 from mmicl.numerics.testbed.config import TrainConfig
-from mmicl.proofs.registry import REGISTRY, RunConfig, select
+from mmicl.proofs.claim import RunConfig
+from mmicl.proofs.registry import REGISTRY
+from mmicl.proofs.verify import select
 
 torch.set_num_threads(1)
 

@@ -12,7 +12,9 @@ import torch
 
 import mmicl.proofs.claims.testbed_multimodal as tbm
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, SecondModality, TrainConfig
-from mmicl.proofs.registry import REGISTRY, VERDICTS, RunConfig, select
+from mmicl.proofs.claim import RunConfig, VERDICTS
+from mmicl.proofs.registry import REGISTRY
+from mmicl.proofs.verify import select
 
 torch.set_num_threads(1)
 
@@ -35,7 +37,7 @@ def test_multimodal_claims_are_registered_but_not_run_by_default():
 @pytest.mark.parametrize("claim", CLAIMS)
 def test_each_version_1_2_multimodal_claim_runs_at_toy_size_and_writes_its_evidence(claim, tmp_path, monkeypatch):
     """The version-1/2 functions (the registry runs version 3 where it exists: testbed_v3_transfer)."""
-    from mmicl.proofs.registry import Claim
+    from mmicl.proofs.claim import Claim
 
     monkeypatch.setattr(tbm, "QUICK", TOY)
     n = claim.rsplit("claim", 1)[1]

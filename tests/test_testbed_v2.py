@@ -37,7 +37,8 @@ from mmicl.numerics.testbed.metrics import (
 )
 from mmicl.numerics.testbed.stats import Association, stratified_association, t_interval
 from mmicl.numerics.testbed.train import History, training_loop
-from mmicl.proofs.registry import REGISTRY, RunConfig
+from mmicl.proofs.claim import RunConfig
+from mmicl.proofs.registry import REGISTRY
 from mmicl.numerics.runs import Store, expand
 from mmicl.numerics.runs.runner import run_here
 from mmicl.numerics.runs.kinds import KINDS

@@ -12,7 +12,7 @@ import pytest
 
 from mmicl.proofs.claims import testbed_v3 as v3
 from mmicl.proofs.claims.testbed_v3_claims import PILOTED, _premise, v3_check
-from mmicl.proofs.registry import tolerance_of
+from mmicl.proofs.claim import tolerance_of
 
 PILOT = Path(__file__).resolve().parents[1] / "studies" / "results" / "pilot_claim3.json"
 SUP = v3.Check3("x beats y", "acc_icl", "a", "b", 0.10, "a regime")

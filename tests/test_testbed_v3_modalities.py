@@ -25,7 +25,7 @@ from mmicl.numerics.testbed.multimodal_model import EnsembleMLP, feature_standar
 from mmicl.numerics.testbed.train import History
 from mmicl.proofs.claims import testbed_v3 as v3
 from mmicl.proofs.compare import number_keys
-from mmicl.proofs.registry import VERDICTS, RunConfig, decide, tolerance_of
+from mmicl.proofs.claim import RunConfig, VERDICTS, decide, tolerance_of
 from v3_toy import assert_checks_follow_the_design
 
 torch.set_num_threads(1)

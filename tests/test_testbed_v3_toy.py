@@ -18,7 +18,7 @@ import mmicl.proofs.claims.testbed as tb
 import mmicl.proofs.claims.testbed_v3_claims as v3c
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 from mmicl.proofs.claims.testbed_v3 import DESIGNS
-from mmicl.proofs.registry import VERDICTS, RunConfig, decide
+from mmicl.proofs.claim import RunConfig, VERDICTS, decide
 from v3_toy import assert_checks_follow_the_design, uncovered_numbers
 
 torch.set_num_threads(1)

@@ -23,7 +23,7 @@ from mmicl.numerics.testbed.config import DataConfig, ModelConfig, SecondModalit
 from mmicl.numerics.testbed.experiments import area_under
 from mmicl.numerics.testbed.train import History
 from mmicl.proofs.claims.testbed_v3 import DESIGNS
-from mmicl.proofs.registry import VERDICTS, RunConfig, decide
+from mmicl.proofs.claim import RunConfig, VERDICTS, decide
 from v3_toy import assert_checks_follow_the_design, uncovered_numbers
 
 torch.set_num_threads(1)

@@ -23,7 +23,8 @@ import mmicl.testing as mt
 from mmicl.numerics.laws.language import parse_law, parse_scalar_law
 from mmicl.numerics.validate import InputError
 from mmicl.proofs.hypotheses import signal_values
-from mmicl.proofs.registry import REGISTRY, registered
+from mmicl.proofs.registry import REGISTRY
+from mmicl.proofs.verify import registered
 
 ROOT = Path(__file__).resolve().parents[1]
 

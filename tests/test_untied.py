@@ -350,7 +350,8 @@ def test_monte_carlo_training_agrees_with_the_population_excess_and_beats_tied()
 
 def test_the_claim_on_an_atomic_law_and_on_an_unbounded_one(tmp_path):
     import mmicl.proofs.claims  # noqa: F401  (registers the claims)
-    from mmicl.proofs.registry import REGISTRY, RunConfig
+    from mmicl.proofs.claim import RunConfig
+    from mmicl.proofs.registry import REGISTRY
 
     claim = REGISTRY["ext.untied"]
     assert not claim.default and "extension" in claim.title
@@ -365,7 +366,8 @@ def test_the_claim_on_an_atomic_law_and_on_an_unbounded_one(tmp_path):
 @pytest.mark.slow
 def test_the_claim_holds_at_the_quick_size(tmp_path):
     import mmicl.proofs.claims  # noqa: F401
-    from mmicl.proofs.registry import REGISTRY, RunConfig
+    from mmicl.proofs.claim import RunConfig
+    from mmicl.proofs.registry import REGISTRY
 
     res = REGISTRY["ext.untied"].run(RunConfig(quick=True, out=tmp_path))
     assert res.verdict == "holds", [c.name for c in res.checks if c.passed is not True]

@@ -1,4 +1,4 @@
-"""The verdict rule (``registry.decide``): decisive and corroborating checks, one function, and the
+"""The verdict rule (``claim.decide``): decisive and corroborating checks, one function, and the
 roles the built-in claims declare."""
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import mmicl.proofs.claims  # noqa: F401  (registers every built-in claim)
-from mmicl.proofs.registry import (CORROBORATING, DECISIVE, REGISTRY, ROLES, Check, Claim, ClaimResult, Hypothesis,
-                                   RunConfig, check_verdict, decide, verdict_of)
+from mmicl.proofs.claim import CORROBORATING, Check, Claim, ClaimResult, DECISIVE, Hypothesis, ROLES, RunConfig, check_verdict, decide, verdict_of
+from mmicl.proofs.registry import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 MET, NOT_MET = Hypothesis("h", True), Hypothesis("h", False)
@@ -109,14 +109,14 @@ def test_a_reported_side_check_gets_its_verdict_from_the_rule():
 
 
 def test_no_other_module_decides_a_verdict():
-    """Only ``registry.decide`` turns checks into a verdict: no other module of proofs/ calls a
-    verdict of its own from a check's ``passed`` (``registry`` and the command that prints a
+    """Only ``claim.decide`` turns checks into a verdict: no other module of proofs/ calls a
+    verdict of its own from a check's ``passed`` (``claim`` and the command that prints a
     check's status aside, which maps one check, never a claim)."""
     words = {"holds", "fails", "inconclusive", "hypothesis-not-met"}
     offenders = []
     for path in sorted((ROOT / "proofs").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if rel in ("proofs/registry.py", "proofs/commands/limits.py", "proofs/cli.py"):
+        if rel in ("proofs/claim.py", "proofs/commands/limits.py", "proofs/cli.py"):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Dict) and any(isinstance(k, ast.Constant) and k.value in (True, False, None)

@@ -16,7 +16,7 @@ def uncovered_numbers(checks, summary) -> list[str]:
     """The numbers of the checks and the summary that state no tolerance (none, for a claim whose
     results a rerun can be compared with)."""
     from mmicl.proofs.compare import number_keys
-    from mmicl.proofs.registry import tolerance_of
+    from mmicl.proofs.claim import tolerance_of
 
     out = [f"summary: {k}" for k in number_keys(summary) if tolerance_of(summary.atol, summary.rtol, k) is None]
     for c in checks:

@@ -2,7 +2,8 @@
 the origin ``"built-in"``."""
 from importlib import import_module
 
-from mmicl.proofs.registry import _ORIGIN, BUILTIN
+from mmicl.proofs.claim import BUILTIN
+from mmicl.proofs.registry import registering_as
 
 CLAIM_MODULES = [
     "mmicl.proofs.claims.lca",
@@ -14,9 +15,6 @@ CLAIM_MODULES = [
     "mmicl.proofs.claims.variants",
 ]
 
-_token = _ORIGIN.set(BUILTIN)
-try:
+with registering_as(BUILTIN):
     for _name in CLAIM_MODULES:
         import_module(_name)
-finally:
-    _ORIGIN.reset(_token)

@@ -1,7 +1,7 @@
 """Claims thm6.2 and thm6.3: the one- and two-parameter LCA trained by gradient flow.
 
 Each check is one small function that says its method and where its tolerance comes from, and
-its role (``registry.decide``).  Decisive, as the statements say: thm6.2's flow limit, strict
+its role (``claim.decide``).  Decisive, as the statements say: thm6.2's flow limit, strict
 convexity (unique α_T), α_T → α* and the excess → 0; thm6.3's flow from (0, 0), the valley
 (β_T + α_T → 0, α_T → α*) and the excess → 0.  Corroborating: the closed form against matrices, the
 interval of α_T, mpmath, the readings of the limit formula, the nesting of the two models, the
@@ -28,7 +28,8 @@ from mmicl.numerics.lca_matrix import matrix_excess
 from mmicl.proofs import figures
 from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.number_tolerances import EXACT, exact
-from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, register
+from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
+from mmicl.proofs.registry import register
 
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=twopoint(1,3,0.3)"]
 FULL_LAWS = QUICK_LAWS + ["s=beta(0.5,2,0.2,3)", "sv=uniform(0,2); sr=point(1); d1=3; d2=2",
@@ -378,7 +379,7 @@ def _mpmath_check(text: str, law: TaskLaw, Ts: list[int], rows: list[dict], dept
 def _mpmath_left_out(text: str, Ts: list[int], depth: int) -> Check:
     """The mpmath cross-check at the smoke size: not run (≈ 1 s of 30-digit quadrature per law),
     reported undecided.  It is corroborating (the same α_T by another arithmetic), so undecided it
-    changes no verdict (``registry.decide``); quick and full run it."""
+    changes no verdict (``claim.decide``); quick and full run it."""
     mp_T = max(T for T in Ts if T <= depth)
     return Check(
         f"[{text}] α_{mp_T} in float64 = α_{mp_T} in 30-digit mpmath", "mpmath quadrature", None,

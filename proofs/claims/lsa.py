@@ -32,7 +32,7 @@ number with a bound it satisfies by construction.  One small function per check:
     the one-parameter LCA at depth 1 (its own minimiser, ``numerics.lca``) is no better than the best
     LSA, and equal to it for s-laws (it is the LSA with Γ = αI).
 
-Roles (``registry.decide``): the symbolic collapse, the conclusion and training are decisive
+Roles (``claim.decide``): the symbolic collapse, the conclusion and training are decisive
 (the statement defines the best LSA through the collapse, says its gap is > 0, and says training
 reaches it and does not beat it); the closed form, the Monte Carlo risk and stationarity checks
 (second routes to the exact optimum's numbers), the control laws and the LCA relation corroborate.
@@ -73,7 +73,8 @@ from mmicl.numerics.laws.task import TaskLaw
 from mmicl.proofs import hypotheses as hyp
 from .mc_evidence import Z_ATOL, alpha_T_atol
 from .number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
-from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, register
+from ..claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
+from ..registry import register
 
 THEOREM_LAWS = (
     "s=uniform(0.5,4)",

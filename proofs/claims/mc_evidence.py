@@ -19,7 +19,7 @@ from mmicl.numerics.mc_studies import TrainedCheck, trained_reduced
 from mmicl.numerics.strict_json import context_length_fields
 from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.number_tolerances import SAMPLING_WHY, exact, sampling_atol
-from mmicl.proofs.registry import Check, RunConfig, corroborating
+from mmicl.proofs.claim import Check, RunConfig, corroborating
 
 Z = 3.0  # agreement threshold in standard errors (two-sided p ≈ 0.003 per check)
 

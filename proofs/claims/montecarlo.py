@@ -16,7 +16,7 @@ At the smoke size (property tests over many laws): appF at T = 1 and 16 only (qu
 to the last bit) without the sample-mean baselines that no check reads; depth at T = 1 and 2 with a
 shorter training, where a fall decides as at quick and a missing fall is undecided, not a failure.
 
-Roles (``registry.decide``): appF's "does not fall with T" and "= the sample-mean risk" are decisive,
+Roles (``claim.decide``): appF's "does not fall with T" and "= the sample-mean risk" are decisive,
 "= E[ζ²], the risk of predicting 0" corroborates; depth's "falls from T to T′" checks are decisive,
 the match with the theory's excess and rate corroborates.
 """
@@ -30,7 +30,8 @@ from mmicl.numerics.mc_studies import depth_study, log_log_slope, noskip_study, 
 from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.mc_evidence import CLOSED_FORM_RTOL, Z_ATOL, alpha_T_atol, excess_rtol
 from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
-from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, register
+from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
+from mmicl.proofs.registry import register
 
 DEFAULT_LAW = "s=uniform(0.5,4); zeta=normal; d1=1; d2=1"
 Z = 3.0

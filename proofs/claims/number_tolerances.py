@@ -1,6 +1,6 @@
 """How far a built-in check's numbers may move between two runs and still be the same result.
 
-A check's ``atol`` / ``rtol`` (``registry.Check``) are what ``mmicl compare`` and the
+A check's ``atol`` / ``rtol`` (``claim.Check``) are what ``mmicl compare`` and the
 ``mmicl_baseline`` fixture allow a number to move between a baseline and a new run of the same
 claim at the same size and seed, on another machine (CPU, BLAS kernel, thread count, a patch
 release of numpy, SciPy or torch).  They are not the check's decision tolerance: that says

@@ -10,7 +10,7 @@ runner kept in the results store ``OUT/testbed/runs`` (a killed claim resumes; `
 --scheduler`` sends the runs to a Dask cluster).  The checks use t / Welch 95% intervals over seeds
 (and, for claim 8's association, a permutation test); each check passes when decided on the claimed
 side, fails when decided on the other, and is undecided otherwise, and the verdict follows the
-registry's rule (``registry.decide``).  Decisive: each comparison the statement names (claim 1's
+registry's rule (``claim.decide``).  Decisive: each comparison the statement names (claim 1's
 K, burstiness, ε and Zipf effects; claim 2's shapes; claim 3's threshold and pattern strengths;
 claim 8's association, ICL before ablation and its collapse).  Corroborating: claim 1's four regime
 checks (the arms show the known ICL and IWL regimes) and claim 8's control ablation (specificity).  Sizes:
@@ -38,7 +38,9 @@ from mmicl.numerics.testbed.stats import (LEVEL, Interval, decide, spearman, str
                                           welch_df, welch_interval)
 from mmicl.numerics.testbed.train import History
 
-from ..registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, corroborating, register
+from ..claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, corroborating
+
+from ..registry import register
 from mmicl.numerics.runs.runner import finished_records, run_pending
 from mmicl.numerics.runs.kinds import KINDS
 from mmicl.numerics.runs.spec import RunSpec

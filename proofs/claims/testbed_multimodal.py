@@ -8,7 +8,7 @@ judged on the **M2-necessary** set (the query's M1 item is from a fresh class, s
 cannot answer); what the confounded ICL set (query's M1 class in the context) would have said is
 reported next to it.  Intervals over seeds (Student t / Welch, 95 %); a check passes when its
 interval lies on the claimed side, fails when it lies on the other, else it is undecided.  Every
-check of these claims is decisive (each is a comparison its statement names; ``registry.decide``);
+check of these claims is decisive (each is a comparison its statement names; ``claim.decide``);
 the confounded readings, the fixed-parameter-count comparison of claim 5 and the brand-new-class
 reading of claim 7 are reported beside the verdict, each with the verdict it would give alone.
 """
@@ -33,7 +33,9 @@ from mmicl.numerics.testbed.multimodal_experiments import (MultimodalArm, run_fu
 from mmicl.numerics.testbed.multimodal_metrics import ablation_drop, baselines, uniform_baselines
 from mmicl.numerics.testbed.stats import decide, t_interval, welch_interval
 
-from ..registry import Check, Claim, Hypothesis, RunConfig, Summary, check_verdict, register
+from ..claim import Check, Claim, Hypothesis, RunConfig, Summary, check_verdict
+
+from ..registry import register
 from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .testbed import above, compare, mean_se, threaded
 

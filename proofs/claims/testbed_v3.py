@@ -21,7 +21,7 @@ nothing by itself.
 (``decide_v3.combine_families``): holds when the pooled test decides +, fails when it decides −,
 inconclusive otherwise or when one family alone decides the opposite of the pooled result.  A check
 *passes* when decided +, *fails* when decided −; the claim's verdict follows the registry's rule from
-its decisive and corroborating checks (``registry.decide``).  Power (all seeds resolved): 16 pooled
+its decisive and corroborating checks (``claim.decide``).  Power (all seeds resolved): 16 pooled
 seeds decide at 12, with power 0.80 when a seed shows the effect with probability 0.8 and 0.98 at
 0.9 (``power_table``).
 

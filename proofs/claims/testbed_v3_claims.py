@@ -24,7 +24,7 @@ from mmicl.numerics.testbed.decide_v3 import (accuracy_difference_se, combine_fa
                                               sign_test_counts)
 from mmicl.numerics.testbed.experiments import Arm, ArmResults
 
-from ..registry import Check, Hypothesis, RunConfig, Summary
+from ..claim import Check, Hypothesis, RunConfig, Summary
 from .number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
 from .testbed_v3 import (ALPHA, DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PREMISE_FAILURES, Check3,
                          outcome_words)

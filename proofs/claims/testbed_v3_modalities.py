@@ -54,7 +54,7 @@ import numpy as np
 from mmicl.numerics.testbed.config import TestbedConfigError
 from mmicl.numerics.testbed.experiments import area_under
 
-from ..registry import Hypothesis, RunConfig, Summary
+from ..claim import Hypothesis, RunConfig, Summary
 from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, PILOT_SEEDS, outcome_words
 from .testbed_v3_claims import _premise, above_copy, copy_level, v3_check

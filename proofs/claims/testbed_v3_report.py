@@ -65,7 +65,7 @@ def family_verdicts(result: dict) -> dict[str, str]:
     outcomes (its numbers ``outcomes_<family>``; a check without them keeps its pooled decision),
     each per-seed premise met when at most ``PREMISE_FAILURES`` of that family's seeds fail it (the
     counts its detail states), the other hypotheses as they are."""
-    from ..registry import Check, Hypothesis, decide
+    from ..claim import Check, Hypothesis, decide
 
     ev = result["evidence"]
     families = sorted({k.split("_", 1)[1] for c in ev["checks"] for k in c["numbers"] if k.startswith("outcomes_")})

@@ -48,7 +48,7 @@ import numpy as np
 from mmicl.numerics.testbed.config import MultimodalConfig, TestbedConfigError
 from mmicl.numerics.testbed.decide_v3 import accuracy_difference_se, area_under_se
 
-from ..registry import Hypothesis, RunConfig, Summary
+from ..claim import Hypothesis, RunConfig, Summary
 from .number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .testbed_v3 import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, outcome_words
 from .testbed_v3_claims import _premise, v3_check

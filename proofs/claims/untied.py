@@ -9,7 +9,7 @@ the optimum never above the tied model's excess at α_T; exactly 0 from T = m on
 atoms; the per-layer rate against potential theory's ``((√κ − 1)/(√κ + 1))²``; gradient flow from
 random starts; Monte Carlo training of the torch model.
 
-Roles (``registry.decide``): the statement names each of these, so they are decisive (the closed
+Roles (``claim.decide``): the statement names each of these, so they are decisive (the closed
 form against matrices included: the statement gives the excess's form), except the mpmath check and
 the Monte Carlo excess against the population excess, second routes to numbers the others use.
 
@@ -31,7 +31,8 @@ from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.lca import (CLOSED_FORM_RTOL, MATRIX_ATOL, MATRIX_NUMBERS_WHY, MATRIX_TOLERANCE,
                                      random_prompt)
 from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
-from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, register
+from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
+from mmicl.proofs.registry import register
 
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=beta(0.5,2,0.2,8)", "s=twopoint(1,3,0.3)",
               "s=discrete(0.5:0.2,1:0.3,2:0.3,4:0.2)"]

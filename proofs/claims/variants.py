@@ -31,7 +31,8 @@ from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.laws.task import TaskLaw
 from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
-from mmicl.proofs.registry import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary, register
+from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
+from mmicl.proofs.registry import register
 
 LAW = "sv=beta(2,5,0.2,3); sr=twopoint(0.5,2,0.5); zeta=rademacher; d1=3; d2=2"
 """The default law: both modalities, a Beta piece and atoms, Rademacher labels."""
