@@ -47,7 +47,7 @@ def bench(laws: list[str], Ts: list[int]) -> list[dict]:
         rows.append({"law": law, "what": "gap", "T": None, "kappa_terms": cert["kappa"]["terms"],
                      "total": cert["provenance"]["seconds"]["total"], "check": _checked(cert)})
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "mmicl.proofs.cli", "certify", "--law", "s=uniform(0.5,4)", "--T", "100",
+    subprocess.run([sys.executable, "-m", "mmicl.cli", "certify", "--law", "s=uniform(0.5,4)", "--T", "100",
                     "--json"], check=True, capture_output=True)
     rows.append({"law": "s=uniform(0.5,4)", "what": "cli (fresh process)", "T": 100, "total": time.perf_counter() - t0})
     return rows

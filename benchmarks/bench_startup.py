@@ -22,7 +22,7 @@ COMMANDS = {"help": ["--help"], "version": ["--version"], "laws": ["laws"]}
 
 def wall_times(args: list[str], repeat: int) -> list[float]:
     exe = shutil.which("mmicl")
-    cmd = [exe, *args] if exe else [sys.executable, "-m", "mmicl.proofs.cli", *args]
+    cmd = [exe, *args] if exe else [sys.executable, "-m", "mmicl.cli", *args]
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()

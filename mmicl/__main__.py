@@ -1,5 +1,5 @@
 """``python -m mmicl …`` is the ``mmicl`` command (for environments where the script is not on PATH)."""
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 
 if __name__ == "__main__":
     main(prog_name="mmicl")

@@ -36,7 +36,7 @@ beside the test file, ``<test dir>/baselines/<test file stem>/<name or test name
   with several checks writes them all in one run, and ``--mmicl-require-baseline`` makes a missing
   baseline fail in CI);
 - **afterwards** the test fails on any regression that ``mmicl compare`` reports
-  (``mmicl.proofs.compare``): a verdict that changed, a claim or check that is gone, a check whose
+  (``mmicl.compare``): a verdict that changed, a claim or check that is gone, a check whose
   outcome changed, a number that moved beyond its check's own tolerance (``Check.atol``,
   ``Check.rtol``) or, for a number whose check states none (and for a mapping's numbers), beyond
   ``rtol`` (default ``DEFAULT_RTOL`` = 1e-9); the message names each key, its old and new value
@@ -164,12 +164,12 @@ class Baseline:
 
     def check(self, value, rtol: float | None = None, name: str | None = None):
         """Compare ``value`` with its baseline (write it where there is none yet, or with
-        ``--mmicl-update-baseline``).  Returns the ``mmicl.proofs.compare.Comparison``, or None
+        ``--mmicl-update-baseline``).  Returns the ``mmicl.compare.Comparison``, or None
         where the baseline was written."""
         __tracebackhide__ = True
         from mmicl.numerics.atomic import write_json
         from mmicl.numerics.strict_json import dumps
-        from mmicl.proofs.compare import CompareError, compare, load_summary
+        from mmicl.compare import CompareError, compare, load_summary
 
         path = self.path(name)
         if path in self._used:

@@ -44,7 +44,7 @@ def main(argv=None) -> int:
         claim = REGISTRY[f"testbed.{name}"]
         REGISTRY[claim.id] = replace(claim, evaluate=unimodal.threaded(evaluate))
 
-    from mmicl.proofs.cli import main as cli
+    from mmicl.cli import main as cli
 
     out = Path(a.out)
     try:

@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from mmicl.numerics.atomic import save_figure, write_json
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 from mmicl.proofs.claim import Check, Claim, Hypothesis
 from mmicl.proofs.registry import REGISTRY, register
 
@@ -46,7 +46,7 @@ for name in "abc":
 
 if __name__ == "__main__":
     if "FAKE_SPACE_PER_CLAIM" in os.environ:  # let a run start on a disk smaller than the preflight asks
-        import mmicl.proofs.cli as cli
+        import mmicl.cli as cli
 
         cli.SPACE_PER_CLAIM = int(os.environ["FAKE_SPACE_PER_CLAIM"])
     sys.exit(main())

@@ -157,7 +157,7 @@ def test_the_command_line_starts_without_the_heavy_libraries():
     (their start-up time is measured in benchmarks/bench_startup.py)."""
     code = (
         "import sys\n"
-        "from mmicl.proofs.cli import main\n"
+        "from mmicl.cli import main\n"
         "for args in (['--help'], ['--version'], ['verify', '--help'], ['laws']):\n"
         "    try: main(args)\n"
         "    except SystemExit: pass\n"

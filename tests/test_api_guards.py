@@ -96,7 +96,7 @@ def test_zeta_at_the_ends_of_its_range_is_taken_and_scales_the_risk():
 
 
 def test_the_command_line_refuses_zeta_with_the_same_range():
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     for z in ("const(1e200)", "const(1e-200)"):
         r = CliRunner().invoke(main, ["alpha", "--law", LAW, "--T", "3", "--zeta", z])
@@ -252,7 +252,7 @@ def test_abbreviate_keeps_short_text_and_says_the_length_of_long_text():
 # --- one set of limits: the command line imports them ---------------------------------------
 
 def test_the_command_line_uses_the_apis_limits():
-    from mmicl.proofs.commands import common, limits
+    from mmicl.commands import common, limits
 
     assert common.MAX_DEPTH == V.MAX_DEPTH_ONE
     assert common.MAX_FLOW2_DEPTH == V.MAX_DEPTH_FLOW_TWO
@@ -281,6 +281,6 @@ def test_verify_refuses_a_law_beyond_its_own_dimension_limit_before_any_claim_ru
     with pytest.raises(ValueError) as e:
         mmicl.verify("thm4.1", law="s=uniform(0.5,4); d1=32; d2=32")
     assert "\n" not in str(e.value) and "≤ 32" in str(e.value)
-    out = subprocess.run([sys.executable, "-m", "mmicl.proofs.cli", "verify", "--quick", "--claim", "thm4.1",
+    out = subprocess.run([sys.executable, "-m", "mmicl.cli", "verify", "--quick", "--claim", "thm4.1",
                           "--law", "s=uniform(0.5,4); d1=32; d2=32"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "d1 + d2 = 64" in out.stderr

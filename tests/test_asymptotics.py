@@ -196,7 +196,7 @@ def test_unbounded_depth_limit_is_enforced():
 
 # ---- the command ------------------------------------------------------------------------------------
 def _limits(*args):
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     r = CliRunner().invoke(main, ["limits", *args])
     assert r.exit_code == 0, r.output
@@ -222,7 +222,7 @@ def test_limits_of_an_unbounded_law_answers_with_finite_depths_and_the_unmet_hyp
 
 
 def test_limits_refuses_two_or_untied_on_an_unbounded_law():
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     r = CliRunner().invoke(main, ["limits", "--law", "s=exponential(1)", "--model", "two"])
     assert r.exit_code == 2 and "bounded" in r.output

@@ -29,7 +29,7 @@ from mmicl.proofs.certificates.check import _Law, check, derivative_value
 from mmicl.proofs.certificates.derivative import DerivativePolynomial
 from mmicl.proofs.certificates.exact_law import UnsupportedLawError, read_exact_law
 from mmicl.proofs.certificates.gap import certify_gap
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 
 CHECK_PY = Path(__file__).resolve().parents[1] / "proofs" / "certificates" / "check.py"
 LAW = "s=uniform(0.5,4)"

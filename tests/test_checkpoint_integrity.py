@@ -30,7 +30,7 @@ from mmicl.numerics.digest import digest
 from mmicl.numerics.testbed.checkpoint import Stage1
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, SecondModality, TestbedConfigError, TrainConfig
 from mmicl.numerics.testbed.multimodal_experiments import run_stage1
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 from mmicl.proofs.claim import RunConfig
 
 torch.set_num_threads(1)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 import mmicl
 from mmicl.numerics.strict_json import SCHEMA_VERSION
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 from mmicl.proofs.claim import RunConfig
 from mmicl.proofs.registry import REGISTRY
 
@@ -194,7 +194,7 @@ def test_an_installed_plugin_is_seen_once_by_claims_and_verify(tmp_path):
         import json, sys
         import mmicl
         from click.testing import CliRunner
-        from mmicl.proofs.cli import main
+        from mmicl.cli import main
         listed = mmicl.claims()
         mmicl.claims()
         res = mmicl.verify("mine.good", out="r")
@@ -213,7 +213,7 @@ def test_an_installed_plugin_is_seen_once_by_claims_and_verify(tmp_path):
 
 def test_a_broken_installed_plugin_is_one_line_exit_2(tmp_path):
     _fake_distribution(tmp_path / "site", "import no_such_dependency_xyz\n")
-    code = ("import sys\nfrom mmicl.proofs.cli import main\n"
+    code = ("import sys\nfrom mmicl.cli import main\n"
             "sys.argv = ['mmicl', 'verify', '--claim', 'thm4.1', '--out', 'r']\nmain()")
     p = _python(tmp_path / "site", code, tmp_path)
     assert p.returncode == 2, p.stderr[-2000:]

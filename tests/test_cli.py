@@ -6,7 +6,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 from mmicl.proofs.claim import Check, Claim, Hypothesis, VERDICTS
 from mmicl.proofs.registry import REGISTRY, register
 

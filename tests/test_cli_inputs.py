@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 
 L = "s=uniform(0.5,4)"
 TR = ["train", "--model", "lca1", "--law", L, "--steps", "5", "--batch", "8", "--samples", "100", "--n", "20"]

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from mmicl.proofs.cli import add_result, main, verdict_table
+from mmicl.cli import add_result, main, verdict_table
 from mmicl.proofs.claim import Check, Claim, ClaimResult, Hypothesis
 from mmicl.proofs.registry import REGISTRY, register
 
@@ -73,6 +73,6 @@ def test_the_verdict_table_keeps_key_numbers_compact():
         assert text in out, (text, out)
     assert "0.1892571428" not in out and "0.189257" not in out  # no long floats
     assert out.count("sv=uniform(0.5,4)") == 1  # the law once, in the title
-    from mmicl.proofs.cli import _key_numbers
+    from mmicl.cli import _key_numbers
 
     assert "law=" in _key_numbers({"law": law})  # without a run's law it is shown

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.variants import excess_at, floor, gradient_flow, minimise, parse_variant
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 
 LAW = "s=uniform(0.5,4)"
 law = parse_law(LAW)

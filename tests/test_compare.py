@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mmicl.proofs.cli import main
-from mmicl.proofs.compare import DEFAULT_RTOL, compare
+from mmicl.cli import main
+from mmicl.compare import DEFAULT_RTOL, compare
 
 
 def _doc(**over) -> dict:

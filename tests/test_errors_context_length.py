@@ -1,6 +1,6 @@
 """``--n`` means one thing in every command that has it (``lsa``, ``train``): a context length, or
 ``inf`` for the large-context limit n → ∞; the old spellings (``train --n 0``, ``lsa`` without
-``--n``) still work and ``--help`` says so (``proofs.commands.common.ContextLength``)."""
+``--n``) still work and ``--help`` says so (``commands.common.ContextLength``)."""
 from __future__ import annotations
 
 import json
@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 
 L = "s=uniform(0.5,4)"
 TRAIN = ["train", "--model", "lsa", "--law", L, "--steps", "3", "--batch", "8", "--samples", "16", "--json"]

@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from mmicl.numerics.lca import ScaledValue
-from mmicl.proofs.commands.common import MINUS, number, signed_sum
-from mmicl.proofs.commands.limits import correction_text
+from mmicl.commands.common import MINUS, number, signed_sum
+from mmicl.commands.limits import correction_text
 
 LN10 = math.log(10)
 
@@ -78,7 +78,7 @@ def test_the_correction_is_printed_with_its_signs():
 
 
 def test_limits_prints_one_precision():
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     r = CliRunner().invoke(main, ["limits", "--law", "s=exponential(1)", "--T-max", "10"])
     assert r.exit_code == 0, r.output
@@ -87,7 +87,7 @@ def test_limits_prints_one_precision():
 
 
 def test_limits_model_two_below_its_depths_is_a_usage_error():
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     r = CliRunner().invoke(main, ["limits", "--law", "s=uniform(0.5,4)", "--model", "two", "--T-max", "20"])
     assert r.exit_code == 2 and "Traceback" not in r.output

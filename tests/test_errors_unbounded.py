@@ -59,7 +59,7 @@ def test_without_a_hint_the_message_is_unchanged_and_a_bounded_law_passes():
 
 
 def test_the_alpha_command_points_to_limits():
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     r = CliRunner().invoke(main, ["alpha", "--law", EXP, "--T", "3"])
     assert r.exit_code == 2 and "Traceback" not in r.output

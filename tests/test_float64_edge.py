@@ -123,7 +123,7 @@ def test_the_alpha_command_refuses_in_one_line_and_says_why_an_excess_is_0():
 
     from click.testing import CliRunner
 
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     r = CliRunner().invoke(main, ["alpha", "--law", "s=uniform(0,1e-300)", "--T", "10", "--json"])
     assert r.exit_code == 2 and "float64 cannot resolve" in r.output and "Traceback" not in r.output

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from mmicl.numerics.strict_json import SCHEMA_VERSION, dumps, to_strict
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 from mmicl.proofs.claim import Check, Claim, Hypothesis
 from mmicl.proofs.registry import REGISTRY, register
 

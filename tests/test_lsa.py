@@ -298,7 +298,7 @@ def test_trained_full_lsa_does_not_beat_the_exact_best():
 
 
 def test_cli_gap_to_ten_digits_and_point_law_zero():
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     run = CliRunner().invoke(main, ["lsa", "--law", "s=uniform(0.5,4)", "--json"])
     assert run.exit_code == 0, run.output

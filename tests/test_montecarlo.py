@@ -61,7 +61,7 @@ def test_train_figures_command_writes_the_pngs_and_jsons(tmp_path):
     import json
 
     from click.testing import CliRunner
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     res = CliRunner().invoke(main, ["train-figures", "--out", str(tmp_path), "--tiny", "--seed", "3"])
     assert res.exit_code == 0, res.output

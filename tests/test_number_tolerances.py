@@ -12,7 +12,7 @@ import pytest
 
 import mmicl
 import mmicl.proofs.claims as builtin_claims
-from mmicl.proofs.compare import compare, number_keys
+from mmicl.compare import compare, number_keys
 from mmicl.proofs.claim import Check, ClaimResult, Summary, tolerance_of
 from mmicl.proofs.verify import registered
 

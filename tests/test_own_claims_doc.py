@@ -36,7 +36,7 @@ def test_the_page_runs_as_written(tmp_path, monkeypatch, clean_registry):
             for line in filter(None, map(str.strip, code.splitlines())):
                 args = shlex.split(line)
                 assert args[0] == "mmicl", line
-                cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "mmicl.proofs.cli"]),
+                cmd = [str(exe) if exe.exists() else sys.executable, *([] if exe.exists() else ["-m", "mmicl.cli"]),
                        *args[1:]]
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
                 assert p.returncode == 0, f"{line}: {p.stderr[-1000:]}"

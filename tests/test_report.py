@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from mmicl.proofs.claim import Check, ClaimResult, Hypothesis, RunConfig
-from mmicl.proofs.report import render_html, render_report
+from mmicl.report import render_html, render_report
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE_SOURCES = sorted(p for folder in ("mmicl", "theory", "numerics", "proofs") for p in (ROOT / folder).rglob("*.py"))
@@ -254,7 +254,7 @@ def test_html_has_a_collapsible_section_per_claim_and_per_check(results):
 
 
 def test_html_groups_the_hypotheses_by_law(tmp_path):
-    from mmicl.proofs.report import hypothesis_groups
+    from mmicl.report import hypothesis_groups
 
     tagged = [Hypothesis(f"[{law}] {text}", met) for law, met in (("s=uniform(0.5,4)", True), ("s=point(2)", False))
               for text in ("s bounded", "E[ζ²] > 0")]
@@ -277,7 +277,7 @@ def test_html_groups_the_hypotheses_by_law(tmp_path):
 
 
 def test_html_header_shows_the_wall_time_and_the_claims_sum_labelled(results):
-    from mmicl.proofs.results_folder import RunState
+    from mmicl.results_folder import RunState
 
     res, config = results
     run = RunState(state="complete", planned=[r.id for r in res], pid=1, started=0.0, wall_seconds=12.34)
@@ -296,7 +296,7 @@ def test_html_figure_captions_say_what_the_figure_shows(tmp_path):
     from matplotlib.figure import Figure
 
     from mmicl.numerics.atomic import save_figure
-    from mmicl.proofs.report import figure_caption, png_text
+    from mmicl.report import figure_caption, png_text
 
     figs = tmp_path / "figures"
     fig = Figure(figsize=(1, 1))
@@ -321,7 +321,7 @@ def test_html_figure_captions_say_what_the_figure_shows(tmp_path):
 
 def test_the_reports_conventions_are_the_documented_ones():
     """Each convention the report lists is one docs/model.md's Conventions section states."""
-    from mmicl.proofs.report import CONVENTIONS
+    from mmicl.report import CONVENTIONS
 
     doc = (ROOT / "docs" / "model.md").read_text(encoding="utf-8")
     section = doc[doc.index("## Conventions"):doc.index("## The claims the verifier checks")]
@@ -406,7 +406,7 @@ def test_flow2_prints_bracketed_text_literally(monkeypatch):
     from click.testing import CliRunner
 
     from mmicl.numerics import flows, lca
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     class End:
         alpha, beta, gamma, converged, t_end, reason = 0.25, -0.25, 0.0, False, 1.0, MARKUP
@@ -426,7 +426,7 @@ def test_alpha_table_title_prints_bracketed_text_literally(monkeypatch):
     from click.testing import CliRunner
 
     from mmicl.numerics.laws.task import TaskLaw
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     monkeypatch.setattr(TaskLaw, "spec", lambda self: MARKUP)  # the law's text, as the title shows it
     r = CliRunner().invoke(main, ["alpha", "--law", "s=uniform(0.5,4)", "--T", "1"], catch_exceptions=False)

@@ -9,7 +9,7 @@ import pytest
 
 from mmicl.numerics import asymptotics as asy
 from mmicl.numerics.laws.language import parse_law
-from mmicl.proofs.report import figure_caption, png_text
+from mmicl.report import figure_caption, png_text
 
 
 def _limits_res(law, Ts=(100, 1000, 10_000)):
@@ -97,7 +97,7 @@ def test_appF_writes_its_figure_with_a_caption(tmp_path):
     import mmicl
     from mmicl.proofs.claims.montecarlo import Z, appF_series
     from mmicl.proofs.verify import registered
-    from mmicl.proofs.report import render_html
+    from mmicl.report import render_html
 
     import torch
 

@@ -19,7 +19,7 @@ L = "s=uniform(0.5,4)"
 
 
 def mmicl(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "mmicl.proofs.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "mmicl.cli", *args], capture_output=True, text=True,
                           check=False, cwd=cwd, timeout=900)
 
 

@@ -1,5 +1,5 @@
 """The folder ``mmicl verify --out`` writes agrees with itself after a kill, a second run and a full
-disk (proofs/results_folder.py).
+disk (mmicl/results_folder.py).
 
 Each test makes the damage itself: SIGKILL at a random moment of a run, a second run started into
 the same folder, a filesystem too small for the figures (a tmpfs, where the test may mount one) or
@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from mmicl.numerics import atomic
-from mmicl.proofs.results_folder import LOCK_NAME, holding
+from mmicl.results_folder import LOCK_NAME, holding
 
 RUNNER = Path(__file__).with_name("folder_run.py")
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,7 +161,7 @@ def _cli(args, env=None):
         import folder_run  # noqa: F401  (registers the stand-in claims)
     finally:
         sys.path.pop(0)
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     return CliRunner().invoke(main, args, env=env)
 

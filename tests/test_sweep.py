@@ -131,7 +131,7 @@ def test_a_sweep_killed_midway_resumes_to_exactly_the_uninterrupted_store(tmp_pa
 
 
 def test_sweep_command_runs_reads_and_exports_a_store(tmp_path):
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     spec = tmp_path / "s.toml"
     spec.write_text('kind = "theory"\n[base]\nlaw = "s=uniform(0.5,4)"\n[grid]\nT = [2, 3]\n')
@@ -147,7 +147,7 @@ def test_sweep_command_runs_reads_and_exports_a_store(tmp_path):
 
 
 def test_sweep_command_refuses_a_bad_spec_with_one_line(tmp_path):
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     spec = tmp_path / "s.toml"
     spec.write_text('kind = "theory"\n[base]\nlaw = "s=uniform(0.5,4)"\ndepth = 3\n')

@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 import mmicl.numerics.runs as sweep_pkg
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 from mmicl.numerics.runs import Store, StoreError, StoreWarning, expand
 from mmicl.numerics.runs.runner import run_here
 from mmicl.numerics.runs.store import checksum

@@ -16,7 +16,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, MultimodalConfig, SecondModality, TrainConfig
 from mmicl.numerics.testbed.multimodal_experiments import (MultimodalArm, arm_to_json, arms_from_json, run_fusion,
                                                            run_stage2)

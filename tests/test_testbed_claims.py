@@ -75,7 +75,7 @@ def test_each_version_3_claim_runs_at_toy_size_and_writes_its_evidence(claim, tm
 
 
 def test_testbed_train_command_prints_json_curves():
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     r = CliRunner().invoke(main, ["testbed", "train", "--quick", "--steps", "3", "--eval-every", "3", "--seeds", "2",
                                   "--width", "8", "--batch", "8", "--json"])
@@ -85,7 +85,7 @@ def test_testbed_train_command_prints_json_curves():
 
 
 def test_testbed_rejects_bad_settings_with_a_message():
-    from mmicl.proofs.cli import main
+    from mmicl.cli import main
 
     r = CliRunner().invoke(main, ["testbed", "train", "--quick", "--K", "100", "--steps", "1"])
     assert r.exit_code != 0 and "multiple of L" in r.output

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import mmicl.proofs.claims.testbed_multimodal as tbm
 from mmicl.numerics.testbed.config import DataConfig, SecondModality, TrainConfig
-from mmicl.proofs.cli import main
+from mmicl.cli import main
 
 torch.set_num_threads(1)
 
@@ -25,7 +25,7 @@ METRICS = {"acc_icl", "acc_icl_m2only", "acc_icl_m1only", "acc_iwl", "acc_flip",
 
 
 def test_the_commands_report_the_metrics_of_the_claims_tables():
-    from mmicl.proofs.commands.testbed_multimodal import MULTIMODAL_METRICS
+    from mmicl.commands.testbed_multimodal import MULTIMODAL_METRICS
 
     assert set(MULTIMODAL_METRICS) == set(tbm.TABLE) and METRICS <= set(MULTIMODAL_METRICS)
 

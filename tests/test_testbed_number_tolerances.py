@@ -15,7 +15,7 @@ import pytest
 import mmicl.proofs.claims.testbed as tb
 import mmicl.proofs.claims.testbed_multimodal as tbm
 from mmicl.proofs.claims.number_tolerances import sampling_atol
-from mmicl.proofs.compare import number_keys
+from mmicl.compare import number_keys
 from mmicl.proofs.claim import Check, RunConfig, Summary, tolerance_of
 
 EVALS = 5

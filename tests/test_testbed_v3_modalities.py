@@ -24,7 +24,7 @@ from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm, arm_to_
 from mmicl.numerics.testbed.multimodal_model import EnsembleMLP, feature_standardisation
 from mmicl.numerics.testbed.train import History
 from mmicl.proofs.claims import testbed_v3 as v3
-from mmicl.proofs.compare import number_keys
+from mmicl.compare import number_keys
 from mmicl.proofs.claim import RunConfig, VERDICTS, decide, tolerance_of
 from v3_toy import assert_checks_follow_the_design
 

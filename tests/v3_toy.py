@@ -15,7 +15,7 @@ def assert_checks_follow_the_design(checks, design) -> None:
 def uncovered_numbers(checks, summary) -> list[str]:
     """The numbers of the checks and the summary that state no tolerance (none, for a claim whose
     results a rerun can be compared with)."""
-    from mmicl.proofs.compare import number_keys
+    from mmicl.compare import number_keys
     from mmicl.proofs.claim import tolerance_of
 
     out = [f"summary: {k}" for k in number_keys(summary) if tolerance_of(summary.atol, summary.rtol, k) is None]

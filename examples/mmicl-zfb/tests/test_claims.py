@@ -33,7 +33,7 @@ def test_smoke_size_holds_quickly(tmp_path):
 
 def test_loads_as_a_file(tmp_path):
     """``--plugin path/to/claims.py`` works too (in its own process: the ids would clash here)."""
-    out = subprocess.run([sys.executable, "-c", "from mmicl.proofs.cli import main; main()", "claims",
+    out = subprocess.run([sys.executable, "-c", "from mmicl.cli import main; main()", "claims",
                           "--plugin", str(CLAIMS_FILE), "--json"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     rows = {r["id"]: r for r in json.loads(out.stdout)["claims"]}

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import click
 
-from .common import Command, IntIn, WritablePath, emit_json
+from mmicl.commands.common import Command, IntIn, WritablePath, emit_json
 
 
 class StorePath(click.ParamType):

@@ -16,30 +16,30 @@ import click
 
 from mmicl.numerics.provenance import __version__
 
-from .commands.common import SEED, Command, Device, WritablePath
+from mmicl.commands.common import SEED, Command, Device, WritablePath
 
 # name -> (module, attribute, one-line help).  Modules are imported only when their command runs,
 # so ``mmicl --help`` and ``mmicl laws`` start without loading torch, SciPy or SymPy.
 LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
-    "alpha": ("mmicl.proofs.commands.theory", "alpha",
+    "alpha": ("mmicl.commands.theory", "alpha",
               "α* and, per depth T, α_T, the excess risk and the gradient flow's limit."),
-    "certify": ("mmicl.proofs.commands.certify", "certify",
+    "certify": ("mmicl.commands.certify", "certify",
                 "Certified enclosures of α_T and of Thm 4.1's gap, re-checked independently."),
-    "compare": ("mmicl.proofs.commands.compare", "compare_command",
+    "compare": ("mmicl.commands.compare", "compare_command",
                 "Two verify runs side by side: verdicts that changed, numbers that moved beyond their tolerance."),
-    "flow2": ("mmicl.proofs.commands.theory", "flow2", "End point of the two-parameter gradient flow."),
-    "laws": ("mmicl.proofs.commands.laws", "laws", "Show the LAW language."),
-    "limits": ("mmicl.proofs.commands.limits", "limits",
+    "flow2": ("mmicl.commands.theory", "flow2", "End point of the two-parameter gradient flow."),
+    "laws": ("mmicl.commands.laws", "laws", "Show the LAW language."),
+    "limits": ("mmicl.commands.limits", "limits",
                "Depth T → ∞: the derived expansion of α_T, checked; the excess decay per layer, tied and untied."),
-    "lsa": ("mmicl.proofs.commands.lsa", "lsa", "The best single-layer LSA for a law and its gap to Bayes."),
-    "train": ("mmicl.proofs.commands.train", "train_command",
+    "lsa": ("mmicl.commands.lsa", "lsa", "The best single-layer LSA for a law and its gap to Bayes."),
+    "train": ("mmicl.commands.train", "train_command",
               "Train one model on sampled prompts; its risk with standard errors."),
-    "train-figures": ("mmicl.proofs.commands.train", "train_figures_command",
+    "train-figures": ("mmicl.commands.train", "train_figures_command",
                       "Monte Carlo figures: finite-n bias, SGD vs flow, full matrix."),
-    "sweep": ("mmicl.proofs.commands.sweep", "sweep_command",
+    "sweep": ("mmicl.commands.sweep", "sweep_command",
               "Run a grid of runs on Dask into a results store (skips the runs already done)."),
     # the group of commands/testbed.py, with the multimodal subcommands that the module below adds to it
-    "testbed": ("mmicl.proofs.commands.testbed_multimodal", "testbed",
+    "testbed": ("mmicl.commands.testbed_multimodal", "testbed",
                 "Synthetic in-context classification in small transformers."),
 }
 
@@ -76,7 +76,7 @@ def _law_text(ctx, param, value):
     if value is None:
         return None
     from mmicl.numerics.validate import MAX_DIM_VERIFY
-    from .commands.common import load_law
+    from mmicl.commands.common import load_law
 
     law = load_law(value)
     if law.d > MAX_DIM_VERIFY:
@@ -135,15 +135,15 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
     from mmicl.numerics.laws.language import parse_law
     from mmicl.numerics.validate import InputError
 
-    from .plugins import load_plugins
-    from .claim import RunConfig
-    from .verify import select
-    from .results_folder import ResultsFolder, holding
+    from mmicl.proofs.plugins import load_plugins
+    from mmicl.proofs.claim import RunConfig
+    from mmicl.proofs.verify import select
+    from mmicl.results_folder import ResultsFolder, holding
 
     console = Console(stderr=True)
 
     if baseline is not None:  # read before any work: an unreadable baseline is one line, exit 2
-        from .commands.compare import read_summary
+        from mmicl.commands.compare import read_summary
 
         old = read_summary(baseline, "--baseline")
     load_plugins(list(plugins))  # a PluginError is one line, exit 2 (Command), before any work
@@ -181,8 +181,8 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
             console.print(escape(f"{r.id} ({r.origin}): {r.verdict_reason}"))
     status = 1 if any(r.verdict in ("fails", "error") for r in folder.results) else 0
     if baseline is not None:
-        from .commands.compare import report_comparison
-        from .compare import compare, load_summary
+        from mmicl.commands.compare import report_comparison
+        from mmicl.compare import compare, load_summary
 
         moved = compare(old, load_summary(out), rtol, str(baseline), str(out))
         status = max(status, report_comparison(moved, as_json=False))
@@ -206,13 +206,13 @@ on what a claim may write: a full disk during the run stops it with the claims f
 def claims_command(plugins, as_json):
     """Every claim mmicl knows: its id, title, origin (built-in or its plugin) and whether a plain
     `mmicl verify` runs it."""
-    from .plugins import load_plugins
-    from .verify import registered
+    from mmicl.proofs.plugins import load_plugins
+    from mmicl.proofs.verify import registered
 
     load_plugins(list(plugins))
     rows = [{"id": c.id, "title": c.title, "origin": c.origin, "default": c.default} for c in registered().values()]
     if as_json:
-        from .commands.common import emit_json
+        from mmicl.commands.common import emit_json
 
         emit_json({"claims": rows})
         return
@@ -278,7 +278,7 @@ def _key_numbers(summary: dict, law: str | None = None) -> str:
 
 def _compact(v, depth: int = 0) -> str:
     """One key number, short: see ``_key_numbers``."""
-    from .commands.common import number
+    from mmicl.commands.common import number
 
     if hasattr(v, "tolist") and not isinstance(v, (str, bytes)):  # numpy scalars and arrays
         v = v.tolist()

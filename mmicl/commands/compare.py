@@ -1,16 +1,16 @@
-"""``mmicl compare OLD NEW``: what changed between two verify runs (``proofs/compare.py``)."""
+"""``mmicl compare OLD NEW``: what changed between two verify runs (``mmicl/compare.py``)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
 
-from .common import Command, emit_json
+from mmicl.commands.common import Command, emit_json
 
 
 def read_summary(path: Path, hint: str) -> dict:
     """The verify summary at ``path``, or one usage error line (exit 2)."""
-    from mmicl.proofs.compare import CompareError, load_summary
+    from mmicl.compare import CompareError, load_summary
 
     try:
         return load_summary(path)
@@ -61,7 +61,7 @@ def compare_command(old, new, rtol, as_json):
     Exit status 1 on any regression, 0 when nothing moved."""
     import sys
 
-    from mmicl.proofs.compare import compare
+    from mmicl.compare import compare
 
     result = compare(read_summary(old, "OLD"), read_summary(new, "NEW"), rtol, str(old), str(new))
     sys.exit(report_comparison(result, as_json))

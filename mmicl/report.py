@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from .claim import ClaimResult, RunConfig
+from mmicl.proofs.claim import ClaimResult, RunConfig
 
 
 def render_report(results: list[ClaimResult], config: RunConfig, run=None) -> str:

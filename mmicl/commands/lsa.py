@@ -4,7 +4,7 @@ from __future__ import annotations
 import click
 import numpy as np
 
-from .common import MAX_MC, MAX_PROFILE, Command, ContextLength, IntIn, context_help, emit_json, law_options, seed_option
+from mmicl.commands.common import MAX_MC, MAX_PROFILE, Command, ContextLength, IntIn, context_help, emit_json, law_options, seed_option
 
 
 @click.command("lsa", cls=Command)

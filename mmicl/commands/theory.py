@@ -8,7 +8,7 @@ from rich.table import Table
 
 from mmicl.numerics import flows, lca
 
-from .common import (MAX_DEPTH, MAX_FLOW2_DEPTH, START_BOX, Command, RealIn, depth_type, emit_json, floor_line,
+from mmicl.commands.common import (MAX_DEPTH, MAX_FLOW2_DEPTH, START_BOX, Command, RealIn, depth_type, emit_json, floor_line,
                      law_options, named, show_excess, show_named, variant_floor, variant_minimiser, variant_names, variant_option,
                      plain_variant)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 from mmicl.proofs.certificates.alpha import MAX_CERTIFY_DEPTH
 
-from .common import Command, WritablePath, depth_type, emit_json, load_law
+from mmicl.commands.common import Command, WritablePath, depth_type, emit_json, load_law
 
 
 class Width(click.ParamType):

@@ -6,7 +6,7 @@ import torch
 
 from mmicl.numerics.models import MODELS, build_model
 
-from .common import (MAX_SAMPLES, MAX_STEPS, MAX_TRAIN_DEPTH, Command, ContextLength, IntIn, RealIn, WritablePath,
+from mmicl.commands.common import (MAX_SAMPLES, MAX_STEPS, MAX_TRAIN_DEPTH, Command, ContextLength, IntIn, RealIn, WritablePath,
                      check_batch_memory, context_help, depth_type, device_option, emit_json, exclusive, law_options,
                      plain_variant, seed_option, variant_minimiser, variant_option, variant_or_alias)
 

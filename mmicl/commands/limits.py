@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from .common import (Command, IntIn, WritablePath, emit_json, floor_line, law_options, number, plain_variant, show_excess,
+from mmicl.commands.common import (Command, IntIn, WritablePath, emit_json, floor_line, law_options, number, plain_variant, show_excess,
                      show_named, signed_sum, variant_floor, variant_minimiser, variant_option, variant_or_alias)
 
 from mmicl.numerics.validate import MAX_DEPTH_ONE

@@ -9,7 +9,7 @@ size of the multimodal registry claims (``proofs/claims/testbed_multimodal.py``)
 their full (GPU) size; any option overrides.
 
 The subcommands join the ``testbed`` group of ``testbed.py`` when this module is imported
-(``proofs/cli.py`` loads the group from here).
+(``mmicl/cli.py`` loads the group from here).
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import click
 
-from .common import MAX_STEPS, SEED, IntIn, WritablePath, device_option, emit_json
-from .testbed import (DATA_KNOBS, KNOB_TYPES, MAX_ACTIVATIONS, MAX_SEEDS, MODEL_KNOBS, TRAIN_KNOBS, _check_size,
+from mmicl.commands.common import MAX_STEPS, SEED, IntIn, WritablePath, device_option, emit_json
+from mmicl.commands.testbed import (DATA_KNOBS, KNOB_TYPES, MAX_ACTIVATIONS, MAX_SEEDS, MODEL_KNOBS, TRAIN_KNOBS, _check_size,
                       _metric_entry, _options_named, _pick, _summary, comma_list, testbed, threads_option)
 
 M1_KNOBS = {k: v for k, v in DATA_KNOBS.items() if k != "pB"}
@@ -125,7 +125,7 @@ def out_folder_option():
 
 
 def _sizes(quick: bool):
-    from ..claims.testbed_multimodal import FULL, QUICK
+    from mmicl.proofs.claims.testbed_multimodal import FULL, QUICK
 
     return QUICK if quick else FULL
 

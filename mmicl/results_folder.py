@@ -36,7 +36,7 @@ from mmicl.numerics.strict_json import dumps
 from mmicl.numerics.provenance import software
 from mmicl.numerics.validate import InputError
 
-from .claim import Claim, ClaimResult, RunConfig
+from mmicl.proofs.claim import Claim, ClaimResult, RunConfig
 
 LOCK_NAME = ".mmicl.lock"
 SUMMARY = ("verdicts.json", "report.md", "report.html")
@@ -59,7 +59,7 @@ class RunState:
     reason: str = ""
 
     def to_json(self, out: Path) -> dict:
-        from .claim import relative_path
+        from mmicl.proofs.claim import relative_path
 
         return {"state": self.state, "planned": self.planned, "pid": self.pid,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
@@ -156,7 +156,7 @@ class ResultsFolder:
 
     def write(self) -> None:
         """``verdicts.json``, ``report.md`` and ``report.html`` from the same results, together."""
-        from .report import render_html, render_report
+        from mmicl.report import render_html, render_report
 
         self.run.wall_seconds = time.perf_counter() - self._t0
         doc = {"seed": self.config.seed, "quick": self.config.quick, "size": self.config.size,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from .common import MAX_STEPS, SEED, Group, IntIn, RealIn, WritablePath, device_option, emit_json
+from mmicl.commands.common import MAX_STEPS, SEED, Group, IntIn, RealIn, WritablePath, device_option, emit_json
 
 DATA_KNOBS = {"K": "K", "N": "N", "D": "D", "L": "L", "B": "B", "pB": "p_bursty", "eps": "eps", "zipf": "zipf"}
 MODEL_KNOBS = {"layers": "layers", "heads": "heads", "width": "width", "pos": "pos"}
@@ -80,7 +80,7 @@ def testbed_options(f):
 def _settings(quick, seeds, **kw):
     from mmicl.numerics.testbed.config import TestbedConfigError
 
-    from ..claims.testbed import FULL, QUICK
+    from mmicl.proofs.claims.testbed import FULL, QUICK
 
     base = QUICK if quick else FULL
     try:
