@@ -27,7 +27,7 @@ from scipy.integrate import LSODA, OdeSolution
 from mmicl.numerics.laws.language import takes_law
 from mmicl.numerics.laws.task import TaskLaw
 from .validate import MAX_DEPTH_FLOW_TWO, MAX_DEPTH_ONE, check_count, check_real
-from .lca import (TwoParameterLoss, _require_signal, alpha_star, check_depth, loss_curvature_one,
+from .lca import (TwoParameterLoss, signal_bounds_for, alpha_star, check_depth, loss_curvature_one,
                   loss_gradient_one)
 
 __all__ = ["CONVERGED_TWO", "FlowResult", "OUTCOMES_TWO", "RestTwo", "at_rest_one", "basin_two", "gradient_flow_one",
@@ -189,7 +189,7 @@ def gradient_flow_one(
     alpha0 = check_real("alpha0", alpha0)
     tau_max, rtol, atol = (check_real(k, v, lo=0.0) for k, v in (("tau_max", tau_max), ("rtol", rtol), ("atol", atol)))
     sigma_max = None if sigma_max is None else check_real("sigma_max", sigma_max, lo=0.0)
-    _require_signal(law)
+    signal_bounds_for(law)
     alpha0 = float(alpha0)
     if not math.isfinite(alpha0):
         raise ValueError(f"alpha0 must be finite, got {alpha0}")
@@ -355,7 +355,7 @@ def gradient_flow_two(
     if not (math.isfinite(float(alpha0)) and math.isfinite(float(beta0))):
         raise ValueError(f"the start (alpha0, beta0) must be finite, got {(alpha0, beta0)}")
     y0 = [float(alpha0) + float(beta0), float(beta0)]
-    _, hi = _require_signal(law)
+    _, hi = signal_bounds_for(law)
     stable = (-2.0 / (1.0 + hi), 0.0)  # |1 + β(1+s)| ≤ 1 on the whole support
 
     last: dict = {}

@@ -36,6 +36,7 @@ _U = 2.0**-53  # float64's unit roundoff
 _DOUBT = 2.0**-40  # a residual run whose excess is known to this relative bound (~1e-12) is kept as it is
 
 __all__ = [
+    "signal_bounds_for",
     "ScaledValue",
     "check_depth",
     "bayes_risk",
@@ -118,7 +119,7 @@ class ScaledValue:
         return out
 
 
-def _require_signal(law: TaskLaw, T: int = 1, hint: str | None = None) -> tuple[float, float]:
+def signal_bounds_for(law: TaskLaw, T: int = 1, hint: str | None = None) -> tuple[float, float]:
     """``(s_lo, s_hi)`` over the prompts with m ≠ 0: an atom at s = 0 weighs nothing in the loss.
 
     Refuses (``LawError``) a law that float64 cannot resolve at depth ``T``
@@ -242,7 +243,7 @@ def alpha_star(law: TaskLaw) -> float:
 
     **Accuracy.**  The SymPy expression is evaluated in 53-bit arithmetic at the float64 ends
     s_lo, s_hi: a few roundings, so within a few ulps of α* at those ends."""
-    lo, hi = _require_signal(law)
+    lo, hi = signal_bounds_for(law)
     expr, (s_lo, s_hi) = th.alpha_star_expr()
     return float(expr.subs({s_lo: lo, s_hi: hi}))
 
@@ -250,13 +251,13 @@ def alpha_star(law: TaskLaw) -> float:
 @takes_law
 def stable_interval(law: TaskLaw) -> tuple[float, float]:
     """α with ``|1 − α(1+s)| < 1`` on the whole support: ``(0, 2/(1 + s_hi))``."""
-    _, hi = _require_signal(law)
+    _, hi = signal_bounds_for(law)
     return (0.0, 2.0 / (1.0 + hi))
 
 
 def _one_parameter_sums(law: TaskLaw, T: int, alpha: float, order: int, hint: str | None = None) -> ScaledValue:
-    """``E[ζ² ∂^order_α (excess/ζ²)]`` in log scale (``hint``: as in ``_require_signal``)."""
-    lo, hi = _require_signal(law, T, hint)
+    """``E[ζ² ∂^order_α (excess/ζ²)]`` in log scale (``hint``: as in ``signal_bounds_for``)."""
+    lo, hi = signal_bounds_for(law, T, hint)
     f = _one_parameter_fn()
     rule = _rule(law, T)
     base, *amps = f(alpha, rule.nodes, T)
@@ -290,7 +291,7 @@ def excess_risk_scaled(law: TaskLaw, T: int, alpha: float | None = None) -> Scal
     also where the value itself under- or overflows."""
     T = check_depth(T, MAX_DEPTH_ONE, "excess_risk")
     alpha = None if alpha is None else check_real("alpha", alpha)
-    _require_signal(law, T, UNBOUNDED_HINTS["excess_risk"])
+    signal_bounds_for(law, T, UNBOUNDED_HINTS["excess_risk"])
     alpha = alpha_T(law, T) if alpha is None else alpha
     return _one_parameter_sums(law, T, _finite("alpha", alpha), 0)
 
@@ -328,7 +329,7 @@ def alpha_T(law: TaskLaw, T: int) -> float:
     of at most ``5e-12·r_max/((2T − 1)(1 + s_lo))``).  Where the derivative has one sign on the
     whole bracket, the end is returned (exact to the rounding of ``1/(1+s)``)."""
     T = check_depth(T, MAX_DEPTH_ONE, "alpha_T")
-    lo, hi = _require_signal(law, T, UNBOUNDED_HINTS["alpha_T"])
+    lo, hi = signal_bounds_for(law, T, UNBOUNDED_HINTS["alpha_T"])
     a_lo, a_hi = 1.0 / (1.0 + hi), 1.0 / (1.0 + lo)
     if a_lo == a_hi:
         return a_lo
@@ -384,14 +385,14 @@ def alpha_T_mp(law: TaskLaw, T: int, dps: int = 30) -> mp.mpf:
     An independent check of ``alpha_T``: different quadrature (tanh-sinh on graded pieces),
     different arithmetic, different root finder."""
     T = check_depth(T, MAX_DEPTH_MP, "alpha_T_mp")
-    _require_signal(law, T, UNBOUNDED_HINTS["alpha_T_mp"])
+    signal_bounds_for(law, T, UNBOUNDED_HINTS["alpha_T_mp"])
     f = _one_parameter_fn("mpmath")
     # α(1 + s) − 1 cancels the digits of 1 + s that the spread ρ does not reach: work with that many
     # more, so that ``dps`` digits remain where the root finder's tolerance is applied
     rho = law.spread()
     extra = max(0, math.ceil(-math.log10(rho))) if rho else 0
     with mp.workdps(dps + extra):
-        lo, hi = (mp.mpf(x) for x in _require_signal(law, T))
+        lo, hi = (mp.mpf(x) for x in signal_bounds_for(law, T))
 
         def D(a):
             """dL/dα divided by max|r|^{2T−1} over the support (positive): values of order 1/T,
@@ -469,7 +470,7 @@ class TwoParameterLoss:
         check_depth(T, MAX_DEPTH_TWO, "TwoParameterLoss")
         law = as_law(law)
         self.T = check_depth(T)
-        _require_signal(law)
+        signal_bounds_for(law)
         if coordinates not in COORDINATES:
             raise ValueError(f"coordinates must be one of {list(COORDINATES)}, got {coordinates!r}")
         self.law = law
@@ -576,7 +577,7 @@ def minimise_two_residual(law: TaskLaw, T: int) -> tuple[float, float]:
     Independent of the gradient-flow integrator, which it is compared with."""
     check_depth(T, MAX_DEPTH_TWO, "minimise_two_residual")
     T = check_depth(T)
-    lo, hi = _require_signal(law)
+    lo, hi = signal_bounds_for(law)
     if T == 1:
         raise ValueError("at T = 1 the two-parameter loss does not depend on β: no unique minimiser")
     if lo == hi:

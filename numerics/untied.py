@@ -55,13 +55,18 @@ from mmicl.theory.compile import compiled
 from mmicl.theory.model import s as s_sym
 
 from mmicl.numerics.laws.language import takes_law
-from .lca import ScaledValue, _require_signal, excess_risk_scaled
+from .lca import ScaledValue, signal_bounds_for, excess_risk_scaled
 from mmicl.numerics.laws.quadrature import Rule, gauss_jacobi, lanczos
 from mmicl.numerics.laws.scalar import Beta, Discrete, LawError, Mixture, Point, ScalarLaw, SumLaw
 from mmicl.numerics.laws.task import TaskLaw
 from .validate import MAX_DEPTH_UNTIED, InputError, check_depth
 
 __all__ = [
+    "amplitude_fn",
+    "cached_excess_rule",
+    "multiplier_fn",
+    "as_schedule",
+    "signal_range",
     "DIGITS",
     "MAX_DEPTH",
     "RateFit",
@@ -89,12 +94,12 @@ margin nodes: about 1.5 s at T = 1000 and 25 s at T = 2000 on one core."""
 # ---------------------------------------------------------------------------------------------
 
 
-def _amplitude(module: str = "numpy"):
+def amplitude_fn(module: str = "numpy"):
     """``A(s)`` with per-prompt ``excess/ζ² = A(s)·q(1+s)²``."""
     return compiled("untied_amplitude", lambda: ([th.excess_amplitude()], [s_sym]), module)
 
 
-def _multiplier(module: str = "numpy"):
+def multiplier_fn(module: str = "numpy"):
     """``(m, ∂m/∂α)`` of one layer on the Bayes residual: ``ρ_t = m(α_t, s)·ρ_{t−1}``."""
     def build():
         m = th.residual_multiplier()
@@ -116,15 +121,15 @@ def _rates_fn():
 # ---------------------------------------------------------------------------------------------
 
 
-def _signal(law: TaskLaw, T: int = 1) -> tuple[float, float]:
+def signal_range(law: TaskLaw, T: int = 1) -> tuple[float, float]:
     """``(s_lo, s_hi)`` over the prompts with m ≠ 0 (atoms at s = 0 weigh nothing: A(0) = 0); a
     law that float64 cannot resolve at depth ``T`` is refused (``TaskLaw.float64_unresolved``: each
     factor 1 − α_t(1 + s) is formed with rounding ~eps against a size ~ρ, so ∏_t of 2T of them
     carries ~2T·eps/ρ, the tied model's bound)."""
-    return _require_signal(law, T)
+    return signal_bounds_for(law, T)
 
 
-def _schedule(alphas) -> np.ndarray:
+def as_schedule(alphas) -> np.ndarray:
     """The schedule as a 1-D float array of finite values, one per layer (depth = its length)."""
     try:
         a = np.asarray(alphas, dtype=float)
@@ -248,8 +253,8 @@ def _chebyshev_mismatch(x, w, nodes, weights, K: int) -> float:
 
 
 @lru_cache(maxsize=64)
-def _excess_rule(law: TaskLaw, T: int) -> Rule:
-    _signal(law, T)
+def cached_excess_rule(law: TaskLaw, T: int) -> Rule:
+    signal_range(law, T)
     scalar = law.s_law()
     n = T + 1 + _margin(law)
     x, w = _gauss_rule(scalar, n)
@@ -265,13 +270,13 @@ def excess_rule(law: TaskLaw, T: int) -> Rule:
     """The rule for ``E[ζ² h(s)]`` that the untied excess at depth ``T`` is integrated with: a Gauss
     rule of the law of s with ``T + 1 + margin`` nodes (atoms kept as they are), exact for
     ``A(s)·q(1+s)²`` up to ``ρ^{−2·margin}`` (module docstring).  Cached per (law, T)."""
-    return _excess_rule(law, check_depth(T))
+    return cached_excess_rule(law, check_depth(T))
 
 
 def _mu(law: TaskLaw, T: int) -> tuple[np.ndarray, np.ndarray]:
     """Nodes ``λ_k = 1 + s_k`` and weights of the discretised μ (``E[ζ²] A(s) dP``, s > 0 only)."""
-    rule = _excess_rule(law, T)
-    w = rule.weights * _amplitude()(rule.nodes)[0]
+    rule = cached_excess_rule(law, T)
+    w = rule.weights * amplitude_fn()(rule.nodes)[0]
     keep = w > 0
     return 1.0 + rule.nodes[keep], w[keep]
 
@@ -407,12 +412,12 @@ def untied_excess(law: TaskLaw, alphas: Sequence[float], rule: Rule | None = Non
     = its length): ``E[ζ² A(s) ∏_t (1 − α_t(1+s))²]`` on ``excess_rule(law, T)`` (or on ``rule``, a
     rule for ``E[ζ² h(s)]`` such as ``law.rule(depth=T)``), in log scale (a ``ScaledValue``:
     ``.value`` is ``None`` where float64 cannot hold it, ``.log10`` always holds)."""
-    a = _schedule(alphas)
+    a = as_schedule(alphas)
     _depth(a.size)  # its rule has ~T + margin nodes: the same limit as the optimum's
-    rule = _excess_rule(law, a.size) if rule is None else rule
+    rule = cached_excess_rule(law, a.size) if rule is None else rule
     s = rule.nodes
-    m, _ = _multiplier()(a[None, :], s[:, None])
-    amp = _amplitude()(s)[0]
+    m, _ = multiplier_fn()(a[None, :], s[:, None])
+    amp = amplitude_fn()(s)[0]
     with np.errstate(divide="ignore"):
         logq = np.log(np.abs(m)).sum(axis=1)  # −inf where a layer's root sits on a node
     live = (rule.weights * amp > 0) & np.isfinite(logq)
@@ -485,8 +490,8 @@ def optimal_schedule_mp(law: TaskLaw, T: int, dps: int = 40) -> UntiedSchedule:
     [−1, 1] (in λ itself a narrow support loses a digit per layer to cancellation), on μ for
     ``1/Σ π_k(0)²`` and on ``λ dμ`` directly (not the Christoffel step) for its Gauss nodes."""
     T = check_depth(T)
-    _signal(law)
-    amp = _amplitude("mpmath")
+    signal_range(law)
+    amp = amplitude_fn("mpmath")
     with mp.workdps(dps):
         n = T + 1 + _margin(law, dps / 2 + 5)
         pairs = [(x, w) for x, w in _gauss_rule_mp(law.s_law(), n, dps) if x > 0 and w > 0]
@@ -541,7 +546,7 @@ def predicted_rates(law: TaskLaw) -> dict[str, float]:
     the tied model at α_T and of the optimal untied schedule, for a law whose s has a regular density
     on the whole of ``[s_lo, s_hi]``.  For any other bounded law the untied value is an upper bound
     on the rate (a law on a smaller set, with gaps or atoms, allows faster)."""
-    lo, hi = _signal(law)
+    lo, hi = signal_range(law)
     if lo == hi:  # one value of s: a single layer at α = 1/(1+s) is already exact, tied or not
         return {"tied": 0.0, "untied": 0.0}
     tied, untied = _rates_fn()(lo, hi)
@@ -619,7 +624,7 @@ def matrix_excess_untied(m: np.ndarray, zeta: float, alphas: Sequence[float]) ->
     d = m.size
     lam = np.eye(d) + np.outer(m, m)
     P = np.zeros((d, d))
-    for a in _schedule(alphas):
+    for a in as_schedule(alphas):
         P = P + a * np.eye(d) - a * lam @ P
     w_eff = zeta * P.T @ m
     risk = zeta**2 - 2 * zeta * w_eff @ m + w_eff @ lam @ w_eff

@@ -70,11 +70,11 @@ from mmicl.numerics.laws.language import takes_law
 from mmicl.numerics.laws.task import TaskLaw
 from .untied import (
     UntiedSchedule,
-    _amplitude,
-    _excess_rule,
-    _multiplier,
-    _schedule,
-    _signal,
+    amplitude_fn,
+    cached_excess_rule,
+    multiplier_fn,
+    as_schedule,
+    signal_range,
     optimal_schedule,
     untied_excess,
 )
@@ -140,16 +140,16 @@ def log_excess_derivatives(law: TaskLaw, alphas: Sequence[float]) -> tuple[float
     """``(log L, ∇ log L, ∇² log L)`` of the untied excess at the schedule ``alphas`` (natural log;
     computed with q scaled by its largest value on the nodes, which cancels in every ratio).  Their
     rounding bounds: ``rest_test``."""
-    a = _schedule(alphas)
-    rule = _excess_rule(law, a.size)
-    return _log_derivatives(rule.nodes, rule.weights * _amplitude()(rule.nodes)[0], a)
+    a = as_schedule(alphas)
+    rule = cached_excess_rule(law, a.size)
+    return _log_derivatives(rule.nodes, rule.weights * amplitude_fn()(rule.nodes)[0], a)
 
 
 def _scaled_factors(s: np.ndarray, a: np.ndarray):
     """``(m, ∂m/∂α, scale)`` on the nodes, broadcast to (nodes, layers), and the common scale of every
     factor (the scaled q is at most 1 in size at its largest node)."""
     T = a.size
-    m, dm = _multiplier()(a[None, :], s[:, None])
+    m, dm = multiplier_fn()(a[None, :], s[:, None])
     m, dm = np.broadcast_to(m, (s.size, T)), np.broadcast_to(dm, (s.size, T))
     with np.errstate(divide="ignore"):
         top = float(np.log(np.abs(m)).sum(axis=1).max())
@@ -334,8 +334,8 @@ def _rest(s: np.ndarray, w: np.ndarray, a: np.ndarray) -> RestTest:
 
 
 def _flow_nodes(law: TaskLaw, T: int) -> tuple[np.ndarray, np.ndarray]:
-    rule = _excess_rule(law, T)
-    s, w = rule.nodes, rule.weights * _amplitude()(rule.nodes)[0]
+    rule = cached_excess_rule(law, T)
+    s, w = rule.nodes, rule.weights * amplitude_fn()(rule.nodes)[0]
     keep = w > 0
     return s[keep], w[keep]
 
@@ -345,7 +345,7 @@ def rest_test(law: TaskLaw, alphas: Sequence[float]) -> RestTest:
     """The rest test of the untied flow at the schedule ``alphas``, on its loss (the quadrature of
     ``excess_rule(law, len(alphas))``): see ``RestTest`` and the module docstring.  No correction
     is applied: the point is judged as given."""
-    a = _schedule(alphas)
+    a = as_schedule(alphas)
     return _rest(*_flow_nodes(law, a.size), a)
 
 
@@ -434,7 +434,7 @@ def schedule_flow(law: TaskLaw, alpha0s: Sequence[float], *, optimum: UntiedSche
     ``optimum`` (default: ``optimal_schedule(law, len(alpha0s))``)."""
     from scipy.integrate import solve_ivp
 
-    a0 = _schedule(alpha0s)
+    a0 = as_schedule(alpha0s)
     T = a0.size
     _, log_best = _optimal_log_excess(law, T, optimum)
     s, w = _flow_nodes(law, T)
@@ -512,7 +512,7 @@ def flows_from_random_starts(law: TaskLaw, T: int, starts: int = 10, *, seed: in
     seed = check_seed(seed)
     if isinstance(starts, bool) or not isinstance(starts, int) or starts < 1:
         raise InputError(f"starts must be a positive whole number, got {starts!r}")
-    lo, _ = _signal(law)
+    lo, _ = signal_range(law)
     box = (0.0, 2.0 / (1.0 + lo)) if box is None else (float(box[0]), float(box[1]))
     if not (math.isfinite(box[0]) and math.isfinite(box[1]) and box[0] < box[1]):
         raise InputError(f"box must be two finite numbers lo < hi, got {box!r}")

@@ -136,11 +136,11 @@ def test_the_optimum_is_stable_at_depth_hundreds(monkeypatch):
     law = "s=beta(0.5,0.7,0.2,3)"
     first = untied.optimal_schedule(law, 640)
     monkeypatch.setattr(untied, "DIGITS", 2 * untied.DIGITS)
-    untied._excess_rule.cache_clear()
+    untied.cached_excess_rule.cache_clear()
     try:
         finer = untied.optimal_schedule(law, 640)
     finally:
-        untied._excess_rule.cache_clear()
+        untied.cached_excess_rule.cache_clear()
     assert finer.nodes > first.nodes
     assert abs(first.log10_excess - finer.log10_excess) <= math.log10(1 + REL)
     assert np.allclose(first.alphas, finer.alphas, rtol=1e-12, atol=0)

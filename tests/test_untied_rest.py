@@ -27,7 +27,7 @@ def _mp_derivatives(law, alphas, dps=50):
     """``(∇ log L, ∇² log L)`` of the flow's loss at ``alphas`` in mpmath (module docstring)."""
     T = len(alphas)
     rule = untied.excess_rule(law, T)
-    keep = rule.weights * untied._amplitude()(rule.nodes)[0] > 0
+    keep = rule.weights * untied.amplitude_fn()(rule.nodes)[0] > 0
     with mp.workdps(dps):
         nodes = [mp.mpf(float(x)) for x in rule.nodes[keep]]
         weights = [mp.mpf(float(v)) * x / (1 + x) for v, x in zip(rule.weights[keep], nodes)]

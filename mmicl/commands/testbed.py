@@ -44,7 +44,7 @@ def threads_option():
                         help="torch CPU threads (default: every core of this machine).")
 
 
-def _pick(table: dict, kw: dict) -> dict:
+def pick_metrics(table: dict, kw: dict) -> dict:
     """The options given (not None) of ``table`` (option name → settings field), by field."""
     return {v: kw[k] for k, v in table.items() if kw.get(k) is not None}
 
@@ -84,17 +84,17 @@ def _settings(quick, seeds, **kw):
 
     base = QUICK if quick else FULL
     try:
-        data = replace(base.data, **_pick(DATA_KNOBS, kw))
-        model = replace(base.model, **_pick(MODEL_KNOBS, kw))
-        train = replace(base.train, **_pick(TRAIN_KNOBS, kw))
+        data = replace(base.data, **pick_metrics(DATA_KNOBS, kw))
+        model = replace(base.model, **pick_metrics(MODEL_KNOBS, kw))
+        train = replace(base.train, **pick_metrics(TRAIN_KNOBS, kw))
     except TestbedConfigError as e:  # settings that do not go together (K and L, N and B, width and heads)
-        raise click.BadParameter(str(e), param_hint=_options_named(str(e))) from None
+        raise click.BadParameter(str(e), param_hint=options_named(str(e))) from None
     if model.pos == "ape" and model.ape_slots < data.seq_len:
         model = replace(model, ape_slots=data.seq_len + data.seq_len // 2)
     return data, model, train, seeds or base.seeds
 
 
-def _options_named(message: str) -> str | None:
+def options_named(message: str) -> str | None:
     """The options whose settings a testbed error names (``K=100 … L=16`` → ``--K/--L``)."""
     import re
 
@@ -104,7 +104,7 @@ def _options_named(message: str) -> str | None:
     return "/".join(found) or None
 
 
-def _check_size(datas, model, train, members: int) -> None:
+def check_size(datas, model, train, members: int) -> None:
     """Refuse an ensemble that cannot fit in memory, before anything is allocated."""
     for data in datas:
         acts = members * train.batch * data.seq_len * model.width * model.layers
@@ -120,7 +120,7 @@ def _check_size(datas, model, train, members: int) -> None:
 UNIMODAL_METRICS = ("acc_icl", "acc_flip", "acc_iwl", "iwl_context_rate", "induction_max", "prev_token_max")
 
 
-def _metric_entry(values) -> dict:
+def metric_entry(values) -> dict:
     """One metric over seeds: mean, 95 % t interval (null, with the reason, for one seed), per seed."""
     from mmicl.numerics.testbed.stats import t_interval
 
@@ -134,10 +134,10 @@ def _metric_entry(values) -> dict:
     return out
 
 
-def _summary(results, arm: str, metrics=UNIMODAL_METRICS, peak=("acc_icl",)) -> dict:
-    """The final value of each of ``metrics`` for ``arm`` (``_metric_entry``), and per seed the peak
+def run_summary(results, arm: str, metrics=UNIMODAL_METRICS, peak=("acc_icl",)) -> dict:
+    """The final value of each of ``metrics`` for ``arm`` (``metric_entry``), and per seed the peak
     of each metric in ``peak`` along training (``peak_<metric>``)."""
-    out = {m: _metric_entry(results.final(m, arm)) for m in metrics}
+    out = {m: metric_entry(results.final(m, arm)) for m in metrics}
     for m in peak:
         out[f"peak_{m}"] = [round(float(v), 4) for v in results.peak(m, arm)]
     return out
@@ -153,7 +153,7 @@ def testbed():
 def train(quick, seeds, seed, device, threads, out, as_json, **kw):
     """Train --seeds models of one setting as one ensemble; print the final metrics."""
     data, model, tr, n = _settings(quick, seeds, **kw)
-    _check_size([data], model, tr, n)
+    check_size([data], model, tr, n)
     import torch
     from mmicl.numerics.atomic import write_json
     from mmicl.numerics.testbed.experiments import Arm, run_arms
@@ -166,7 +166,7 @@ def train(quick, seeds, seed, device, threads, out, as_json, **kw):
     result = {"data": asdict(data), "model": asdict(model), "train": asdict(tr), "seeds": r.seeds,
               "seconds": round(r.run.history.seconds, 2),
               "model_steps_per_s": round(tr.steps * n / r.run.history.seconds, 1),
-              "final": _summary(r, "run"), "baselines": baselines(data), "history": r.run.history.to_json()}
+              "final": run_summary(r, "run"), "baselines": baselines(data), "history": r.run.history.to_json()}
     if out is not None:
         write_json(Path(out) / "testbed_train.json", result)
         plot_curves(r, Path(out) / "testbed_train.png", ("acc_icl", "acc_iwl", "acc_flip", "induction_max"))
@@ -220,12 +220,12 @@ def sweep(knob, values, quick, seeds, seed, device, threads, out, as_json, **kw)
             datas = [(f"{knob}={v}", replace(data, **{DATA_KNOBS[knob]: v})) for v in vals]
         except TestbedConfigError as e:
             raise click.BadParameter(str(e), param_hint="--values") from None
-        _check_size([d for _, d in datas], model, tr, n * len(vals))
+        check_size([d for _, d in datas], model, tr, n * len(vals))
         settings = None
     else:
         settings = [(v, _settings(quick, seeds, **{**kw, knob: v})) for v in vals]
         for _, (data, model, tr, n) in settings:
-            _check_size([data], model, tr, n)
+            check_size([data], model, tr, n)
     import torch
     from mmicl.numerics.atomic import write_json
     from mmicl.numerics.testbed.experiments import Arm, run_arms
@@ -245,7 +245,7 @@ def sweep(knob, values, quick, seeds, seed, device, threads, out, as_json, **kw)
                          progress=not as_json, description=f"{knob}={v}")
             rows[f"{knob}={v}"] = (r, "run")
     result = {"knob": knob, "values": vals, "seeds": seed_list,
-              "final": {name: _summary(r, arm) for name, (r, arm) in rows.items()},
+              "final": {name: run_summary(r, arm) for name, (r, arm) in rows.items()},
               "histories": {name: r.run.history.to_json() for name, (r, _) in rows.items()}}
     if out is not None:
         write_json(Path(out) / f"testbed_sweep_{knob}.json", result)

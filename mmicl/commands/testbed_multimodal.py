@@ -19,8 +19,8 @@ from pathlib import Path
 import click
 
 from mmicl.commands.common import MAX_STEPS, SEED, IntIn, WritablePath, device_option, emit_json
-from mmicl.commands.testbed import (DATA_KNOBS, KNOB_TYPES, MAX_ACTIVATIONS, MAX_SEEDS, MODEL_KNOBS, TRAIN_KNOBS, _check_size,
-                      _metric_entry, _options_named, _pick, _summary, comma_list, testbed, threads_option)
+from mmicl.commands.testbed import (DATA_KNOBS, KNOB_TYPES, MAX_ACTIVATIONS, MAX_SEEDS, MODEL_KNOBS, TRAIN_KNOBS, check_size,
+                      metric_entry, options_named, pick_metrics, run_summary, comma_list, testbed, threads_option)
 
 M1_KNOBS = {k: v for k, v in DATA_KNOBS.items() if k != "pB"}
 """M1's knobs in the two-modality commands (there ``--pB`` is the burstiness of the multimodal data)."""
@@ -138,7 +138,7 @@ def _replace(obj, hint: str | None = None, **changes):
     try:
         return replace(obj, **changes)
     except TestbedConfigError as e:
-        raise click.BadParameter(str(e), param_hint=hint or _options_named(str(e))) from None
+        raise click.BadParameter(str(e), param_hint=hint or options_named(str(e))) from None
 
 
 M2_HINT = "--K2/--D2/--eps2/--zipf2"
@@ -146,7 +146,7 @@ M2_HINT = "--K2/--D2/--eps2/--zipf2"
 
 def _m2(sz, L: int, kw: dict):
     """M2 of the sizes with the options; K2 defaults to L (each M2 class one label, as in the sizes)."""
-    m2 = _replace(sz.m2, M2_HINT, **_pick(M2_KNOBS, kw))
+    m2 = _replace(sz.m2, M2_HINT, **pick_metrics(M2_KNOBS, kw))
     if kw.get("K2") is None and m2.K != L:
         m2 = replace(m2, K=L)
     return m2
@@ -167,7 +167,7 @@ def _multimodal(m1, m2, p_bursty: float | None, layout: str, nb_hint: str, nb_fi
 
 
 def _check_multimodal_size(mm, model, train, members: int, acts_fix: str, means_fix: str) -> None:
-    """``_check_size`` for two-modality sequences (3N+2 tokens, the class means of M1 and M2)."""
+    """``check_size`` for two-modality sequences (3N+2 tokens, the class means of M1 and M2)."""
     acts = members * train.batch * mm.seq_len * model.width * model.layers
     means = members * (mm.m1.K * mm.m1.D + mm.m2.K * mm.m2.D)
     for what, n, fix in (("the residual streams (models × batch × tokens × width × layers)", acts, acts_fix),
@@ -188,7 +188,7 @@ def _baselines(m1) -> dict:
 
 
 def _stage1_summary(final: dict) -> dict:
-    """The stage-1 metrics of a checkpoint (per member) as ``_metric_entry`` per metric; per-head
+    """The stage-1 metrics of a checkpoint (per member) as ``metric_entry`` per metric; per-head
     metrics reduced to their maximum over heads (``induction_max``, ``prev_token_max``)."""
     import numpy as np
 
@@ -200,7 +200,7 @@ def _stage1_summary(final: dict) -> dict:
         v = np.asarray(final[base], dtype=float)
         if m != base:
             v = v.reshape(v.shape[0], -1).max(1)
-        out[m] = _metric_entry(v)
+        out[m] = metric_entry(v)
     return out
 
 
@@ -250,13 +250,13 @@ def _arm_name(layout: str, K2: int, decoder: str = "stage1", encoder_steps: int 
 def stage1(quick, seeds, seed, device, threads, out, as_json, **kw):
     """Multimodal stage 1: train decoders on M1 alone and save them in the checkpoint --out."""
     sz = _sizes(quick)
-    data = _replace(sz.m1, None, **_pick(DATA_KNOBS, kw))
-    model = _replace(sz.model, None, **_pick(MODEL_KNOBS, kw))
-    train = _replace(sz.stage1, None, **_pick(TRAIN_KNOBS, kw))
+    data = _replace(sz.m1, None, **pick_metrics(DATA_KNOBS, kw))
+    model = _replace(sz.model, None, **pick_metrics(MODEL_KNOBS, kw))
+    train = _replace(sz.stage1, None, **pick_metrics(TRAIN_KNOBS, kw))
     n = seeds or sz.seeds
     # the checkpoint is for stage 2, whose conflict set needs two context pairs (N/B ≥ 2)
     _multimodal(data, replace(sz.m2, K=data.L), None, "m1_first", "--N/--B")
-    _check_size([data], model, train, n)
+    check_size([data], model, train, n)
     import torch
     from mmicl.numerics.atomic import require_space
     from mmicl.numerics.testbed.checkpoint import size_lower_bound
@@ -301,7 +301,7 @@ def stage2(checkpoint, quick, pB, layout, train_readout, encoder_steps, random_d
     from mmicl.numerics.testbed.config import TestbedConfigError
 
     sz = _sizes(quick)
-    train = _replace(sz.stage2, None, **_pick(TRAIN_KNOBS, kw))
+    train = _replace(sz.stage2, None, **pick_metrics(TRAIN_KNOBS, kw))
     try:  # verified (content hash, names, shapes, finite values); a file that fails is refused, not touched
         s1 = Stage1.load(checkpoint)
     except TestbedConfigError as e:
@@ -327,7 +327,7 @@ def stage2(checkpoint, quick, pB, layout, train_readout, encoder_steps, random_d
                            "stage1_version": s1.version},
               "seeds": r.seeds, "seconds": round(r.run.history.seconds, 2),
               "stage1_final": _stage1_summary(s1.final),
-              "final": _summary(r, arm.name, metrics, peak=()), "baselines": _baselines(m1),
+              "final": run_summary(r, arm.name, metrics, peak=()), "baselines": _baselines(m1),
               "history": r.run.history.to_json()}
     _write(out, "testbed_stage2", result, r, f"stage 2 ({arm.name}, trains {trainable})", as_json)
     if as_json:
@@ -353,10 +353,10 @@ def fusion(quick, seeds, seed, layout, encoder_steps, device, threads, out, as_j
 
     Default --steps: stage 1's plus stage 2's (as many updates as the staged protocol)."""
     sz = _sizes(quick)
-    m1 = _replace(sz.m1, None, **_pick(M1_KNOBS, kw))
-    model = _replace(sz.model, None, **_pick(MODEL_KNOBS, kw))
+    m1 = _replace(sz.m1, None, **pick_metrics(M1_KNOBS, kw))
+    model = _replace(sz.model, None, **pick_metrics(MODEL_KNOBS, kw))
     # as in claim 6: the steps of stage 1 and stage 2 together, so that both protocols make as many updates
-    train = _replace(sz.stage1, None, **{"steps": sz.stage1.steps + sz.stage2.steps, **_pick(TRAIN_KNOBS, kw)})
+    train = _replace(sz.stage1, None, **{"steps": sz.stage1.steps + sz.stage2.steps, **pick_metrics(TRAIN_KNOBS, kw)})
     m2 = _m2(sz, m1.L, kw)
     mm = _multimodal(m1, m2, kw.get("pB"), layout, "--N/--B")
     n = seeds or sz.seeds
@@ -375,7 +375,7 @@ def fusion(quick, seeds, seed, layout, encoder_steps, device, threads, out, as_j
                            "model": asdict(stage1_ape_slots(model, m1)), "train": asdict(train), "trainable": "all",
                            "encoder_steps": encoder_steps, "data_seed": seed, "device": device},
               "seeds": r.seeds, "seconds": round(r.run.history.seconds, 2),
-              "final": _summary(r, arm.name, metrics, peak=()), "baselines": _baselines(m1),
+              "final": run_summary(r, arm.name, metrics, peak=()), "baselines": _baselines(m1),
               "history": r.run.history.to_json()}
     _write(out, "testbed_fusion", result, r, f"early fusion ({arm.name})", as_json)
     if as_json:
@@ -401,7 +401,7 @@ def encoder(quick, steps_list, seeds, seed, device, threads, as_json, **kw):
     sz = _sizes(quick)
     doses = _steps_list(steps_list) if steps_list is not None else list(sz.encoder_steps)
     m1 = sz.m1
-    m2 = _replace(sz.m2, M2_HINT, **{"K": sz.encoder_K2, **_pick(M2_KNOBS, kw)})
+    m2 = _replace(sz.m2, M2_HINT, **{"K": sz.encoder_K2, **pick_metrics(M2_KNOBS, kw)})
     mm = _multimodal(m1, m2, None, "m1_first", "--K2")
     n = seeds or sz.seeds
     means = len(doses) * n * (m1.K * m1.D + m2.K * m2.D)
@@ -432,7 +432,7 @@ def encoder(quick, steps_list, seeds, seed, device, threads, as_json, **kw):
     result = {"settings": {"m1": asdict(m1), "m2": asdict(m2), "hidden": list(ENCODER_HIDDEN), "batch": train.batch,
                            "lr": train.lr, "eval_size": train.eval_size, "data_seed": seed, "device": device},
               "seeds": seed_list, "steps": doses, "seconds": round(seconds, 2),
-              "encoder_acc": {str(d): _metric_entry(acc[i].numpy()) for i, d in enumerate(doses)},
+              "encoder_acc": {str(d): metric_entry(acc[i].numpy()) for i, d in enumerate(doses)},
               "baselines": {"uniform_guess": 1 / m2.K}}
     if as_json:
         emit_json(result)

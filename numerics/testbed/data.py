@@ -19,7 +19,7 @@ import torch
 
 from .config import MemberSpec, check_compatible
 
-_MAX_REJECTION_ROUNDS = 10_000
+MAX_REJECTION_ROUNDS = 10_000
 
 
 @dataclass
@@ -160,7 +160,7 @@ class Mixture:
         query = self.draw_classes((b,), g)
         ctx = self.draw_classes((b, self.N), g)
         q_label = self.label_of(query).unsqueeze(-1)
-        for _ in range(_MAX_REJECTION_ROUNDS):
+        for _ in range(MAX_REJECTION_ROUNDS):
             bad = self.label_of(ctx) == q_label
             if not bool(bad.any()):
                 break
@@ -203,7 +203,7 @@ class Mixture:
         b = q_label.shape[1]
         ctx = self.draw_classes((b, n), g)
         q = q_label.unsqueeze(-1)
-        for _ in range(_MAX_REJECTION_ROUNDS):
+        for _ in range(MAX_REJECTION_ROUNDS):
             bad = self.label_of(ctx) == q
             if not bool(bad.any()):
                 return ctx

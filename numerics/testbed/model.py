@@ -29,7 +29,7 @@ class Forward:
     head_outputs: list[torch.Tensor] | None = None  # per layer (E, b, H, T, head_dim), if asked
 
 
-def _bmm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+def bmm(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """(E, ..., i) @ (E, i, o) → (E, ..., o) as one batched matmul."""
     E = x.shape[0]
     return torch.bmm(x.reshape(E, -1, x.shape[-1]), w).view(*x.shape[:-1], w.shape[-1])
@@ -128,7 +128,7 @@ class EnsembleDecoder(nn.Module):
                 pos = pos + ape_shift.unsqueeze(-1)
             onehot = torch.nn.functional.one_hot(pos.expand(E, b, T), c.ape_slots).to(tokens.dtype)
             tokens = torch.cat([tokens, onehot], dim=-1)
-        x = _bmm(tokens, self.w("w_in"))
+        x = bmm(tokens, self.w("w_in"))
         H, hd = c.heads, c.head_dim
         bias = torch.zeros(T, T, device=x.device, dtype=x.dtype)
         causal = torch.ones(T, T, device=x.device, dtype=torch.bool).tril()
@@ -145,7 +145,7 @@ class EnsembleDecoder(nn.Module):
             # unless every attention row is asked for (same logits either way)
             rows = slice(T - 1, T) if (layer == c.layers - 1 and not every_row) else slice(0, T)
             a = _rms_norm(x, self.w(f"l{layer}_norm_attn"))
-            q, k, v = _bmm(a, self.w(f"l{layer}_w_qkv")).view(E, b, T, 3, H, hd).permute(3, 0, 1, 4, 2, 5)
+            q, k, v = bmm(a, self.w(f"l{layer}_w_qkv")).view(E, b, T, 3, H, hd).permute(3, 0, 1, 4, 2, 5)
             if c.pos == "rope":
                 q, k = _rotate(q, cos, sin), _rotate(k, cos, sin)
             q, x = q[..., rows, :], x[:, :, rows]
@@ -162,10 +162,10 @@ class EnsembleDecoder(nn.Module):
                 if head_mean is not None:
                     mu = head_mean[:, layer, :, rows].unsqueeze(1).to(heads_out.dtype)  # (E, 1, H, rows, hd)
                     heads_out = heads_out + (1 - m) * mu
-            x = x + _bmm(heads_out.transpose(2, 3).reshape(E, b, x.shape[2], c.width), self.w(f"l{layer}_w_o"))
+            x = x + bmm(heads_out.transpose(2, 3).reshape(E, b, x.shape[2], c.width), self.w(f"l{layer}_w_o"))
             m = _rms_norm(x, self.w(f"l{layer}_norm_mlp"))
-            gate = torch.nn.functional.silu(_bmm(m, self.w(f"l{layer}_w_gate")))
-            x = x + _bmm(gate * _bmm(m, self.w(f"l{layer}_w_up")), self.w(f"l{layer}_w_down"))
+            gate = torch.nn.functional.silu(bmm(m, self.w(f"l{layer}_w_gate")))
+            x = x + bmm(gate * bmm(m, self.w(f"l{layer}_w_up")), self.w(f"l{layer}_w_down"))
         last = _rms_norm(x[:, :, -1], self.w("norm_out"))
-        return Forward(_bmm(last, self.w("w_out")), attentions if return_attention else None,
+        return Forward(bmm(last, self.w("w_out")), attentions if return_attention else None,
                        outputs if return_head_outputs else None)

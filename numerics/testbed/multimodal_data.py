@@ -40,7 +40,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from .config import DataConfig, MemberSpec, MultimodalMember, TestbedConfigError
-from .data import _MAX_REJECTION_ROUNDS, Mixture
+from .data import MAX_REJECTION_ROUNDS, Mixture
 
 SETS = ("icl", "icl_m2only", "icl_m1only", "conflict", "flip", "iwl", "icl_m2known")
 
@@ -201,7 +201,7 @@ class MultimodalMixture:
         q2 = self.m2.draw_classes((b, 1), g)
         ctx2 = self.m2.draw_classes((b, self.N), g)
         q_label = self.m2.label_of(q2)
-        for _ in range(_MAX_REJECTION_ROUNDS):
+        for _ in range(MAX_REJECTION_ROUNDS):
             bad = self.m2.label_of(ctx2) == q_label
             if not bool(bad.any()):
                 break

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from .config import READOUT_LAYOUTS, Layout, ModelConfig
-from .model import EnsembleDecoder, Forward, _bmm
+from .model import EnsembleDecoder, Forward, bmm
 from .multimodal_data import PairSequences
 
 
@@ -57,7 +57,7 @@ class EnsembleMLP(nn.Module):
         n = len(self.w) if layers is None else layers
         for k in range(n):
             bias = self.b[k].view(self.b[k].shape[0], *(1,) * (x.dim() - 2), -1)
-            x = _bmm(x, self.w[k]) + bias
+            x = bmm(x, self.w[k]) + bias
             if k < len(self.w) - 1:
                 x = torch.nn.functional.gelu(x)
         return x
