@@ -119,6 +119,7 @@ class ScaledValue:
         return out
 
 
+@takes_law
 def signal_bounds_for(law: TaskLaw, T: int = 1, hint: str | None = None) -> tuple[float, float]:
     """``(s_lo, s_hi)`` over the prompts with m ≠ 0: an atom at s = 0 weighs nothing in the loss.
 

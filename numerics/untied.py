@@ -121,6 +121,7 @@ def _rates_fn():
 # ---------------------------------------------------------------------------------------------
 
 
+@takes_law
 def signal_range(law: TaskLaw, T: int = 1) -> tuple[float, float]:
     """``(s_lo, s_hi)`` over the prompts with m ≠ 0 (atoms at s = 0 weigh nothing: A(0) = 0); a
     law that float64 cannot resolve at depth ``T`` is refused (``TaskLaw.float64_unresolved``: each

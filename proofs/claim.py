@@ -21,7 +21,6 @@ the claim inconclusive).
 """
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path

@@ -1,6 +1,6 @@
-"""Version-3 pilot of testbed claim 7 (encoder quality), on the pilot seeds 9000-9003, which no
+"""Pilot of testbed claim 7 (encoder quality), on the pilot seeds 9000-9003, which no
 verdict uses.  It chooses the four encoder doses of the pre-registered design
-(proofs/claims/testbed_v3.py, DESIGNS["claim7"]) by the rule stated there before this run:
+(proofs/claims/testbed/design.py, DESIGNS["claim7"]) by the rule stated there before this run:
 
     the four pretraining step counts that put the pilot median encoder accuracy nearest 0.4, 0.6,
     0.8 and 0.95 (nearest per target; a tie goes to the fewer steps; if two targets pick the same
@@ -11,26 +11,26 @@ committed; both runs are deterministic and gave the same accuracies), since adop
 (DESIGNS["claim7"].changes) before any verdict run: the first run showed
 the encoder's accuracy topping out near 0.83 at this M2 (best median 0.829 at 2560 steps), so the
 target 0.95 picks the longest pretraining, 0.02 above the 0.8 dose.  The claim runs on the targets
-0.2, 0.4, 0.6, 0.8 instead (testbed_v3_modalities.ENCODER_TARGETS, same nearest-median rule);
+0.2, 0.4, 0.6, 0.8 instead (pilots.ENCODER_TARGETS, same nearest-median rule);
 the file records both choices ("encoder_steps": the new targets'; "as_designed", in a rerun
 "first_design": the first targets').
 
-Step counts tried: testbed_v3_modalities.ENCODER_STEP_GRID (0 ... 2560).  The encoder is trained
-exactly as stage 2 of the claim trains it (multimodal_experiments._system): an MLP 16 -> 64 -> 32
+Step counts tried: pilots.ENCODER_STEP_GRID (0 ... 2560).  The encoder is trained
+exactly as stage 2 of the claim trains it (multimodal_experiments): an MLP 16 -> 64 -> 32
 -> 64 on single noisy items of the claim's M2 (K2 = 64 classes, D2 = 16, eps2 = 1.0), Adam at
 stage 2's batch 128 and lr 2e-3, accuracy on 1024 held-out items (EVAL_SIZE); one member per
 (step count, seed), seeded as a stage-2 grid seeds them.  The encoder's accuracy is that of its
-logits, which the feature standardisation of version 3 does not touch.  Only the encoder trains
+logits, which the feature standardisation does not touch.  Only the encoder trains
 (no decoder): the rule reads encoder accuracy alone.
 
 Run:  python studies/pilot_claim7.py      (one torch thread, about a minute; writes
-      studies/results/pilot_claim7.json, which testbed_v3_modalities.PILOTED must match)
+      studies/results/pilot_claim7.json, which pilots.PILOTED["claim7"] must match)
 """
 from pathlib import Path
 
 import torch
 
-from mmicl.proofs.claims.testbed_v3_modalities import main
+from mmicl.proofs.claims.testbed.pilots import main
 
 if __name__ == "__main__":
     torch.set_num_threads(1)

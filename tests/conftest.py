@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "support"))  # the helpers the tests share
 
 # Hypothesis: no deadline (the first call of a compiled function may build it), few examples by
 # default; `HYPOTHESIS_PROFILE=thorough` for more.

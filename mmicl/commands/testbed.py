@@ -3,7 +3,8 @@
 ``train`` trains ``--seeds`` models of one setting as one ensemble and prints the final metrics
 (mean and per seed) and, with ``--json``, the metric curves; ``sweep`` varies one knob (a data knob
 goes in one ensemble, a model knob gives one ensemble per value).  ``--quick`` starts from the
-small CPU size of the registry claims, otherwise from the full (GPU) size; any option overrides.
+small CPU size of the registry claims (``QUICK`` of ``proofs/claims/testbed/sizes.py``), otherwise
+from the full (GPU) size (``FULL``); any option overrides.
 """
 from __future__ import annotations
 
@@ -80,7 +81,7 @@ def testbed_options(f):
 def _settings(quick, seeds, **kw):
     from mmicl.numerics.testbed.config import TestbedConfigError
 
-    from mmicl.proofs.claims.testbed import FULL, QUICK
+    from mmicl.proofs.claims.testbed.sizes import FULL, QUICK
 
     base = QUICK if quick else FULL
     try:

@@ -5,8 +5,8 @@ checkpoint file; ``stage2 --from CKPT`` freezes their blocks and trains a projec
 final norm and readout) on two-modality sequences; ``fusion`` trains everything from scratch on the
 two-modality sequences (early fusion); ``encoder`` pretrains the M2 encoder alone and reports its
 held-out accuracy against its number of pretraining steps.  ``--quick`` starts from the small CPU
-size of the multimodal registry claims (``proofs/claims/testbed_multimodal.py``), otherwise from
-their full (GPU) size; any option overrides.
+size of the multimodal registry claims (``MULTIMODAL_QUICK`` of ``proofs/claims/testbed/sizes.py``),
+otherwise from their full (GPU) size (``MULTIMODAL_FULL``); any option overrides.
 
 The subcommands join the ``testbed`` group of ``testbed.py`` when this module is imported
 (``mmicl/cli.py`` loads the group from here).
@@ -19,8 +19,9 @@ from pathlib import Path
 import click
 
 from mmicl.commands.common import MAX_STEPS, SEED, IntIn, WritablePath, device_option, emit_json
-from mmicl.commands.testbed import (DATA_KNOBS, KNOB_TYPES, MAX_ACTIVATIONS, MAX_SEEDS, MODEL_KNOBS, TRAIN_KNOBS, check_size,
-                      metric_entry, options_named, pick_metrics, run_summary, comma_list, testbed, threads_option)
+from mmicl.commands.testbed import (DATA_KNOBS, KNOB_TYPES, MAX_ACTIVATIONS, MAX_SEEDS, MODEL_KNOBS, TRAIN_KNOBS,
+                                    check_size, comma_list, metric_entry, options_named, pick_metrics, run_summary,
+                                    testbed, threads_option)
 
 M1_KNOBS = {k: v for k, v in DATA_KNOBS.items() if k != "pB"}
 """M1's knobs in the two-modality commands (there ``--pB`` is the burstiness of the multimodal data)."""
@@ -29,8 +30,7 @@ M2_KNOBS = {"K2": "K", "D2": "D", "eps2": "eps", "zipf2": "zipf"}
 MULTIMODAL_METRICS = ("acc_icl", "acc_icl_m2only", "acc_icl_m1only", "acc_icl_m2known", "acc_iwl", "acc_flip", "conflict_follow_m1",
                       "conflict_follow_m2", "induction_max", "prev_token_max", "attn_match_m1_top",
                       "attn_match_m2_top", "pair_attn_m1_top", "pair_attn_m2_top")
-"""The final metrics of stage 2 and fusion: those of the claims' tables (``TABLE`` of
-``proofs/claims/testbed_multimodal.py``; a test keeps the two the same)."""
+"""The final metrics of stage 2 and fusion (every scalar metric of the multimodal evaluation sets)."""
 STAGE1_METRICS = ("acc_icl", "acc_flip", "acc_iwl", "iwl_context_rate", "induction_max", "prev_token_max")
 CURVES = ("acc_icl_m2only", "acc_icl", "conflict_follow_m1", "conflict_follow_m2", "induction_max")
 
@@ -125,9 +125,9 @@ def out_folder_option():
 
 
 def _sizes(quick: bool):
-    from mmicl.proofs.claims.testbed_multimodal import FULL, QUICK
+    from mmicl.proofs.claims.testbed.sizes import MULTIMODAL_FULL, MULTIMODAL_QUICK
 
-    return QUICK if quick else FULL
+    return MULTIMODAL_QUICK if quick else MULTIMODAL_FULL
 
 
 def _replace(obj, hint: str | None = None, **changes):

@@ -17,6 +17,8 @@ from mmicl.theory.errors import InputError
 from .key import RunSpec, run_key
 from .kinds import KINDS
 
+__all__ = ["SweepSpecError", "expand", "load_spec", "RunSpec", "run_key"]
+
 
 class SweepSpecError(InputError):
     """A sweep specification that cannot be run; the message says what to change."""

@@ -74,7 +74,8 @@ class ArmResults:
     seeds: list[int]
     run: TrainedEnsemble | StoredRun
 
-    def _index(self, arm: str) -> list[int]:
+    def member_indices(self, arm: str) -> list[int]:
+        """The ensemble members of ``arm`` (arm-major: arm a's seeds are members a·S … a·S + S − 1)."""
         names = [a.name for a in self.arms]
         if arm not in names:
             raise KeyError(f"no arm {arm!r}; arms are {names}")
@@ -91,11 +92,11 @@ class ArmResults:
             full = h.curve(metric)
         if full.dim() != 2:
             raise ValueError(f"{metric} is per head; use one of {sorted(DERIVED)}")
-        return full[:, self._index(arm)].numpy()
+        return full[:, self.member_indices(arm)].numpy()
 
     def area_under(self, metric: str, arm: str, steps: tuple[int, int] | None = None) -> np.ndarray:
         """Per seed, the normalised area under the curve of ``metric`` for ``arm`` (``area_under``)."""
-        return area_under(self.run.history, metric, steps)[self._index(arm)]
+        return area_under(self.run.history, metric, steps)[self.member_indices(arm)]
 
     def balanced_iwl(self, arm: str, size: int, seed: int, metric: str = "iwl_balanced_over_blind") -> np.ndarray:
         """Per seed, a label-balanced in-weights metric (``metrics.evaluate_iwl_balanced``: the final
@@ -106,7 +107,7 @@ class ArmResults:
         from .metrics import evaluate_iwl_balanced
 
         values = evaluate_iwl_balanced(self.run.model, self.run.mixture, size, seed)[metric]
-        return values[self._index(arm)].numpy()
+        return values[self.member_indices(arm)].numpy()
 
     def final(self, metric: str, arm: str) -> np.ndarray:
         return self.curve(metric, arm)[-1]

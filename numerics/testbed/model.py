@@ -14,7 +14,7 @@ at the last (query) token.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
@@ -169,3 +169,17 @@ class EnsembleDecoder(nn.Module):
         last = _rms_norm(x[:, :, -1], self.w("norm_out"))
         return Forward(bmm(last, self.w("w_out")), attentions if return_attention else None,
                        outputs if return_head_outputs else None)
+
+
+def decoder_parameters(model: ModelConfig, d_token: int, L: int) -> int:
+    """Weights of one decoder of this shape (APE slots included)."""
+    return sum(p[0].numel() for p in EnsembleDecoder(model, d_token, L, [0]).parameters())
+
+
+def width_matching_parameters(model: ModelConfig, layers: int, d_token: int, L: int) -> int:
+    """The width (a multiple of 2·heads) at which a ``layers``-layer decoder has the parameter count
+    closest to ``model``'s."""
+    target = decoder_parameters(model, d_token, L)
+    step = 2 * model.heads
+    widths = range(step, 2 * model.width + step, step)
+    return min(widths, key=lambda w: abs(decoder_parameters(replace(model, layers=layers, width=w), d_token, L) - target))

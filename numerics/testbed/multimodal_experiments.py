@@ -61,7 +61,7 @@ def run_stage1(model: ModelConfig, data: DataConfig, seeds: list[int], train: Tr
                   run.history.seconds, __version__)
 
 
-def _members(arms: list[MultimodalArm], m1: list[MemberSpec]) -> list[MultimodalMember]:
+def arm_members(arms: list[MultimodalArm], m1: list[MemberSpec]) -> list[MultimodalMember]:
     return [MultimodalMember(replace(a.data, m1=spec.data), seed=spec.seed + 7919 * i)
             for i, a in enumerate(arms) for spec in m1]
 
@@ -120,7 +120,7 @@ def run_stage2(stage1: Stage1, arms: list[MultimodalArm], train: TrainConfig, tr
     _check_arms(arms)
     eval_on = check_eval_on(eval_on)
     m1 = stage1.members
-    members = _members(arms, m1)
+    members = arm_members(arms, m1)
     E1 = stage1.E
     tables = (stage1.means.repeat(len(arms), 1, 1), stage1.label_vectors.repeat(len(arms), 1, 1))
     mixture = MultimodalMixture(members, device, m1_tables=tables)
@@ -141,7 +141,7 @@ def run_fusion(model: ModelConfig, m1: DataConfig, arms: list[MultimodalArm], se
     tables drawn from the member seeds)."""
     _check_arms(arms)
     model = stage1_ape_slots(model, m1)
-    members = _members(arms, [MemberSpec(m1, s) for s in seeds])
+    members = arm_members(arms, [MemberSpec(m1, s) for s in seeds])
     mixture = MultimodalMixture(members, device)
     mseeds = [m.seed for m in members]
     per_member = [a for a in arms for _ in seeds]

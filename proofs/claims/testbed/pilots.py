@@ -1,0 +1,324 @@
+"""The pilots of the testbed claims: the rules that chose the settings a design leaves open, the
+settings they chose (``PILOTED``), and how each rule reads its pilot's store.
+
+Every pilot runs on pilot seeds only (``design.PILOT_SEEDS``, 9000-9003, and ``STAGE1_PILOT_SEEDS``,
+9004-9011), never on verdict seeds; each rule was stated and committed before its pilot ran.  The
+pilot runs' outcomes are committed under ``studies/results/pilot_<name>.json``, and a test applies
+each rule below to its committed file and finds the setting in ``PILOTED``.  Rules that an earlier
+version of a design used and a later one replaced are not code: docs/records/testbed-superseded-rules.md
+states them with their outcomes.
+
+    python -m mmicl.proofs.claims.testbed.pilots --pilot NAME --store DIR [--out FILE]
+
+applies pilot NAME's rule (``PILOTS``) to a pilot sweep's store and prints the choice as JSON
+(``--out`` also writes it, atomically); ``--pilot claim7`` runs claim 7's encoder measurement here
+(about a minute) instead of reading a store.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from mmicl.numerics.runs.store import Store
+
+from .common import above_copy, multimodal_data, stage1_premise
+from .design import DESIGNS, EVAL_SIZE, PILOT_SEEDS
+from .sizes import MULTIMODAL_QUICK
+
+__all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "choose_claim1", "CLAIM3_THRESHOLD_RULE",
+           "choose_claim3_threshold", "choose_claim3_both", "STAGE1_STEP_GRID", "STAGE1_HEADS", "STAGE1_RULE",
+           "stage1_premise_counts", "stage1_choice", "choose_stage1", "FUSION_STEP_GRID", "FUSION_K2_GRID",
+           "CLAIM6_RULE", "choose_claim6", "ENCODER_STEP_GRID", "ENCODER_TARGETS", "choose_claim7", "encoder_pilot",
+           "Pilot", "PILOTS", "main"]
+
+STAGE1_PILOT_SEEDS = tuple(range(9004, 9012))
+"""The seeds of the second round of pilots (claim 3's steps, the stage-1 decoder, claim 6's fusion):
+used by no verdict and by no first-round pilot."""
+
+PILOTED = {
+    "claim1": {"K_edge": 256},
+    "claim3": {"K_thr": 512, "K_both": 2048, "steps_both": 3000},
+    "stage1": {"heads": 4, "steps": 5000},
+    "claim6": {"K2": 1024, "fusion_steps": 13000},
+    "claim7": {"encoder_steps": (40, 100, 160, 640)},
+}
+"""The settings each pilot rule chose on its pilot seeds, which the claims run on:
+
+- ``claim1``: K_edge by ``choose_claim1`` on claim 3's first pilot (``pilot_claim3.json``, whose APE
+  arm is claim 1's ε = 0.1 arm; recorded in ``pilot_claim1.json``);
+- ``claim3``: K_thr by ``choose_claim3_threshold`` (``pilot_claim3.json``), K_both and steps_both by
+  ``choose_claim3_both`` (``pilot_claim3_v31.json``);
+- ``stage1``: the multimodal claims' stage-1 decoder (heads per layer, 2 layers, width 32) and steps
+  by ``choose_stage1`` (``pilot_stage1_v31.json``);
+- ``claim6``: fusion's K2 and steps by ``choose_claim6`` (``pilot_claim6_v31.json``);
+- ``claim7``: the encoder's pretraining doses by ``choose_claim7`` (``pilot_claim7.json``)."""
+
+
+# ---- reading a pilot's store ------------------------------------------------------------------
+def pilot_finals(store_path, metric: str = "acc_icl", by_steps: bool = False) -> dict[tuple, list[float]]:
+    """From a store of one-arm ``ensemble`` runs (a pilot sweep), the final ``metric`` per seed of
+    each finished run, keyed by (position code, K), or (position code, K, steps) with ``by_steps``."""
+    out = {}
+    for r in Store(store_path, writable=False).records():
+        if r["kind"] != "ensemble" or r["status"] != "done":
+            continue
+        cfg = r["config"]
+        key = (cfg["model"]["pos"], int(cfg["arms"][0]["data"]["K"]))
+        out[key + ((int(cfg["train"]["steps"]),) if by_steps else ())] = list(r["result"]["summary"]["run"][metric])
+    return out
+
+
+def stage1_curves(store_path) -> dict[int, dict]:
+    """The finished ``ensemble`` runs of a stage-1 pilot store, by heads per layer: each run's
+    evaluation steps, ICL curve (evaluations, seeds) and induction scores (evaluations, seeds, layers,
+    heads)."""
+    out = {}
+    for r in Store(store_path, writable=False).records():
+        if r["kind"] != "ensemble" or r["status"] != "done":
+            continue
+        h, heads = r["result"]["history"], int(r["config"]["model"]["heads"])
+        if heads in out:
+            raise ValueError(f"the stage-1 pilot store {store_path} holds two finished runs with {heads} heads per "
+                             "layer: run studies/pilot_stage1.toml into an empty store")
+        out[heads] = {"steps": list(h["steps"]), "acc_icl": h["metrics"]["acc_icl"],
+                      "induction": h["metrics"]["induction"], "seeds": list(r["config"]["seeds"])}
+    return out
+
+
+# ---- claim 1 -------------------------------------------------------------------------------------------
+def choose_claim1(finals: dict[tuple[str, int], list[float]]) -> dict:
+    """Claim 1's pilot rule (``DESIGNS["claim1"].pilot_rule``) applied to pilot finals of the ε = 0.1
+    bursty APE arm keyed (position code, K): K_edge, the largest K of (128, 256, 512) at which the
+    median pilot final ICL is below 0.9 (None when none is, or a run is missing)."""
+    grid = (128, 256, 512)
+    if any(("ape", k) not in finals for k in grid):
+        return {"K_edge": None, "missing": [k for k in grid if ("ape", k) not in finals], "finals": {}}
+    ok = [k for k in grid if float(np.median(finals[("ape", k)])) < 0.9]
+    return {"K_edge": max(ok) if ok else None, "finals": {f"ape K={k}": finals[("ape", k)] for k in grid}}
+
+
+# ---- claim 3 -------------------------------------------------------------------------------------------
+CLAIM3_THRESHOLD_RULE = "K_thr: the smallest K of (64, 128, 256, 512) at which the APE pilot median is ≥ 0.9"
+"""The K_thr part of claim 3's pilot rule (on the first pilot, seeds 9000-9003)."""
+
+
+def choose_claim3_threshold(finals: dict[tuple[str, int], list[float]]) -> dict:
+    """``CLAIM3_THRESHOLD_RULE`` on pilot finals keyed (position code, K): K_thr (None where no K of
+    the list qualifies, or a run is missing)."""
+    def ape_median(k):
+        r = finals.get(("ape", k))
+        return r is not None and float(np.median(r)) >= 0.9
+
+    return {"K_thr": next((k for k in (64, 128, 256, 512) if ape_median(k)), None),
+            "finals": {f"{p} K={k}": v for (p, k), v in sorted(finals.items())}}
+
+
+def choose_claim3_both(finals: dict[tuple[str, int, int], list[float]]) -> dict:
+    """The K_both and steps_both part of claim 3's pilot rule (``DESIGNS["claim3"].pilot_rule``) on
+    pilot finals keyed (position code, K, steps): of steps in (3000, 6000) and K in (1024, 2048,
+    4096), the pair with the most seeds on which both arms reach ICL ≥ 0.9, ties to fewer steps, then
+    smaller K (None when a run of the grid is missing)."""
+    grid = [(steps, k) for steps in (3000, 6000) for k in (1024, 2048, 4096)]
+    counts = {}
+    for steps, k in grid:
+        runs = [finals.get((p, k, steps)) for p in ("ape", "rope")]
+        if any(r is None for r in runs):
+            return {"steps_both": None, "K_both": None, "missing": f"no finished pilot run at K={k}, {steps} steps",
+                    "finals": {}}
+        counts[(steps, k)] = int(sum(a >= 0.9 and b >= 0.9 for a, b in zip(*runs)))
+    best = max(grid, key=lambda sk: (counts[sk], -sk[0], -sk[1]))
+    return {"steps_both": best[0], "K_both": best[1],
+            "both_icl_counts": {f"K={k}, {steps} steps": counts[(steps, k)] for steps, k in grid},
+            "finals": {f"{p} K={k} steps={st}": v for (p, k, st), v in sorted(finals.items())}}
+
+
+# ---- the stage-1 decoder of the multimodal claims ----------------------------------------------------
+STAGE1_STEP_GRID = (5000, 7500, 10000)
+STAGE1_HEADS = (1, 4)
+STAGE1_RULE = (
+    "stage-1 decoder and steps: of the quick decoder (2 layers × 1 head) and claim 9's (2 layers × 4 heads, "
+    "width 32, head width 8), each at 5000, 7500 and 10000 steps, the pair with the most pilot seeds (9004–9011) "
+    "meeting claim 4's stage-1 premise, ties to the quick decoder, then fewer steps; a version 3.1 of claims 4, 5, "
+    "6 and 7 runs on it only if it is not the version-3 recipe (quick decoder, 5000 steps)")
+"""The stage-1 pilot's rule (read on one 10000-step run per decoder: at a constant learning rate the
+model at step s is the one an s-step run ends with).  It picked 4 heads at 5000 steps."""
+
+
+def stage1_premise_counts(curves: dict) -> dict | None:
+    """Per step count of ``STAGE1_STEP_GRID``, which seeds of one stage-1 pilot run (``stage1_curves``'s
+    entry) meet claim 4's premise (``stage1_premise``) at that evaluation; None where a step is missing."""
+    steps, met = list(curves["steps"]), {}
+    for s in STAGE1_STEP_GRID:
+        if s not in steps:
+            return None
+        t = steps.index(s)
+        met[s] = stage1_premise({"acc_icl": curves["acc_icl"][t], "induction": curves["induction"][t]}).tolist()
+    return met
+
+
+def stage1_choice(met: dict[int, dict[int, list[bool]] | None]) -> dict:
+    """``STAGE1_RULE`` on the seeds meeting the premise per heads and step count
+    (``stage1_premise_counts`` of each run; None for a run that is missing or stopped early)."""
+    out = {"premise_met": {f"{h} heads, {s} steps": m for h in sorted(met) if met[h] for s, m in met[h].items()},
+           "premise_counts": {f"{h} heads, {s} steps": int(sum(m)) for h in sorted(met) if met[h]
+                              for s, m in met[h].items()}}
+    if any(met.get(h) is None for h in STAGE1_HEADS):
+        return {**out, "decoder": None, "missing": [h for h in STAGE1_HEADS if met.get(h) is None]}
+    best = max(((h, s) for h in STAGE1_HEADS for s in STAGE1_STEP_GRID),
+               key=lambda hs: (sum(met[hs[0]][hs[1]]), -hs[0], -hs[1]))
+    return {**out, "decoder": {"heads": best[0], "steps": best[1]}}
+
+
+def choose_stage1(curves_by_heads: dict[int, dict]) -> dict:
+    """``stage1_choice`` on a stage-1 pilot's curves (``stage1_curves``), with the seeds of each run."""
+    met = {h: stage1_premise_counts(c) for h, c in curves_by_heads.items()}
+    return {**stage1_choice(met), "seeds": {str(h): c.get("seeds") for h, c in curves_by_heads.items()}}
+
+
+# ---- claim 6 -------------------------------------------------------------------------------------------
+FUSION_STEP_GRID = (6500, 9750, 13000)
+"""Fusion step counts the pilot reads (6500 is stage 1 + stage 2 of the quick size)."""
+FUSION_K2_GRID = (1024, 4096)
+"""K2 values the pilot tries (4096 only if 1024 meets the rule at no step count)."""
+CLAIM6_RULE = (
+    "fusion K2 and steps, on the 2 layers × 4 heads decoder of the stage 1: the smallest K2 of (1024, 4096) at which, "
+    "at some step count of (6500, 9750, 13000), at least 7 of the 8 pilot seeds (9004–9011) meet the fusion premise "
+    "(ICL on the confounded set above B/N + 2 se, se binomial at B/N on 1024 items); at that K2 the longest of those "
+    "step counts, provided every one of the 8 pilot seeds meets the premise there; read on one 13000-step fusion "
+    "run per K2 (constant learning rate: the model at step s is the one an s-step run ends with); None if no K2 or "
+    "no step count qualifies")
+"""Claim 6's pilot rule.  It was stated in two steps, each before the run it governs: the K2 part
+before the pilot ran, the step part (the longest step count, where all 8 pilot seeds meet the
+premise) after the verdict run of an earlier version that took the fewest steps with 7 of 8
+(docs/records/testbed-superseded-rules.md).  It picked K2 = 1024 and 13000 steps."""
+
+
+def choose_claim6(curves: dict[int, dict]) -> dict:
+    """``CLAIM6_RULE`` on the pilot's fusion curves by K2 (each ``{"steps", "acc_icl" (evaluations ×
+    seeds), "copy"}``): ``{"K2", "fusion_steps"}`` (None where the rule picks none, ``"missing"``:
+    the K2 to read next), and the seeds meeting the premise per K2 and step count."""
+    met = {}
+    for k2, c in sorted(curves.items()):
+        steps = list(c["steps"])
+        met[k2] = {s: above_copy(c["acc_icl"][steps.index(s)], c["copy"], EVAL_SIZE).tolist()
+                   for s in FUSION_STEP_GRID if s in steps}
+    out = {"premise_met": {f"K2={k} steps={s}": m for k, ms in met.items() for s, m in ms.items()},
+           "premise_counts": {f"K2={k} steps={s}": int(sum(m)) for k, ms in met.items() for s, m in ms.items()}}
+    for k2 in FUSION_K2_GRID:
+        if k2 not in met or len(met[k2]) < len(FUSION_STEP_GRID):
+            return {"K2": None, "fusion_steps": None, "missing": k2, **out}
+        if any(sum(met[k2][s]) >= 7 for s in FUSION_STEP_GRID):
+            last = max(FUSION_STEP_GRID)
+            return {"K2": k2, "fusion_steps": last if all(met[k2][last]) else None, **out}
+    return {"K2": None, "fusion_steps": None, **out}
+
+
+# ---- claim 7 -------------------------------------------------------------------------------------------
+ENCODER_STEP_GRID = (0, 10, 20, 30, 40, 60, 80, 100, 120, 140, 160, 200, 240, 320, 480, 640, 960, 1280, 1920, 2560)
+"""Claim 7's pilot: the pretraining step counts tried."""
+ENCODER_TARGETS = (0.2, 0.4, 0.6, 0.8)
+"""The design's target encoder accuracies (``DESIGNS["claim7"].pilot_rule``).  At the claim's M2
+(K2 = 64, D2 = 16, ε2 = 1) the encoder's accuracy tops out near 0.83 (the pilot's best median, at
+2560 steps); targets inside the attainable range space the four doses evenly over 0.6 of accuracy
+and keep them off the ceiling."""
+
+
+def choose_claim7(accuracy: dict[int, list[float]], targets=None) -> dict:
+    """Claim 7's pilot rule: for each target accuracy the pretraining step count whose pilot median
+    encoder accuracy is nearest it (a tie: the fewer steps).  ``targets``: ``ENCODER_TARGETS`` by
+    default.  ``encoder_steps`` is None when two targets pick the same count (the grid is too coarse:
+    pilot a finer one)."""
+    targets = tuple(ENCODER_TARGETS if targets is None else targets)
+    med = {int(s): float(np.median(v)) for s, v in accuracy.items()}
+    steps = sorted(med)
+    picks = [min(steps, key=lambda s: (abs(med[s] - t), s)) for t in targets]
+    ok = len(set(picks)) == len(picks)
+    return {"targets": list(targets), "encoder_steps": tuple(sorted(picks)) if ok else None, "picks": picks,
+            "medians": {str(s): round(med[s], 6) for s in steps},
+            "accuracy": {str(s): [round(float(x), 6) for x in accuracy[s]] for s in steps}}
+
+
+def encoder_pilot(seeds=PILOT_SEEDS, steps=ENCODER_STEP_GRID, data_seed: int = PILOT_SEEDS[0],
+                  device: str = "cpu") -> dict[int, list[float]]:
+    """Claim 7's pilot measurement: the held-out accuracy of the M2 encoder after each of ``steps``
+    pretraining steps, per seed, exactly as stage 2 trains it (the claim's M2 law at K2 =
+    ``encoder_K2``, ε2 = ``encoder_eps2``, batch and lr of stage 2, ``EVAL_SIZE`` held-out items, the
+    stream ``data_seed`` + 77, one member per (step count, seed) as a stage-2 grid would hold them)."""
+    from mmicl.numerics.testbed.config import MemberSpec
+    from mmicl.numerics.testbed.multimodal_data import MultimodalMixture
+    from mmicl.numerics.testbed.multimodal_experiments import ENCODER_HIDDEN, MultimodalArm, arm_members
+    from mmicl.numerics.testbed.multimodal_model import EnsembleMLP
+    from mmicl.numerics.testbed.multimodal_train import train_encoder
+
+    sz = MULTIMODAL_QUICK
+    data = multimodal_data(sz, m2=replace(sz.m2, K=sz.encoder_K2, eps=sz.encoder_eps2))
+    arms = [MultimodalArm(f"steps={s}", data, encoder_steps=s) for s in steps]
+    members = arm_members(arms, [MemberSpec(sz.m1, s) for s in seeds])
+    mixture = MultimodalMixture(members, device)
+    encoder = EnsembleMLP([data.m2.D, *ENCODER_HIDDEN, data.m2.K], [m.seed for m in members], device, salt=2)
+    acc = train_encoder(encoder, mixture, [s for s in steps for _ in seeds], batch=sz.stage2.batch,
+                        lr=sz.stage2.lr, eval_size=EVAL_SIZE, seed=data_seed + 77)
+    n = len(seeds)
+    return {int(s): [float(a) for a in acc[i * n:(i + 1) * n]] for i, s in enumerate(steps)}
+
+
+# ---- the table -----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Pilot:
+    """A pilot's rule as code and as words, the seeds it ran on, and how it reads its store: the
+    finals of one-arm runs (``pilot_finals``, by step count too with ``by_steps``), or ``read``."""
+
+    choose: object
+    rule: str
+    seeds: tuple[int, ...]
+    by_steps: bool = False
+    read: object = None
+
+    def data(self, store):
+        """What ``choose`` reads from the pilot's store."""
+        return self.read(store) if self.read is not None else pilot_finals(store, by_steps=self.by_steps)
+
+
+PILOTS = {
+    # claim 1's rule reads claim 3's first pilot, whose APE arm is claim 1's ε = 0.1 arm
+    "claim1": Pilot(choose_claim1, DESIGNS["claim1"].pilot_rule, PILOT_SEEDS),
+    "claim3_threshold": Pilot(choose_claim3_threshold, CLAIM3_THRESHOLD_RULE, PILOT_SEEDS),
+    "claim3_both": Pilot(choose_claim3_both, DESIGNS["claim3"].pilot_rule, STAGE1_PILOT_SEEDS, by_steps=True),
+    "stage1": Pilot(choose_stage1, STAGE1_RULE, STAGE1_PILOT_SEEDS, read=stage1_curves),
+}
+"""The pilots whose rule reads a pilot sweep's store (claim 6's is run by studies/pilot_claim6.py,
+claim 7's measures here: ``main``)."""
+
+
+def main(argv=None) -> None:
+    """The command of the module docstring."""
+    import argparse
+    import json
+
+    ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed.pilots")
+    ap.add_argument("--pilot", choices=[*sorted(PILOTS), "claim7"], required=True)
+    ap.add_argument("--store", help="the pilot sweep's results store")
+    ap.add_argument("--out", help="also write the choice here (JSON, atomically)")
+    a = ap.parse_args(argv)
+    if a.pilot == "claim7":
+        import torch
+
+        torch.set_num_threads(1)
+        choice = {"claim": "claim7", "pilot_seeds": list(PILOT_SEEDS), "rule": DESIGNS["claim7"].pilot_rule,
+                  "grid": list(ENCODER_STEP_GRID), **choose_claim7(encoder_pilot())}
+    else:
+        if not a.store:
+            ap.error(f"--pilot {a.pilot} needs --store DIR (the pilot sweep's results store)")
+        pilot = PILOTS[a.pilot]
+        choice = {"claim": a.pilot, "pilot_seeds": list(pilot.seeds), "rule": pilot.rule,
+                  **pilot.choose(pilot.data(a.store))}
+    if a.out:
+        from mmicl.numerics.atomic import write_json
+
+        write_json(a.out, choice)
+    print(json.dumps(choice, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,172 @@
+"""The testbed claims' committed verdict runs as Markdown, from their result folders.
+
+Each verdict run of a claim's per-seed design leaves a folder ``<root>/<claim>_v<version>/`` holding the
+``verdicts.json`` of ``mmicl verify`` and the claim's own result file (``<claim>.json``: tables,
+curves, the wall seconds of each run).  ``results_markdown(root)`` turns every such folder into one
+table: per claim and version the verdict, the verdict of each seed family alone
+(``family_verdicts``), the premises (met or not, with the failing seeds), each check's role, the
+pooled counts of seeds above (+), below (−) and unresolved (0), the one-sided p-values, each
+family's sign-test decision, and the time the claim's runs took (the sum of their wall times, one torch thread each).
+docs/testbed.md carries the table between ``<!-- results:start -->`` and ``<!-- results:end -->``;
+``python -m mmicl.proofs.claims.testbed.results --docs docs/testbed.md`` rewrites it (and the design
+block, ``design.design_markdown``), and a test keeps it equal to what the folders give.  Every
+version's folder stays under ``studies/results/v3_quick/`` after its code is retired.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ...claim import Check, Hypothesis, decide
+from .common import family_sign_test
+from .design import PREMISE_FAILURES, design_markdown, outcome_word
+
+__all__ = ["FOLDER", "result_folders", "family_decision", "family_verdicts", "results_markdown", "replace_block",
+           "block", "main"]
+
+FOLDER = re.compile(r"^(claim\d+)_v(\d+(?:\.\d+)?)$")
+
+
+def result_folders(root) -> list[tuple[str, str, Path]]:
+    """(claim, version, folder) of every verdict-run folder under ``root``, in claim then version order."""
+    root = Path(root)
+    found = []
+    for p in sorted(root.iterdir()) if root.is_dir() else []:
+        m = FOLDER.match(p.name)
+        if m and (p / "verdicts.json").is_file():
+            found.append((m.group(1), m.group(2), p))
+    return sorted(found, key=lambda t: (int(t[0][5:]), float(t[1])))
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _p(x) -> str:
+    return "–" if x is None else f"{x:.2g}"
+
+
+def _total(seconds) -> float:
+    """The sum of a result file's ``seconds``: a number, or a dict of them (per run), possibly
+    nested (per stage, then per run)."""
+    if isinstance(seconds, dict):
+        return sum(_total(v) for v in seconds.values())
+    return float(seconds or 0.0)
+
+
+PREMISE_COUNT = re.compile(r"family (\w+): (\d+) of (\d+) seeds")
+
+
+def family_decision(outcomes) -> bool | None:
+    """A family's decision of one check, as ``common.decide_check`` decides it (``family_sign_test``)."""
+    return family_sign_test(outcomes).decision
+
+
+def family_verdicts(result: dict) -> dict[str, str]:
+    """The verdict each seed family gives alone, by the registry's rule (``decide``), from a claim's
+    entry in ``verdicts.json``: each check decided by the exact sign test on that family's per-seed
+    outcomes (its numbers ``outcomes_<family>``; a check without them keeps its pooled decision),
+    each per-seed premise met when at most ``PREMISE_FAILURES`` of that family's seeds fail it (the
+    counts its detail states), the other hypotheses as they are."""
+    ev = result["evidence"]
+    families = sorted({k.split("_", 1)[1] for c in ev["checks"] for k in c["numbers"] if k.startswith("outcomes_")})
+    out = {}
+    for f in families:
+        hyps = []
+        for h in ev["hypotheses"]:
+            counts = {m.group(1): (int(m.group(2)), int(m.group(3)))
+                      for m in PREMISE_COUNT.finditer(h.get("detail", ""))}
+            met = h["met"] if f not in counts else counts[f][1] - counts[f][0] <= PREMISE_FAILURES
+            hyps.append(Hypothesis(h["text"], bool(met), h.get("detail", "")))
+        checks = []
+        for c in ev["checks"]:
+            o = c["numbers"].get(f"outcomes_{f}")
+            passed = c["passed"] if o is None else family_decision(o)
+            checks.append(Check(c["name"], c["method"], passed, numbers=c["numbers"], tolerance=c.get("tolerance", ""),
+                                role=c["role"], atol=c.get("atol"), rtol=c.get("rtol"),
+                                numbers_tolerance=c.get("numbers_tolerance", "")))  # the stored check, re-decided
+        out[f] = decide(hyps, checks)[0]
+    return out
+
+
+def results_markdown(root) -> str:
+    """The table of every verdict-run folder under ``root`` (module docstring); a line saying that
+    there is none yet when there is none."""
+    rows = ["| claim | version | verdict | per family (A; B) | premises (per seed) | check (role) | + / − / 0 "
+            "| p(+), p(−) | per family (A; B) | run time |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    folders = result_folders(root)
+    if not folders:
+        return "No verdict run has been committed yet."
+    for claim, version, folder in folders:
+        doc = json.loads((folder / "verdicts.json").read_text(encoding="utf-8"))
+        (result,) = [c for c in doc["claims"] if c["id"] == f"testbed.{claim}"]
+        ev = result["evidence"]
+        own = folder / f"{claim}.json"
+        seconds = _total(json.loads(own.read_text(encoding="utf-8")).get("seconds", {})) if own.is_file() else None
+        premises = "; ".join(f"{'met' if h['met'] else 'NOT met'}: {h['text']} ({h['detail']})"
+                             for h in ev["hypotheses"] if h.get("detail"))
+        per_family = "; ".join(family_verdicts(result).values())
+        for i, c in enumerate(ev["checks"]):
+            n = c["numbers"]
+            decision = outcome_word(c["passed"])
+            by_family = "; ".join(outcome_word(family_decision(n[k])) if k in n else "–"
+                                  for k in ("outcomes_A", "outcomes_B"))
+            first = i == 0
+            rows.append(
+                f"| {claim if first else ''} | {version if first else ''} | "
+                f"{'**' + result['verdict'] + '**' if first else ''} | {per_family if first else ''} | "
+                f"{_cell(premises) if first else ''} | {_cell(c['name'])} ({c['role']}, {decision}) | "
+                f"{n.get('plus', '–')} / {n.get('minus', '–')} / {n.get('unresolved', '–')} | "
+                f"{_p(n.get('p_above'))}, {_p(n.get('p_below'))} | {by_family} | "
+                f"{(f'{seconds / 60:.0f} min' if seconds is not None else '–') if first else ''} |")
+    return "\n".join(rows)
+
+
+def _markers(text: str, name: str) -> tuple[str, str]:
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    if start not in text or end not in text.split(start, 1)[1]:
+        raise ValueError(f"the file has no block {start} … {end}; add the two markers, each on a line of its own, "
+                         "where the block goes")
+    return start, end
+
+
+def replace_block(text: str, name: str, content: str) -> str:
+    """``text`` with the lines between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` replaced by
+    ``content``; a ValueError naming the markers when they are missing."""
+    start, end = _markers(text, name)
+    head, rest = text.split(start, 1)
+    return f"{head}{start}\n{content}\n{end}{rest.split(end, 1)[1]}"
+
+
+def block(text: str, name: str) -> str:
+    """The content of the block ``name`` of ``text`` (``replace_block``'s markers)."""
+    start, end = _markers(text, name)
+    inner = text.split(start, 1)[1].split(end, 1)[0]
+    return inner[1:-1] if inner.startswith("\n") and inner.endswith("\n") else inner.strip("\n")
+
+
+def main(argv=None) -> None:
+    """``python -m mmicl.proofs.claims.testbed.results``: print the designs' Markdown; with ``--docs
+    FILE``, rewrite the design and results blocks of FILE (results from ``--results DIR``)."""
+    import argparse
+
+    from mmicl.numerics.atomic import write_text
+
+    ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed.results")
+    ap.add_argument("--docs", help="rewrite the design and results blocks of this Markdown file (docs/testbed.md)")
+    ap.add_argument("--results", default="studies/results/v3_quick",
+                    help="the folder of the committed verdict runs (<claim>_v<version>/) that --docs reads")
+    a = ap.parse_args(argv)
+    if not a.docs:
+        print(design_markdown())
+        return
+    doc = Path(a.docs)
+    text = replace_block(doc.read_text(encoding="utf-8"), "design", design_markdown())
+    write_text(doc, replace_block(text, "results", results_markdown(a.results)))
+    print(f"rewrote the design and results blocks of {doc}")
+
+
+if __name__ == "__main__":
+    main()

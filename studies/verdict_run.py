@@ -1,0 +1,51 @@
+"""Run the verdict run of one testbed claim and commit-ready its evidence.
+
+    python studies/verdict_run.py claim1 [--threads 1] [--work results/verdicts]
+
+It runs what a user runs, ``mmicl verify --quick --claim testbed.CLAIM --out WORK/CLAIM --threads N``
+(the claim's runs are kept in WORK/CLAIM/testbed/runs, so a killed run resumes where it stopped),
+then copies ``verdicts.json`` and the claim's own ``testbed/CLAIM.json`` into
+``studies/results/v3_quick/CLAIM_v<version>/`` (the version the claim file records) and rewrites the
+design and results blocks of docs/testbed.md.  It runs the claim on its verdict seeds: run it only
+once the claim's design, pilots and code are committed.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("claim", help="claim1 … claim9")
+    ap.add_argument("--threads", type=int, default=1, help="torch CPU threads of the training (default 1)")
+    ap.add_argument("--work", default=str(ROOT / "results" / "verdicts"), help="working folder of the runs")
+    a = ap.parse_args(argv)
+    out = Path(a.work) / a.claim
+    cmd = ["mmicl", "verify", "--quick", "--claim", f"testbed.{a.claim}", "--out", str(out), "--threads", str(a.threads)]
+    print("running:", " ".join(cmd), flush=True)
+    rc = subprocess.call(cmd)
+    verdicts, own = out / "verdicts.json", out / "testbed" / f"{a.claim}.json"
+    if not verdicts.is_file() or not own.is_file():
+        print(f"the run left no {verdicts if not verdicts.is_file() else own}: nothing copied (exit {rc})")
+        return rc or 1
+    version = json.loads(own.read_text(encoding="utf-8"))["version"]
+    dest = ROOT / "studies" / "results" / "v3_quick" / f"{a.claim}_v{version}"
+    dest.mkdir(parents=True, exist_ok=True)
+    for src in (verdicts, own):
+        tmp = dest / (src.name + ".tmp")
+        shutil.copyfile(src, tmp)
+        tmp.replace(dest / src.name)
+    print(f"copied the evidence to {dest}")
+    return subprocess.call([sys.executable, "-m", "mmicl.proofs.claims.testbed.results", "--docs",
+                            str(ROOT / "docs" / "testbed.md"), "--results", str(ROOT / "studies" / "results" / "v3_quick")])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

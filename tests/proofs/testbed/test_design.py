@@ -1,0 +1,119 @@
+"""The testbed claims are pre-registered in code (``proofs/claims/testbed/design.py``) and in
+docs/testbed.md: the two agree, the verdict seeds are fresh, the stated power is the sign test's, the
+registry runs each design's claim, and the committed verdict runs are the docs' results table."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from mmicl.numerics.testbed.sign_tests import min_plus_to_decide
+from mmicl.proofs.claims.testbed import design as v3
+
+ROOT = Path(__file__).resolve().parents[3]
+DOC = ROOT / "docs" / "testbed.md"
+
+
+def test_the_docs_carry_the_design_the_code_states():
+    from mmicl.proofs.claims.testbed.results import block
+
+    text = DOC.read_text(encoding="utf-8")
+    assert block(text, "design") == v3.design_markdown(), \
+        "regenerate it: python -m mmicl.proofs.claims.testbed.results --docs docs/testbed.md"
+
+
+def test_verdict_seeds_are_fresh_and_apart_from_the_pilots():
+    """The earlier interval designs used seeds 100·seed + s (s < 8) and pilots 200–203; the families
+    and pilots share no seed with them or with each other."""
+    a, b, pilots = set(v3.FAMILIES["A"]), set(v3.FAMILIES["B"]), set(v3.PILOT_SEEDS)
+    earlier = {100 * k + s for k in range(10) for s in range(8)} | set(range(200, 204))
+    assert len(a) == len(b) == 8 and not (a & b) and not ((a | b) & pilots) and not ((a | b | pilots) & earlier)
+
+
+def test_every_check_has_a_positive_margin_a_reason_and_a_known_kind():
+    for d in v3.DESIGNS.values():
+        assert d.checks and any(c.role == "decisive" for c in d.checks), d.claim
+        for c in d.checks:
+            assert c.kind in ("superiority", "non-inferiority", "inferiority") and c.role in ("decisive", "corroborating")
+            assert c.margin >= 0 and c.margin_why
+
+
+def test_the_families_can_decide_and_the_stated_power_is_the_tests():
+    assert min_plus_to_decide(8, v3.ALPHA) == 7 and min_plus_to_decide(16, v3.ALPHA) == 12
+    pw = v3.power_table()
+    assert 0.75 < pw[16][0.8] < pw[16][0.9] and pw[8][0.9] < pw[16][0.9]
+
+
+RESULTS = ROOT / "studies" / "results" / "v3_quick"
+
+
+def test_the_docs_carry_the_results_table_of_the_committed_verdict_runs():
+    import pytest
+
+    from mmicl.proofs.claims.testbed.results import block, results_markdown
+
+    if not RESULTS.is_dir():
+        pytest.skip("the committed results are in the repository, not in an installed package")
+    assert block(DOC.read_text(encoding="utf-8"), "results") == results_markdown(RESULTS), \
+        "regenerate it: python -m mmicl.proofs.claims.testbed.results --docs docs/testbed.md"
+
+
+def test_a_results_folder_becomes_one_row_per_check_and_blocks_are_replaced_in_place(tmp_path):
+    import json
+
+    import pytest
+
+    from mmicl.proofs.claims.testbed.results import block, replace_block, result_folders, results_markdown
+
+    assert results_markdown(tmp_path).startswith("No verdict run")
+    run = tmp_path / "claim2_v3"
+    run.mkdir()
+    checks = [{"name": f"check {i}", "role": "decisive", "passed": p,
+               "numbers": {"plus": 12, "minus": 1, "unresolved": 3, "p_above": 0.0017, "p_below": 0.99}}
+              for i, p in enumerate((True, None))]
+    (run / "verdicts.json").write_text(json.dumps({"claims": [{"id": "testbed.claim2", "verdict": "inconclusive",
+        "verdict_reason": "r", "evidence": {"hypotheses": [{"text": "settled", "met": True, "detail": "8 of 8"}],
+                                            "checks": checks}}]}))
+    (run / "claim2.json").write_text(json.dumps({"seconds": {"stage1": {"a": 60.0}, "b": 120.0}}))  # nested: per stage
+    (tmp_path / "claim2_v2.5").mkdir()  # a folder without verdicts.json is not a run
+    assert [(c, v) for c, v, _ in result_folders(tmp_path)] == [("claim2", "3")]
+    table = results_markdown(tmp_path).splitlines()
+    assert len(table) == 2 + 2 and "**inconclusive**" in table[2] and "3 min" in table[2]
+    assert "12 / 1 / 3" in table[2] and "(decisive, passes)" in table[2] and "(decisive, undecided)" in table[3]
+    text = "a\n<!-- x:start -->\nold\n<!-- x:end -->\nb\n"
+    assert replace_block(text, "x", "new\nlines") == "a\n<!-- x:start -->\nnew\nlines\n<!-- x:end -->\nb\n"
+    assert block(replace_block(text, "x", "n"), "x") == "n"
+    with pytest.raises(ValueError, match="no block"):
+        replace_block("a", "x", "n")
+
+
+def test_the_registry_runs_each_designs_claim_and_its_result_file_records_the_design_version():
+    from mmicl.proofs.claims import testbed
+    from mmicl.proofs.registry import REGISTRY
+
+    for claim in v3.DESIGNS:
+        assert REGISTRY[f"testbed.{claim}"].evaluate.__wrapped__ is getattr(testbed, claim), claim
+    assert {d.version for d in v3.DESIGNS.values()} <= {3, 3.1, 3.2}
+
+
+def test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_and_premise_counts():
+    """A family's verdict reads only that family: its sign test on its per-seed outcomes, and a
+    per-seed premise met when at most PREMISE_FAILURES of its seeds fail it."""
+    from mmicl.proofs.claims.testbed.results import family_verdicts
+
+    def claim(outcomes_a, outcomes_b, failing_a=0, failing_b=0):
+        k = v3.PREMISE_FAILURES
+        detail = f"family A: {8 - failing_a} of 8 seeds; family B: {8 - failing_b} of 8 seeds"
+        return {"evidence": {
+            "hypotheses": [{"text": "premise", "met": max(failing_a, failing_b) <= k, "detail": detail},
+                           {"text": "sizes", "met": True, "detail": ""}],
+            "checks": [{"name": "c", "method": "empirical", "passed": None, "role": "decisive",
+                        "numbers": {"outcomes_A": outcomes_a, "outcomes_B": outcomes_b}}]}}
+
+    up, none, down = [1] * 8, [0] * 8, [-1] * 8
+    assert family_verdicts(claim(up, none)) == {"A": "holds", "B": "inconclusive"}
+    assert family_verdicts(claim(up, down)) == {"A": "holds", "B": "fails"}
+    assert family_verdicts(claim([1] * 6 + [0, 0], up)) == {"A": "holds", "B": "holds"}      # 6 of 6 resolved
+    assert family_verdicts(claim([1] * 4 + [0] * 4, up)) == {"A": "inconclusive", "B": "holds"}  # p = 1/16
+    k = v3.PREMISE_FAILURES
+    assert family_verdicts(claim(up, up, failing_a=k + 1, failing_b=k)) == {"A": "hypothesis-not-met", "B": "holds"}
+    # a family whose seeds a premise all left out says nothing (the other family then decides alone)
+    assert family_verdicts(claim([], up)) == {"A": "inconclusive", "B": "holds"}

@@ -1,0 +1,151 @@
+"""Claims 6 and 7 of the testbed (proofs/claims/testbed/modalities.py): the pure pieces on hand-made
+inputs with known answers (the se of a follow-rate difference, of an AUC and of a slope), and both
+claims end to end at a toy size through the results store, on the CPU and, where there is one, a CUDA
+device (structure only: names, tolerances, verdict, JSON with its device, resuming; no trajectory is
+asserted)."""
+
+from __future__ import annotations
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+import numpy as np
+import pytest
+import torch
+from mmicl.proofs.claims.testbed import modalities as mod
+from mmicl.proofs.claims.testbed import design as v3
+from mmicl.numerics.testbed.config import TestbedConfigError
+from mmicl.numerics.testbed.experiments import area_under
+from mmicl.numerics.testbed.train import History
+from mmicl.compare import number_keys
+from mmicl.proofs.claim import RunConfig, VERDICTS, decide, tolerance_of
+from claim_checks import assert_checks_follow_the_design
+from toy_testbed import TOY_PILOTED_MODALITIES, toy_modalities
+
+
+torch.set_num_threads(1)
+
+
+
+STUDIES = Path(__file__).resolve().parents[3] / "studies" / "results"
+
+
+
+# ---- standard errors -------------------------------------------------------------------------------
+def test_follow_difference_se_is_the_multinomial_one():
+    n = 1000
+    assert mod.follow_difference_se(0.5, 0.5, 1.0, 0.0, n) == pytest.approx(math.sqrt(1 / n))   # ±1 coin; a sure arm
+    assert mod.follow_difference_se(0.3, 0.2, 0.3, 0.2, n) == pytest.approx(math.sqrt(2 * (0.5 - 0.01) / n))
+    rng = np.random.default_rng(0)          # Monte Carlo: X = 1[adjacent] − 1[other], p = (0.3, 0.2, 0.5)
+    x = rng.choice([1, -1, 0], p=[0.3, 0.2, 0.5], size=(4000, n)).mean(1)
+    assert x.std() == pytest.approx(mod.follow_difference_se(0.3, 0.2, 0, 0, n), rel=0.05)
+
+
+
+def test_auc_is_the_area_under_and_its_se_bound_lies_between_the_independent_and_the_per_item_bounds():
+    steps = [0, 25, 50, 100, 200]
+    curve = np.array([[0.1, 0.5], [0.3, 0.5], [0.6, 0.5], [0.8, 0.5], [0.9, 0.5]])
+    h = History(steps=steps, metrics={"acc": [torch.tensor(r, dtype=torch.float64) for r in curve]})
+    auc, se = mod.auc_and_se(steps, curve, 400)
+    np.testing.assert_allclose(auc, area_under(h, "acc"), rtol=1e-12)
+    assert auc[1] == pytest.approx(0.5) and se[1] == pytest.approx(math.sqrt(0.25 / 400))  # constant curve
+    w = np.array([12.5, 25, 37.5, 75, 50]) / 200                                          # trapezoid weights
+    assert se[0] == pytest.approx(w @ np.sqrt(curve[:, 0] * (1 - curve[:, 0]) / 400))
+    assert math.sqrt(w ** 2 @ (curve[:, 0] * (1 - curve[:, 0])) / 400) < se[0] <= math.sqrt(auc[0] * (1 - auc[0]) / 400)
+    with pytest.raises(ValueError):
+        mod.auc_and_se(steps, curve[:3], 400)
+
+
+
+def test_slope_and_its_se_from_the_doses_se():
+    x = np.array([[0.2, 0.2], [0.4, 0.4], [0.6, 0.6], [0.8, 0.8]])
+    b_true = np.array([0.5, -1.0])
+    y = 0.1 + b_true * x
+    sxx = 0.2
+    b, se = mod.slope_and_se(x, y, 0.0, 0.02)
+    np.testing.assert_allclose(b, b_true, rtol=1e-12)
+    np.testing.assert_allclose(se, 0.02 / math.sqrt(sxx), rtol=1e-12)       # Σ c_k² = 1/Sxx
+    _, se_x = mod.slope_and_se(x, y, 0.01, 0.0)                             # a straight line: |b|·se_x/√Sxx
+    np.testing.assert_allclose(se_x, np.abs(b_true) * 0.01 / math.sqrt(sxx), rtol=1e-12)
+    rng = np.random.default_rng(1)                                          # Monte Carlo, both errors
+    sims = [mod.slope_and_se(x + rng.normal(0, 0.01, x.shape), y + rng.normal(0, 0.02, x.shape), 0, 0)[0]
+            for _ in range(4000)]
+    _, se_both = mod.slope_and_se(x, y, 0.01, 0.02)
+    np.testing.assert_allclose(np.std(sims, 0), se_both, rtol=0.06)
+    b, se = mod.slope_and_se(np.full((4, 1), 0.5), np.arange(4.0).reshape(4, 1), 0.01, 0.01)
+    assert np.isnan(b[0]) and np.isnan(se[0])
+
+
+
+# ---- the claims end to end at a toy size -------------------------------------------------------------
+@pytest.fixture
+def toy(monkeypatch):
+    toy_modalities(monkeypatch)
+
+
+def _uncovered(numbers, atol, rtol):
+    return {k for k in number_keys(numbers) if tolerance_of(atol, rtol, k) is None}
+
+
+
+@pytest.mark.parametrize("claim", ["claim6", "claim7"])
+def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its_store(claim, device, toy,
+                                                                                       tmp_path, monkeypatch):
+    fn = getattr(mod, claim)
+    cfg = RunConfig(quick=True, out=tmp_path, seed=1, device=device)
+    hyps, checks, summary, figs = fn(cfg)
+    design = v3.DESIGNS[claim]
+    assert_checks_follow_the_design(checks, design)
+    assert any(design.premises[0] in h.text for h in hyps)
+    for c in checks:
+        assert c.numbers_tolerance and not _uncovered(c.numbers, c.atol, c.rtol), c.name
+    assert summary.why and not _uncovered(dict(summary), summary.atol, summary.rtol)
+    verdict, _ = decide(hyps, checks)
+    assert verdict in VERDICTS
+    doc = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
+    assert doc["version"] == v3.DESIGNS[claim].version and doc["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
+    assert doc["piloted"] == json.loads(json.dumps(TOY_PILOTED_MODALITIES[claim]))
+    assert doc["device"] == device
+    # a second run reads every run back from OUT/testbed/runs: nothing trains
+    import mmicl.numerics.runs.runner as runner
+
+    monkeypatch.setattr(runner, "execute", lambda *a, **k: pytest.fail("a stored run was trained again"))
+    again = fn(cfg)
+    assert again[1][0].numbers == checks[0].numbers
+
+
+
+def test_both_claims_refuse_other_sizes_than_quick(toy, tmp_path):
+    for fn in (mod.claim6, mod.claim7):
+        with pytest.raises(TestbedConfigError, match="--quick"):
+            fn(RunConfig(quick=False, out=tmp_path, seed=1))
+
+
+
+def test_claim7_runs_at_another_evaluation_size_when_asked(toy, tmp_path):
+    mod.claim7(RunConfig(quick=True, out=tmp_path, seed=1), eval_size=40)  # the toy's own is 24
+    doc = json.loads((tmp_path / "testbed" / "claim7.json").read_text())
+    assert doc["eval_size"] == 40
+
+
+
+def test_claim7s_design_evaluates_on_more_items_than_the_other_claims():
+    assert mod.EVAL_SIZE7 == 8192 > v3.EVAL_SIZE and "8192 items" in v3.DESIGNS["claim7"].pilot_rule
+
+
+
+def test_claim7s_stage1_is_claim4s_diverse_stage1_so_one_store_trains_it_once(tmp_path):
+    from mmicl.numerics.runs import RunSpec
+    from mmicl.numerics.runs.kinds import KINDS
+    from mmicl.proofs.claims.testbed import common
+    from mmicl.proofs.claims.testbed import transfer as tr
+    from mmicl.proofs.claims.testbed.sizes import multimodal_quick
+
+    cfg = RunConfig(quick=True, out=tmp_path, seed=0)
+    sz = multimodal_quick(cfg, "claim4")
+    for f, seeds in v3.FAMILIES.items():
+        seven = KINDS["stage1"].normalise(mod._stage1(cfg, sz, seeds))
+        four = KINDS["stage1"].normalise(common.stage1_settings(cfg, sz, seeds, model=replace(sz.model, heads=tr.STAGE1_HEADS),
+                                                                K1=tr.K1_DIVERSE))
+        assert RunSpec("stage1", seven).key == RunSpec("stage1", four).key
+        assert seven["model"]["heads"] == tr.STAGE1_HEADS == tr.CLAIM9_HEADS

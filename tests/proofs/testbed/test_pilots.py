@@ -1,0 +1,184 @@
+"""The pilot rules of the testbed claims (``proofs/claims/testbed/pilots.py``) choose what they state
+on hand-made pilot results, and applied to the committed pilot files they give the settings the
+claims run on (``PILOTED``)."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from mmicl.proofs.claims.testbed import pilots
+from mmicl.proofs.claims.testbed.design import FAMILIES, PILOT_SEEDS
+from mmicl.proofs.claims.testbed.pilots import PILOTED
+
+STUDIES = Path(__file__).resolve().parents[3] / "studies" / "results"
+committed = pytest.mark.skipif(not STUDIES.is_dir(), reason="the pilot files are in the repository, not in a package")
+
+
+def _read(name: str) -> dict:
+    return json.loads((STUDIES / f"pilot_{name}.json").read_text(encoding="utf-8"))
+
+
+def _finals(doc: dict) -> dict:
+    """A pilot file's finals, keyed as ``pilot_finals`` keys them: (position code, K[, steps])."""
+    out = {}
+    for key, v in doc["finals"].items():
+        pos, rest = key.split(" K=")
+        k, _, steps = rest.partition(" steps=")
+        out[(pos, int(k)) + ((int(steps),) if steps else ())] = v
+    return out
+
+
+# ---- claim 1 and claim 3 ---------------------------------------------------------------------------
+def test_claim1s_rule_takes_the_largest_K_where_icl_is_not_saturated():
+    finals = {("ape", 128): [0.1, 0.2, 0.15], ("ape", 256): [0.2, 0.95, 0.5], ("ape", 512): [0.95, 0.99, 0.3]}
+    assert pilots.choose_claim1(finals)["K_edge"] == 256          # medians 0.15, 0.5, 0.95
+    finals[("ape", 512)] = [0.95, 0.2, 0.3]
+    assert pilots.choose_claim1(finals)["K_edge"] == 512
+    assert pilots.choose_claim1({("ape", 256): [0.2]})["K_edge"] is None  # a run of the grid is missing
+
+
+def test_claim3s_threshold_rule_takes_the_smallest_K_with_the_ape_median_at_09():
+    finals = {("ape", 64): [0.2] * 4, ("ape", 128): [0.91, 0.95, 0.2, 0.93], ("rope", 128): [0.3] * 4}
+    assert pilots.choose_claim3_threshold(finals)["K_thr"] == 128   # APE's median at 128 is 0.92; at 64 it is 0.2
+    assert pilots.choose_claim3_threshold({})["K_thr"] is None
+
+
+def test_claim3s_steps_rule_counts_seeds_with_both_arms_doing_icl_and_breaks_ties_as_stated():
+    hi, lo = [0.95] * 4, [0.95, 0.95, 0.5, 0.5]
+    finals = {(p, k, st): hi for p in ("ape", "rope") for k in (1024, 2048, 4096) for st in (3000, 6000)}
+    c = pilots.choose_claim3_both(finals)
+    assert (c["steps_both"], c["K_both"]) == (3000, 1024)
+    finals |= {("rope", 1024, 3000): lo, ("ape", 2048, 3000): lo, ("ape", 4096, 3000): lo}
+    c = pilots.choose_claim3_both(finals)
+    assert (c["steps_both"], c["K_both"]) == (6000, 1024) and c["both_icl_counts"]["K=1024, 3000 steps"] == 2
+    del finals[("ape", 4096, 6000)]
+    assert pilots.choose_claim3_both(finals)["K_both"] is None
+
+
+@committed
+@pytest.mark.parametrize("pilot, file, claim", [("claim1", "claim1", "claim1"),
+                                                ("claim3_threshold", "claim3", "claim3"),
+                                                ("claim3_both", "claim3_v31", "claim3")])
+def test_each_committed_pilot_file_gives_the_piloted_settings_by_its_rule(pilot, file, claim):
+    doc = _read(file)
+    chosen = pilots.PILOTS[pilot].choose(_finals(doc))
+    shared = [k for k in chosen if k in PILOTED[claim]]
+    assert shared and {k: chosen[k] for k in shared} == {k: PILOTED[claim][k] for k in shared}
+    assert doc["pilot_seeds"] == list(pilots.PILOTS[pilot].seeds)
+    if pilot != "claim3_threshold":   # claim 3's first pilot file states its whole rule, of which K_thr is part
+        assert doc["rule"] == pilots.PILOTS[pilot].rule
+    else:
+        assert pilots.CLAIM3_THRESHOLD_RULE in doc["rule"]
+
+
+# ---- the stage-1 decoder -------------------------------------------------------------------------
+def test_the_stage1_rule_takes_the_decoder_and_steps_with_the_most_seeds_meeting_the_premise():
+    """Claim 4's premise per seed (ICL ≥ 0.95 and some head's induction > 0.3) at each step count of
+    the grid, read off one run's evaluations; the (decoder, steps) with the most seeds meeting it,
+    ties to the quick decoder and then to fewer steps."""
+    steps = list(range(0, 10001, 250))
+
+    def curves(induction_from, acc=0.97):   # seed e grows its induction head at step induction_from[e]
+        ind = [[[[0.05], [0.9 if s >= start else 0.0]] for start in induction_from] for s in steps]
+        return {"steps": steps, "acc_icl": [[acc] * 8 for _ in steps], "induction": ind}
+
+    seven, eight, late = [0] * 7 + [10 ** 6], [0] * 8, [0] * 6 + [6000, 9000]
+    assert pilots.choose_stage1({1: curves(late), 4: curves(late)})["decoder"] == {"heads": 1, "steps": 10000}
+    assert pilots.choose_stage1({1: curves(seven), 4: curves(eight)})["decoder"] == {"heads": 4, "steps": 5000}
+    assert pilots.choose_stage1({1: curves(seven), 4: curves(seven)})["decoder"] == {"heads": 1, "steps": 5000}
+    never = pilots.choose_stage1({1: curves([0] * 6 + [10 ** 6] * 2), 4: curves(eight, acc=0.94)})
+    assert never["premise_counts"]["1 heads, 10000 steps"] == 6
+    assert never["premise_counts"]["4 heads, 5000 steps"] == 0                 # an induction head alone is not enough
+    assert pilots.choose_stage1({1: curves(eight)})["decoder"] is None          # the 4-head run is missing
+    stopped = pilots.choose_stage1({1: {**curves(late), "steps": steps[:30]}, 4: curves(eight)})
+    assert stopped["decoder"] is None                                           # a run that stopped early
+
+
+@committed
+def test_the_committed_stage1_pilot_gives_the_claims_stage1_decoder_by_its_rule():
+    doc = _read("stage1_v31")
+    met: dict = {}
+    for key, flags in doc["premise_met"].items():   # "4 heads, 5000 steps"
+        heads, steps = (int(part.split()[0]) for part in key.split(", "))
+        met.setdefault(heads, {})[steps] = flags
+    choice = pilots.stage1_choice(met)
+    assert choice["decoder"] == doc["decoder"] == PILOTED["stage1"]
+    assert doc["pilot_seeds"] == list(pilots.STAGE1_PILOT_SEEDS) and pilots.STAGE1_RULE in doc["rule"]
+    assert all(len(flags) == 8 for flags in doc["premise_met"].values())
+
+
+# ---- claim 6 ---------------------------------------------------------------------------------------
+def _fusion_curves(k2_counts: dict[int, dict[int, int]], n=8, copy=0.5):
+    """Fusion pilot curves whose first ``count`` seeds at each grid step are far above the premise
+    level and the rest on the copy plateau."""
+    steps = list(range(0, max(pilots.FUSION_STEP_GRID) + 1, 250))
+    out = {}
+    for k2, counts in k2_counts.items():
+        acc = [[copy] * n for _ in steps]
+        for s, c in counts.items():
+            acc[steps.index(s)] = [0.99] * c + [copy] * (n - c)
+        out[k2] = {"steps": steps, "acc_icl": acc, "copy": copy}
+    return out
+
+
+def test_claim6s_rule_takes_the_smallest_K2_with_seven_of_eight_then_the_longest_steps_where_all_eight_are():
+    a, b, c = pilots.FUSION_STEP_GRID
+    picked = pilots.choose_claim6(_fusion_curves({1024: {a: 7, b: 8, c: 8}}))
+    assert (picked["K2"], picked["fusion_steps"]) == (1024, c)
+    assert picked["premise_counts"] == {f"K2=1024 steps={s}": n for s, n in ((a, 7), (b, 8), (c, 8))}
+    assert pilots.choose_claim6(_fusion_curves({1024: {a: 7, b: 8, c: 7}}))["fusion_steps"] is None
+    # 1024 short everywhere: the rule needs 4096's run, then takes it
+    short = pilots.choose_claim6(_fusion_curves({1024: {a: 6, b: 6, c: 6}}))
+    assert short["K2"] is None and short["missing"] == 4096
+    both = pilots.choose_claim6(_fusion_curves({1024: {a: 6, b: 6, c: 6}, 4096: {a: 7, b: 8, c: 8}}))
+    assert (both["K2"], both["fusion_steps"]) == (4096, c)
+    none = pilots.choose_claim6(_fusion_curves({1024: {a: 1, b: 2, c: 6}, 4096: {a: 0, b: 5, c: 6}}))
+    assert none["K2"] is None and none["fusion_steps"] is None and "missing" not in none
+    # a run that stopped before the last grid step decides nothing
+    cut = _fusion_curves({1024: {a: 8}})
+    cut[1024]["steps"] = cut[1024]["steps"][:-1]
+    cut[1024]["acc_icl"] = cut[1024]["acc_icl"][:-1]
+    assert pilots.choose_claim6(cut)["missing"] == 1024
+
+
+def test_the_fusion_premise_level_is_confounded_icl_above_copy_plus_two_binomial_se():
+    from mmicl.proofs.claims.testbed.common import above_copy
+
+    level = 0.5 + 2 * math.sqrt(0.25 / 1024)   # 0.53125
+    assert above_copy([level - 1e-9, level, level + 1e-9, 0.99], 0.5, 1024).tolist() == [False, False, True, True]
+    assert above_copy([0.52], 0.5, 4096).tolist() == [True]   # more items, a lower level
+
+
+@committed
+def test_the_committed_claim6_pilot_gives_the_piloted_K2_and_steps():
+    doc = _read("claim6_v31")
+    picked = pilots.choose_claim6({int(k): v for k, v in doc["curves"].items()})
+    assert {k: picked[k] for k in ("K2", "fusion_steps")} == PILOTED["claim6"]
+    assert doc["K2"] == PILOTED["claim6"]["K2"] and doc["premise_counts"] == picked["premise_counts"]
+    assert doc["pilot_seeds"] == list(pilots.STAGE1_PILOT_SEEDS)
+    assert not set(pilots.STAGE1_PILOT_SEEDS) & {s for f in FAMILIES.values() for s in f}
+
+
+# ---- claim 7 ---------------------------------------------------------------------------------------
+def test_claim7s_rule_takes_the_step_count_nearest_each_target_and_refuses_a_double_pick():
+    acc = {0: [0.0, 0.02], 10: [0.38, 0.44], 20: [0.58, 0.6], 40: [0.7, 0.74], 80: [0.8, 0.82], 160: [0.9, 0.96]}
+    assert pilots.choose_claim7(acc)["encoder_steps"] == (0, 10, 20, 80)  # the targets 0.2, 0.4, 0.6, 0.8
+    assert pilots.choose_claim7(acc, (0.4, 0.6, 0.8, 0.95))["encoder_steps"] == (10, 20, 80, 160)
+    assert pilots.choose_claim7({0: [0.0], 10: [0.5], 20: [0.6]})["encoder_steps"] is None
+
+
+@committed
+def test_the_committed_claim7_pilot_gives_the_piloted_doses():
+    doc = _read("claim7")
+    acc = {int(s): v for s, v in doc["accuracy"].items()}
+    assert tuple(pilots.choose_claim7(acc)["encoder_steps"]) == PILOTED["claim7"]["encoder_steps"]
+    assert tuple(doc["encoder_steps"]) == PILOTED["claim7"]["encoder_steps"]
+    assert doc["pilot_seeds"] == list(PILOT_SEEDS) and sorted(acc) == sorted(pilots.ENCODER_STEP_GRID)
+
+
+def test_every_pilot_of_the_table_reads_a_store_and_states_its_rule():
+    for name, pilot in pilots.PILOTS.items():
+        assert pilot.rule and pilot.seeds and callable(pilot.choose), name

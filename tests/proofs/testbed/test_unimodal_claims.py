@@ -1,0 +1,112 @@
+"""Claims 1, 2, 3 and 8 of the testbed (``proofs/claims/testbed/unimodal.py``): their pieces on hand-made inputs with
+known answers (crossings, settledness, claim 2's shapes, the balanced se), and each claim end to end at a toy size,
+on the CPU and, where there is one, on a CUDA device.
+
+At the toy size each claim gives the design's checks under the design's names and roles; every number of every
+check and of the summary states its tolerance; the verdict is one of the registry's; the claim's result file is
+written with the design's version, the toy seed families and the device it ran on; and a second run reads every
+run back from the results store and trains nothing.  Nothing here asserts how training turns out."""
+from __future__ import annotations
+import math
+import json
+
+import numpy as np
+import pytest
+from claim_checks import assert_checks_follow_the_design, uncovered_numbers
+from mmicl.proofs.claim import VERDICTS, RunConfig, Summary
+from mmicl.proofs.claims.testbed import common, unimodal
+from mmicl.proofs.registry import REGISTRY
+from toy_testbed import TOY_FAMILIES, TOY_PILOTED_UNIMODAL, toy_unimodal
+from mmicl.proofs.claims.testbed.design import DESIGNS, EVAL_SIZE
+
+
+# ---- crossings and settledness ------------------------------------------------------------------
+def test_first_crossing_is_the_first_evaluation_at_or_above_and_never_is_placed_after_the_end():
+    curve = np.array([[0.1, 0.1, 0.6], [0.5, 0.2, 0.7], [0.9, 0.3, 0.8]])
+    t = unimodal.first_crossing(curve, [0, 25, 50], 0.5, never=75)
+    assert t.tolist() == [25.0, 75.0, 0.0]
+    assert unimodal.first_crossing(curve, [0, 25, 50], [0.6, 0.2, 0.8], never=75).tolist() == [50.0, 25.0, 50.0]
+
+
+def test_a_score_rising_inside_the_icl_window_is_inside_and_one_rising_after_it_is_outside():
+    steps = [0, 25, 50, 75, 100, 125]
+    # ICL from the copy baseline 0.5 to 1.0: 10 % of the way (0.55) at 50, 90 % (0.95) at 100
+    icl = np.array([0.5, 0.5, 0.6, 0.8, 0.96, 1.0])
+    during = np.array([0.0, 0.0, 0.1, 0.5, 0.8, 0.9])  # half of 0.9 first at 75: 25 steps inside either edge
+    after = np.array([0.0, 0.0, 0.0, 0.0, 0.1, 0.9])   # half first at 125: 25 steps after the window
+    edge = np.array([0.0, 0.0, 0.5, 0.6, 0.8, 0.9])    # half first at 50: on the edge
+    depth = unimodal.inside_window(np.stack([icl] * 3, 1), np.stack([during, after, edge], 1), steps, 0.5, never=150)
+    assert depth.tolist() == [25.0, -25.0, 0.0]
+
+
+def test_last_quarter_range_reads_only_the_evaluations_at_or_after_three_quarters():
+    steps = [0, 250, 500, 750, 1000]
+    curve = np.array([[0.0, 0.5], [1.0, 0.5], [0.0, 0.5], [0.40, 0.5], [0.43, 0.9]])
+    assert unimodal.last_quarter_range(curve, steps) == pytest.approx([0.03, 0.4])
+    assert unimodal.SETTLED_TOL == pytest.approx(2 * math.sqrt(0.5 / EVAL_SIZE))
+
+
+# ---- claim 2's shapes ---------------------------------------------------------------------------
+def test_claim2s_matched_shape_has_four_layers_and_the_closest_parameter_count():
+    from mmicl.numerics.testbed.model import decoder_parameters
+    from mmicl.proofs.claims.testbed.sizes import QUICK
+
+    shapes = unimodal.claim2_shapes(QUICK.model, QUICK.data.D, QUICK.data.L)
+    base = decoder_parameters(shapes["base"], QUICK.data.D, QUICK.data.L)
+    matched = decoder_parameters(shapes["deep_matched"], QUICK.data.D, QUICK.data.L)
+    assert shapes["heads"].heads == 4 and shapes["heads"].width == QUICK.model.width
+    assert shapes["deep"].layers == shapes["deep_matched"].layers == 4 and shapes["deep_matched"].width < QUICK.model.width
+    for w in (shapes["deep_matched"].width - 2, shapes["deep_matched"].width + 2):  # its neighbours are no closer
+        other = decoder_parameters(shapes["deep_matched"].__class__(**{**shapes["deep_matched"].__dict__, "width": w}),
+                                   QUICK.data.D, QUICK.data.L)
+        assert abs(other - base) >= abs(matched - base)
+
+
+def test_balanced_se_adds_the_blind_rules_sd_to_the_binomial_sd_per_arm_and_arms_in_quadrature():
+    p = np.array([0.5])
+    one = (math.sqrt(0.25) + 0.5) / math.sqrt(EVAL_SIZE)  # the blind rule's sd unrecorded: its largest, 0.5
+    assert common.balanced_se(p, p) == pytest.approx([math.sqrt(2) * one])
+    a, b = (math.sqrt(0.25) + 0.01) / math.sqrt(EVAL_SIZE), (math.sqrt(0.09) + 0.02) / math.sqrt(EVAL_SIZE)
+    assert common.balanced_se(p, np.array([0.1]), [0.01], [0.02]) == pytest.approx([math.hypot(a, b)])
+    assert common.acc_se(np.zeros(0), np.zeros(0)).size == 0
+
+
+# ---- each claim end to end at a toy size ----------------------------------------------------------------
+@pytest.mark.parametrize("claim", ["claim1", "claim2", "claim3", "claim8"])
+def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its_store(claim, device, tmp_path,
+                                                                                       monkeypatch):
+    toy_unimodal(monkeypatch)
+    cfg = RunConfig(quick=True, out=tmp_path, seed=1, device=device)
+    res = REGISTRY[f"testbed.{claim}"].run(cfg)          # through the registry: threads, verdict, evidence
+    hyps, checks, summary = res.hypotheses, res.checks, Summary(res.summary, atol=res.summary_atol,
+                                                                    rtol=res.summary_rtol, why=res.summary_tolerance)
+    assert res.verdict in VERDICTS and res.verdict != "error", res.verdict_reason
+    assert_checks_follow_the_design(checks, DESIGNS[claim])
+    for c in checks:
+        assert c.numbers_tolerance and "sign test" in c.tolerance, c.name
+        assert c.numbers["plus"] + c.numbers["minus"] + c.numbers["unresolved"] <= 4, c.name
+        assert all(len(c.numbers[f"diff_{f}"]) == len(c.numbers[f"outcomes_{f}"]) <= 2 for f in TOY_FAMILIES), c.name
+    assert any("seeds of a family may fail" in h.text for h in hyps)
+    assert summary.why and uncovered_numbers(checks, summary) == []
+    assert res.figures == []
+    doc = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
+    assert doc["version"] == DESIGNS[claim].version
+    assert doc["families"] == {f: list(s) for f, s in TOY_FAMILIES.items()}
+    assert doc["device"] == device and doc["data_seed"] == 1 and set(doc["seconds"]) == set(doc["tables"])
+    if claim in ("claim1", "claim3"):
+        assert doc["piloted"] == json.loads(json.dumps(TOY_PILOTED_UNIMODAL[claim]))
+    assert not [p for p in (tmp_path / "testbed").iterdir() if p.name.startswith(".")]   # no temp files left
+    # a second run reads every run back from OUT/testbed/runs: nothing trains
+    import mmicl.numerics.runs.runner as runner
+
+    monkeypatch.setattr(runner, "execute", lambda *a, **k: pytest.fail("a stored run was trained again"))
+    again = getattr(unimodal, claim)(cfg)
+    assert json.dumps([c.numbers for c in again[1]]) == json.dumps([c.numbers for c in checks])  # NaN-safe
+
+
+def test_the_unimodal_claims_refuse_other_sizes_than_quick(tmp_path):
+    from mmicl.numerics.testbed.config import TestbedConfigError
+
+    for claim in ("claim1", "claim2", "claim3", "claim8"):
+        with pytest.raises(TestbedConfigError, match="--quick"):
+            getattr(unimodal, claim)(RunConfig(quick=False, out=tmp_path, seed=1))

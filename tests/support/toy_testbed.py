@@ -1,0 +1,86 @@
+"""Toy sizes of the testbed claims, and fixtures-in-a-function that put them in place.
+
+A claim module binds the design's constants (``FAMILIES``, ``EVAL_SIZE``, …) when it is imported, so
+a toy run replaces them in every module that reads them, through ``monkeypatch`` (undone after the
+test).  The toy sizes are tiny (width-8 decoders, a few steps, two seeds per family): a toy run says
+whether a claim runs end to end and states every tolerance, never whether the claim holds.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mmicl.numerics.testbed.config import DataConfig, ModelConfig, SecondModality, TrainConfig
+from mmicl.proofs.claims.testbed import common, design, modalities, pilots, sizes, transfer, unimodal
+
+TOY_FAMILIES = {"A": (3000, 3001), "B": (4000, 4001)}
+
+# 9-token sequences (N = 4, B = 2) over L = 4 labels, a 2-layer width-8 model, 4 steps; the claims'
+# own K's (lo, mid, hi, piloted) scaled down with it.  The evaluation sets keep the design's
+# EVAL_SIZE (at width 8 they cost little).
+TOY = replace(sizes.QUICK, data=DataConfig(K=64, L=4, D=4, N=4, B=2, p_bursty=1.0, eps=0.1),
+              model=ModelConfig(layers=2, heads=1, width=8, mlp_ratio=1, pos="ape", ape_slots=9),
+              train=TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=2, eval_size=16),
+              seeds=2, K_lo=8, K_mid=16, K_hi=64, K_edge=32, K_grid=(8, 64), claim8_heads=2, claim8_seeds=2)
+TOY_PILOTED_UNIMODAL = {"claim1": {"K_edge": 32}, "claim3": {"K_both": 32, "steps_both": 2, "K_thr": 16}}
+"""Claim 3 at steps_both ≠ the size's steps: two ensembles per position code, as the design runs it."""
+
+_TRANSFER_TRAIN = TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=4, eval_size=16)
+TOY_TRANSFER = replace(sizes.MULTIMODAL_QUICK,
+                       m1=DataConfig(K=64, L=4, D=4, N=4, B=2, p_bursty=1.0, eps=0.1),
+                       model=ModelConfig(layers=2, heads=1, width=8, mlp_ratio=1, pos="ape", ape_slots=21),
+                       stage1=_TRANSFER_TRAIN, stage2=_TRANSFER_TRAIN, m2=SecondModality(K=4, D=4, eps=0.1), seeds=2,
+                       deep_layers=3)
+
+_MODALITY_TRAIN = TrainConfig(steps=3, batch=8, lr=1e-3, eval_every=2, eval_size=16)
+TOY_MODALITIES = replace(sizes.MULTIMODAL_QUICK, m1=DataConfig(K=64, L=4, D=4, N=4, B=2, p_bursty=1.0, eps=0.1),
+                         model=ModelConfig(layers=2, heads=1, width=8, mlp_ratio=1, pos="ape", ape_slots=21),
+                         stage1=_MODALITY_TRAIN, stage2=_MODALITY_TRAIN, m2=SecondModality(K=4, D=4, eps=0.1), seeds=2,
+                         encoder_K2=8)
+TOY_PILOTED_MODALITIES = {"claim6": {"K2": 8, "fusion_steps": 4}, "claim7": {"encoder_steps": (0, 1, 2, 4)}}
+TOY_EVAL_SIZE = 16
+
+
+def _families(monkeypatch, families=TOY_FAMILIES) -> None:
+    for module in (design, common, unimodal, transfer, modalities):
+        monkeypatch.setattr(module, "FAMILIES", families)
+
+
+def _eval_size(monkeypatch, n: int, *modules) -> None:
+    for module in (sizes, common, *modules):
+        monkeypatch.setattr(module, "EVAL_SIZE", n)
+
+
+def toy_unimodal(monkeypatch) -> None:
+    """Claims 1, 2, 3 and 8 at ``TOY``, on ``TOY_FAMILIES``."""
+    _families(monkeypatch)
+    monkeypatch.setattr(sizes, "QUICK", TOY)
+    for claim, chosen in TOY_PILOTED_UNIMODAL.items():
+        monkeypatch.setitem(pilots.PILOTED, claim, chosen)
+    monkeypatch.setattr(unimodal, "EVAL_EVERY_TRANSITION", 2)
+
+
+def toy_transfer(monkeypatch) -> None:
+    """Claims 4, 5 and 9 at ``TOY_TRANSFER``, on ``TOY_FAMILIES``, evaluated on ``TOY_EVAL_SIZE``
+    sequences; a toy stage 1 does not learn ICL, so every seed meets a lenient premise and the checks
+    see every seed."""
+    _families(monkeypatch)
+    _eval_size(monkeypatch, TOY_EVAL_SIZE, transfer)
+    monkeypatch.setattr(sizes, "MULTIMODAL_QUICK", TOY_TRANSFER)
+    monkeypatch.setattr(transfer, "EVAL_EVERY_TRANSITION", 2)
+    monkeypatch.setattr(transfer, "K1_DIVERSE", 64)
+    monkeypatch.setattr(transfer, "K1_LOW", 8)
+    monkeypatch.setattr(transfer, "CLAIM9_HEADS", 2)
+    monkeypatch.setattr(common, "STAGE1_ICL", 0.0)
+    monkeypatch.setattr(common, "STAGE1_INDUCTION", -2.0)
+
+
+def toy_modalities(monkeypatch) -> None:
+    """Claims 6 and 7 at ``TOY_MODALITIES``, on ``TOY_FAMILIES``, evaluated on ``TOY_EVAL_SIZE``
+    sequences (claim 7 on 24, its own size being 8192 in the design)."""
+    _families(monkeypatch)
+    _eval_size(monkeypatch, TOY_EVAL_SIZE, modalities)
+    monkeypatch.setattr(sizes, "MULTIMODAL_QUICK", TOY_MODALITIES)
+    monkeypatch.setattr(modalities, "EVAL_SIZE7", 24)
+    monkeypatch.setattr(modalities, "EVAL_EVERY_TRANSITION", 1)
+    for claim, chosen in TOY_PILOTED_MODALITIES.items():
+        monkeypatch.setitem(pilots.PILOTED, claim, chosen)
