@@ -71,8 +71,8 @@ _API: dict[str, tuple[str, str | None]] = {
     "optimal_schedule": ("mmicl.numerics.untied", "optimal_schedule"),
     "untied_excess": ("mmicl.numerics.untied", "untied_excess"),
     # certificates
-    "certify_alpha_T": ("mmicl.proofs.certificates", "certify_alpha_T"),
-    "certify_gap": ("mmicl.proofs.certificates", "certify_gap"),
+    "certify_alpha_T": ("mmicl.proofs.certificates.alpha", "certify_alpha_T"),
+    "certify_gap": ("mmicl.proofs.certificates.gap", "certify_gap"),
     # single-layer LSA (Theorem 4.1)
     "best_lsa": ("mmicl.numerics.lsa", "best_lsa"),
     "BestLSA": ("mmicl.numerics.lsa", "BestLSA"),

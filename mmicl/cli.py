@@ -17,6 +17,17 @@ import click
 from mmicl.numerics.provenance import __version__
 
 from mmicl.commands.common import SEED, Command, Device, WritablePath
+from mmicl.numerics.validate import InputError, MAX_DIM_VERIFY
+from mmicl.numerics.atomic import require_space
+from mmicl.proofs.plugins import load_plugins
+from mmicl.proofs.claim import RunConfig
+from mmicl.proofs.verify import registered, select
+from mmicl.results_folder import ResultsFolder, holding
+from mmicl.compare import compare, load_summary
+
+__all__ = ["LAZY_COMMANDS", "LazyGroup", "main", "verify", "SPACE_PER_CLAIM", "claims_command", "verdict_table",
+           "add_result", "KEY_LIST_SHOWN"]
+
 
 # name -> (module, attribute, one-line help).  Modules are imported only when their command runs,
 # so ``mmicl --help`` and ``mmicl laws`` start without loading torch, SciPy or SymPy.
@@ -75,7 +86,6 @@ def _law_text(ctx, param, value):
     """--law is checked (parsed, scale) before any claim runs; the claims get the text."""
     if value is None:
         return None
-    from mmicl.numerics.validate import MAX_DIM_VERIFY
     from mmicl.commands.common import load_law
 
     law = load_law(value)
@@ -131,14 +141,8 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
     from rich.console import Console
     from rich.markup import escape
 
-    from mmicl.numerics.atomic import require_space
     from mmicl.numerics.laws.language import parse_law
-    from mmicl.numerics.validate import InputError
 
-    from mmicl.proofs.plugins import load_plugins
-    from mmicl.proofs.claim import RunConfig
-    from mmicl.proofs.verify import select
-    from mmicl.results_folder import ResultsFolder, holding
 
     console = Console(stderr=True)
 
@@ -182,7 +186,6 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
     status = 1 if any(r.verdict in ("fails", "error") for r in folder.results) else 0
     if baseline is not None:
         from mmicl.commands.compare import report_comparison
-        from mmicl.compare import compare, load_summary
 
         moved = compare(old, load_summary(out), rtol, str(baseline), str(out))
         status = max(status, report_comparison(moved, as_json=False))
@@ -206,8 +209,6 @@ on what a claim may write: a full disk during the run stops it with the claims f
 def claims_command(plugins, as_json):
     """Every claim mmicl knows: its id, title, origin (built-in or its plugin) and whether a plain
     `mmicl verify` runs it."""
-    from mmicl.proofs.plugins import load_plugins
-    from mmicl.proofs.verify import registered
 
     load_plugins(list(plugins))
     rows = [{"id": c.id, "title": c.title, "origin": c.origin, "default": c.default} for c in registered().values()]

@@ -28,6 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from mmicl.theory.errors import InputError
+from mmicl.proofs.claim import tolerance_of
+from mmicl.numerics.strict_json import to_strict
+
+__all__ = ["DEFAULT_RTOL", "CompareError", "Change", "Comparison", "load_summary", "compare", "number_keys"]
+
 
 DEFAULT_RTOL = 1e-9
 """The relative change allowed for a number whose check states no numeric tolerance: a rerun of the
@@ -137,7 +142,6 @@ def _tolerances(atol, rtol, why, default_rtol: float, whose: str):
     """A function from a top-level number key to ``(atol, rtol, wording)``: the tolerance the
     check (or summary) states for that key (``registry.tolerance_of``; a stated value that is not
     a number or a dict is ignored, as in a file of an earlier schema), else ``default_rtol``."""
-    from mmicl.proofs.claim import tolerance_of
 
     atol, rtol = _stated(atol), _stated(rtol)
 
@@ -160,7 +164,6 @@ def _stated(v):
 def number_keys(numbers: dict) -> set[str]:
     """The top-level keys of ``numbers`` under which compare finds a number to judge (after the
     strict-JSON conversion mmicl writes: numpy scalars become numbers, NaN becomes null)."""
-    from mmicl.numerics.strict_json import to_strict
 
     return {top for top, v in _flat(to_strict(numbers)).values() if _is_number(v)}
 

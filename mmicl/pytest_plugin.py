@@ -57,6 +57,10 @@ from pathlib import Path
 
 import pytest
 
+__all__ = ["SIZES", "PROFILES", "pytest_addoption", "pytest_plugin_registered", "pytest_configure",
+           "pytest_report_header", "pytest_terminal_summary", "mmicl_size", "mmicl_baseline", "Baseline"]
+
+
 SIZES = ("smoke", "quick", "full")
 """The sizes of ``mmicl.proofs.registry.SIZES`` (repeated here, not imported: the plugin's import
 stays cheap; a test checks that they agree)."""

@@ -14,6 +14,13 @@ import re
 from pathlib import Path
 
 from mmicl.proofs.claim import ClaimResult, RunConfig
+from mmicl.numerics.strict_json import to_strict
+from mmicl.numerics.provenance import __version__
+
+__all__ = ["render_report", "LIST_SHOWN", "ROWS_SHOWN", "MAX_DEPTH", "MIME", "VERDICT_CLASS", "CHECK_MARK", "CSS",
+           "render_html", "OPEN_NOTE", "LAW_TAG", "LAW_SPEC", "hypothesis_groups", "CAPTION_KEY", "CAPTIONS",
+           "figure_caption", "png_text", "CONVENTIONS", "CONVENTIONS_SOURCE"]
+
 
 
 def render_report(results: list[ClaimResult], config: RunConfig, run=None) -> str:
@@ -76,7 +83,6 @@ def _json_text(obj) -> str:
     """``obj`` as strict JSON text, as mmicl writes its files (``numerics.strict_json``: plain types,
     ``true``/``false``, a NaN or infinity null with its reason beside it); an object JSON cannot
     hold is shown as its text rather than stopping the report."""
-    from mmicl.numerics.strict_json import to_strict
 
     try:
         return json.dumps(to_strict(obj), ensure_ascii=False, allow_nan=False)
@@ -86,7 +92,6 @@ def _json_text(obj) -> str:
 
 def _loose(v):
     """Like ``to_strict`` but never refusing: odd objects become their text."""
-    from mmicl.numerics.strict_json import to_strict
 
     v = _plain(v)
     if isinstance(v, dict):
@@ -194,7 +199,6 @@ def render_html(results: list[ClaimResult], config: RunConfig, run=None) -> str:
     what it shows), and the conventions the captions link to.  No external resource and no script;
     every piece of text is escaped.  Never raises on odd numbers (None, NaN, inf, nesting).
     ``run`` (a ``results_folder.RunState``) adds the run's state and its wall time to the header."""
-    from mmicl.numerics.provenance import __version__
 
     ids = _anchors([r.id for r in results])
     counts = {v: sum(r.verdict == v for r in results) for v in VERDICT_CLASS}

@@ -37,6 +37,11 @@ from mmicl.numerics.provenance import software
 from mmicl.numerics.validate import InputError
 
 from mmicl.proofs.claim import Claim, ClaimResult, RunConfig
+from mmicl.proofs.claim import relative_path
+from mmicl.report import render_html, render_report
+
+__all__ = ["LOCK_NAME", "SUMMARY", "FolderBusyError", "RunState", "holding", "ResultsFolder"]
+
 
 LOCK_NAME = ".mmicl.lock"
 SUMMARY = ("verdicts.json", "report.md", "report.html")
@@ -59,7 +64,6 @@ class RunState:
     reason: str = ""
 
     def to_json(self, out: Path) -> dict:
-        from mmicl.proofs.claim import relative_path
 
         return {"state": self.state, "planned": self.planned, "pid": self.pid,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
@@ -156,7 +160,6 @@ class ResultsFolder:
 
     def write(self) -> None:
         """``verdicts.json``, ``report.md`` and ``report.html`` from the same results, together."""
-        from mmicl.report import render_html, render_report
 
         self.run.wall_seconds = time.perf_counter() - self._t0
         doc = {"seed": self.config.seed, "quick": self.config.quick, "size": self.config.size,

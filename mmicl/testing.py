@@ -84,6 +84,9 @@ from hypothesis.errors import InvalidArgument
 
 from mmicl.numerics.laws.scalar import Beta, Discrete, Exponential, Mixture, Point, ScalarLaw, TwoPoint
 from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
+from mmicl.numerics.validate import InputError
+from mmicl.proofs.verify import registered, verify
+from mmicl.proofs.claim import VERDICTS
 
 __all__ = [
     # laws with their facts
@@ -396,8 +399,6 @@ def check_claim(claim_id: str, law=None, size: str = "smoke", model=None, seed: 
 
     Refused before the claim runs, as ``mmicl.verify`` refuses them: an unknown id (``KeyError``
     listing the known ones), a bad size, seed or law (``InputError``/``LawError``)."""
-    from mmicl.numerics.validate import InputError
-    from mmicl.proofs.verify import registered, verify
 
     if model is not None:
         raise InputError(f"model={model!r}: model variants are reserved for a later version; pass model=None "
@@ -415,7 +416,6 @@ def check_claim(claim_id: str, law=None, size: str = "smoke", model=None, seed: 
 
 
 def _expected(expected) -> frozenset[str]:
-    from mmicl.proofs.claim import VERDICTS
 
     want = frozenset([expected] if isinstance(expected, str) else expected)
     bad = sorted(v for v in want if v not in VERDICTS)

@@ -33,6 +33,7 @@ from .lca import alpha_star, alpha_T, excess_risk_scaled
 from mmicl.numerics.laws.scalar import Beta, Discrete, LawError, Mixture, Point, ScalarLaw, SumLaw
 from mmicl.numerics.laws.task import TaskLaw
 from .validate import MAX_DEPTH_ONE, MAX_DEPTH_TWO, check_depth
+from mmicl.numerics.lca import minimise_two_residual
 
 __all__ = ["End", "ends", "AlphaExpansion", "alpha_expansion", "ExcessExpansion", "excess_expansion",
            "Agreement", "check_alpha", "check_excess", "richardson", "worst_case", "minimax_alpha"]
@@ -409,7 +410,6 @@ def two_parameter_limits(law: TaskLaw, Ts=(5, 10, 20, 30, 50, 70, 100)) -> dict:
     (least squares of log|γ_T| on T over the larger half of the depths, with its residual) set
     beside ρ = (λ_hi − λ_lo)/(λ_hi + λ_lo); the limit of ``T·(α* − α_T)`` by a Richardson fit
     ``c + d/T`` over the two largest T, set beside the one-parameter coefficient."""
-    from .lca import minimise_two_residual
 
     Ts = sorted(check_depth(T, MAX_DEPTH_TWO, "two_parameter_limits") for T in Ts)
     if len(Ts) < 4 or Ts[0] < 2:

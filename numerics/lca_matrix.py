@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["query_matrix", "matrix_excess"]
+
+
 
 def query_matrix(m: np.ndarray, w_skip: np.ndarray, w_value: np.ndarray, T: int) -> np.ndarray:
     """``P_T`` for general d×d ``W^S``, ``W^V`` (``W^K = W^Q = I``)."""

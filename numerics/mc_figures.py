@@ -25,6 +25,9 @@ import numpy as np
 from mmicl.numerics.atomic import save_figure, write_json
 from mmicl.numerics.laws.language import parse_law, takes_law
 
+__all__ = ["SIZES", "FILES", "figure_finite_n", "figure_sgd_flow", "figure_full_matrix", "make_figures"]
+
+
 SIZES = {
     # finite-n: SAA prompts, context lengths; SGD: batch, learning rates, flow horizon; full-matrix: steps, seeds
     "full": {"T": 5, "saa_samples": 200_000, "ns": [10, 30, 100, 300, 1000, 3000, 10000],

@@ -24,6 +24,8 @@ from mmicl.numerics.models import ReducedLCA
 from mmicl.numerics.montecarlo import StationaryPoint, conditional_excess, excess_rounding_floor, stationary_point
 from mmicl.numerics.laws.task import TaskLaw
 from mmicl.numerics.training import estimate_risk, train
+from mmicl.numerics.sampling import sample_prompts
+from mmicl.numerics.models import LCA
 
 __all__ = ["TrainedCheck", "trained_reduced", "sample_mean_baselines", "noskip_study", "depth_study",
            "log_log_slope", "finite_n_study", "gd_versus_flow", "full_matrix_study"]
@@ -103,7 +105,6 @@ def sample_mean_baselines(law: TaskLaw, *, n: int, samples: int, seed: int, devi
     ``label_mean``: ŷ = (1/n) Σ y_i (exact risk E[ζ²](1 + 1/n): E[y] = 0 and ȳ ⊥ y_q given ζ);
     ``zero``:       ŷ = 0 (risk E[ζ²]), the large-context limit of ``label_mean``.
     """
-    from mmicl.numerics.sampling import sample_prompts
 
     gen = torch.Generator(device=device).manual_seed(seed)
     lm, zero = [], []
@@ -122,8 +123,6 @@ def noskip_study(law: TaskLaw, Ts: list[int], *, n: int, steps: int, batch: int 
                  seed: int = 0, device="cpu") -> list[dict]:
     """Train the general tied no-skip LCA (W^S ≡ 0, F⁰ = 0) at each depth and measure its risk on
     the same tokens as the sample-mean predictor (paired, so the difference has its own se)."""
-    from mmicl.numerics.models import LCA
-    from mmicl.numerics.sampling import sample_prompts
 
     rows = []
     for T in Ts:
@@ -247,7 +246,6 @@ def full_matrix_study(law: TaskLaw, T: int, *, n: int | None = None, steps: int 
     ``GV = (W^K)ᵀ W^Q W^V`` (tied: βI = −αI) and report their distance from multiples of I, at the end
     and (``"invariants"``) at every recorded step of training."""
     from mmicl.numerics.lca import alpha_T, excess_risk
-    from mmicl.numerics.models import LCA
 
     g = torch.Generator().manual_seed(seed)
     model = LCA(law.d, T, tied=True, init_scale=init_scale, identity_init=identity_init, generator=g)

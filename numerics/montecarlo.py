@@ -25,6 +25,7 @@ from mmicl.numerics.laws.language import takes_law
 from .models import ReducedLCA, bayes_prediction
 from .sampling import sample_moments
 from mmicl.numerics.laws.task import TaskLaw
+from mmicl.numerics.training import draw_batch
 
 __all__ = ["StationaryPoint", "stationary_point", "sampled_excess_one", "excess_rounding_floor", "conditional_excess"]
 
@@ -147,7 +148,6 @@ def conditional_excess(model: torch.nn.Module, law: TaskLaw, *, n: int | None, s
     often than a normal z-test allows)."""
     import dataclasses
 
-    from .training import draw_batch
 
     model.to(device=device, dtype=torch.float64)
     gen = torch.Generator(device=device).manual_seed(seed)

@@ -7,6 +7,9 @@ outputs.  Every long loop of mmicl shows its progress through it.
 """
 from __future__ import annotations
 
+__all__ = ["progress_bar"]
+
+
 
 def progress_bar(*columns, enabled: bool = True):
     """A transient rich ``Progress`` on stderr with these ``columns`` (rich's default columns when

@@ -14,6 +14,10 @@ import torch
 from mmicl.numerics.laws.language import takes_law
 from mmicl.numerics.laws.task import TaskLaw
 
+__all__ = ["Prompts", "sample_tasks", "sample_prompts", "PromptMoments", "moments_of", "sample_wishart_identity",
+           "sample_moments"]
+
+
 
 @dataclass
 class Prompts:

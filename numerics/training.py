@@ -32,6 +32,8 @@ from .models import Batch, ReducedLCA, bayes_prediction
 from .sampling import PromptMoments, moments_of, sample_moments, sample_prompts
 from mmicl.numerics.laws.task import TaskLaw
 from .validate import InputError
+from mmicl.numerics.digest import digest
+from mmicl.numerics.progress import progress_bar
 
 __all__ = ["TrainResult", "RiskEstimate", "train", "estimate_risk", "describe", "draw_batch"]
 
@@ -260,7 +262,6 @@ def _load_checkpoint(path: Path, device, run: dict) -> dict:
     match (changed after mmicl wrote it); records no run (model, law, seed) or another run (model,
     law, seed, n, data or optimizer differ); lacks a part; or its model state holds non-finite
     values."""
-    from .digest import digest
 
     try:
         state = torch.load(path, map_location=device, weights_only=True)
@@ -298,7 +299,6 @@ def _load_checkpoint(path: Path, device, run: dict) -> dict:
 
 def _checkpoint(path, model, opt, sched, gen, history, step, run) -> None:
     """Save the run's state with its content hash (``numerics.digest`` of all of it but the hash)."""
-    from .digest import digest
 
     state = {"model": model.state_dict(), "optimizer": opt.state_dict(),
              "scheduler": sched.state_dict() if sched is not None else None,
@@ -313,7 +313,6 @@ def _progress(enabled: bool):
         return None
     from rich.progress import BarColumn, MofNCompleteColumn, TimeRemainingColumn
 
-    from .progress import progress_bar
 
     bar = progress_bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                        TimeRemainingColumn())

@@ -88,7 +88,7 @@ def stationarity_quadrature(law: TaskLaw, T: int, alpha) -> mp.mpf:
 def alpha_T_unbounded(law: TaskLaw, T: int) -> float:
     """The minimiser of the depth-T one-parameter loss for s ~ exponential(rate)."""
     T = check_depth(T, MAX_DEPTH_UNBOUNDED, "alpha_T_unbounded")
-    k = _rate(law)
+    _rate(law)  # refuses a law that is not exponential
     # G(0+) = −E[s] < 0 and G(1) = E[s^{n+1}] > 0, and G increases: one root in (0, 1)
     lo, hi = 1e-3 / T, 1.0
     with mp.workdps(30):

@@ -60,6 +60,7 @@ from mmicl.numerics.laws.quadrature import Rule, gauss_jacobi, lanczos
 from mmicl.numerics.laws.scalar import Beta, Discrete, LawError, Mixture, Point, ScalarLaw, SumLaw
 from mmicl.numerics.laws.task import TaskLaw
 from .validate import MAX_DEPTH_UNTIED, InputError, check_depth
+from mmicl.numerics.laws.quadrature import discrete_gauss
 
 __all__ = [
     "amplitude_fn",
@@ -226,7 +227,6 @@ def _product_gauss(x: np.ndarray, w: np.ndarray, n: int) -> tuple[np.ndarray, np
     if 8.0 * n * x.size > MAX_BASIS_BYTES:
         raise ArithmeticError(f"the {n}-point Gauss rule of a product of {x.size} nodes lost orthogonality and "
                               f"its stored-basis fallback needs over {MAX_BASIS_BYTES / 1e9:g} GB; use a smaller T")
-    from mmicl.numerics.laws.quadrature import discrete_gauss
 
     return discrete_gauss(x, w, n)
 

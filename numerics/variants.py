@@ -261,7 +261,6 @@ def _search(fun_values, jet, axes: list[np.ndarray], k: int) -> MinimiseResult:
     mesh = np.stack([m.ravel() for m in np.meshgrid(*axes, indexing="ij")], axis=1)
     vals = fun_values(mesh)
     order = np.argsort(vals)
-    best = None
     tried = []
     for idx in order[: 4]:
         if not np.isfinite(vals[idx]):

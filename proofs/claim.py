@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from mmicl.theory.errors import InputError
+from mmicl.numerics.strict_json import to_strict
+from mmicl.numerics.atomic import DiskFullError
 
 __all__ = ["Verdict", "VERDICTS", "Role", "ROLES", "DECISIVE", "CORROBORATING", "BUILTIN", "Check",
            "check_number_tolerance", "tolerance_of", "corroborating", "Summary", "Hypothesis", "SIZES", "RunConfig",
@@ -265,7 +267,6 @@ class ClaimResult:
         ``"<key>_null_reason"``; ``json.dumps(..., allow_nan=False)`` accepts it.  With
         ``relative_to`` (the output folder), figure paths are written relative to it, so that the
         folder can be moved or copied with its figures."""
-        from mmicl.numerics.strict_json import to_strict
 
         return _plain_types(to_strict({
             "id": self.id,
@@ -467,7 +468,6 @@ class Claim:
 def _passes_through(e: BaseException, origin: str | None) -> bool:
     """A full disk, and the errors of a built-in claim about the caller's input (``InputError``:
     the ``--law`` given does not suit it): the command line reports them in one line."""
-    from mmicl.numerics.atomic import DiskFullError
 
     return isinstance(e, DiskFullError) or (origin == BUILTIN and isinstance(e, InputError))
 

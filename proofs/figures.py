@@ -14,6 +14,9 @@ import numpy as np
 
 from mmicl.numerics.atomic import save_figure
 
+__all__ = ["alpha_sweep", "two_parameter_plane", "limits_series", "limits_caption", "limits_one"]
+
+
 
 def _finite(x, y, positive: bool = False):
     """The points of (x, y) that a plot can draw: finite y (and y > 0 on a log axis)."""

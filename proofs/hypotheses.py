@@ -22,6 +22,7 @@ import numpy as np
 from mmicl.numerics.laws.language import takes_law
 from mmicl.numerics.laws.task import TaskLaw
 from mmicl.proofs.claim import Hypothesis
+from mmicl.proofs.claim import Check
 
 __all__ = ["bounded_s", "has_signal", "label_scale", "at_least_values", "signal_values", "float64_resolution_check"]
 
@@ -70,7 +71,6 @@ def float64_resolution_check(label: str, law: TaskLaw, T: int = 1, sampled: bool
     """``None`` where float64 resolves ``law`` at depth ``T`` (``TaskLaw.float64_unresolved``),
     else an undecided ``Check`` with the reason: the law's hypotheses are met, so the claim is
     ``inconclusive`` there (never ``fails`` from rounding), and the checks it stands for are not run."""
-    from mmicl.proofs.claim import Check
 
     why = law.float64_unresolved(T, sampled)
     if why is None:

@@ -29,6 +29,9 @@ from mmicl.numerics.validate import InputError
 from .claim import ClaimError
 from .registry import registering_as
 
+__all__ = ["GROUP", "PluginError", "load_installed", "load_plugins"]
+
+
 GROUP = "mmicl.claims"
 """The entry-point group of claim plugins."""
 

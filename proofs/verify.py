@@ -11,6 +11,8 @@ from pathlib import Path
 
 from .claim import Claim, ClaimResult, RunConfig
 from .registry import REGISTRY
+from mmicl.proofs.plugins import load_installed, load_plugins
+from mmicl.numerics.validate import MAX_DIM_VERIFY, check_device
 
 __all__ = ["registered", "claims", "select", "verify"]
 
@@ -20,7 +22,6 @@ def registered() -> dict[str, Claim]:
     ``mmicl.claims``), loaded on the first call; a plugin that cannot be loaded is a
     ``plugins.PluginError``."""
     from . import claims as _builtin  # noqa: F401  (importing registers every built-in claim)
-    from .plugins import load_installed
 
     load_installed()
     return REGISTRY
@@ -65,9 +66,7 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
     (``numerics.validate``: ``d1 + d2 ≤ MAX_DIM_VERIFY``, squared norms ≤ ``MAX_LAW_SCALE``,
     ``E[ζ²]`` in ``[MIN_ZETA2, MAX_ZETA2]``), a plugin that cannot be loaded."""
     from mmicl.numerics.laws.language import check_law_limits
-    from mmicl.numerics.validate import MAX_DIM_VERIFY, check_device
 
-    from .plugins import load_plugins
     check_device(device)  # a bad device or law is refused here, before any claim runs
     law = None if law is None else check_law_limits(law, "verify", MAX_DIM_VERIFY).spec()  # LAW text
     load_plugins([plugins] if isinstance(plugins, str) else list(plugins))

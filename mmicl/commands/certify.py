@@ -8,6 +8,14 @@ import click
 from mmicl.proofs.certificates.alpha import MAX_CERTIFY_DEPTH
 
 from mmicl.commands.common import Command, WritablePath, depth_type, emit_json, load_law
+from mmicl.numerics.validate import InputError
+from mmicl.proofs.certificates.alpha import certify_alpha_T, check_width
+from mmicl.numerics.strict_json import dumps
+from mmicl.proofs.certificates.check import check
+from mmicl.proofs.certificates.document import bundle, read_certificate, write_certificate
+
+__all__ = ["Width", "certify"]
+
 
 
 class Width(click.ParamType):
@@ -16,8 +24,6 @@ class Width(click.ParamType):
     name = "width"
 
     def convert(self, value, param, ctx):
-        from mmicl.numerics.validate import InputError
-        from mmicl.proofs.certificates.alpha import check_width
 
         try:
             return check_width(value if not isinstance(value, (int, float)) else str(value))
@@ -49,14 +55,6 @@ def certify(law_text, T, width, gap, out, as_json):
     "width", "hi_minus_lo", "gap": {"lo", "hi", "lo_rational", "hi_rational", "exact", "positive"},
     "checked", "check_reasons", "certificate", "seconds"}; "lo"/"hi" are exact decimals of the rationals
     for α_T and outward roundings of the bounds for the gap."""
-    from mmicl.numerics.strict_json import dumps
-    from mmicl.proofs.certificates.alpha import certify_alpha_T
-    from mmicl.proofs.certificates.check import check
-    from mmicl.proofs.certificates.document import (
-        bundle,
-        read_certificate,
-        write_certificate,
-    )
     from mmicl.proofs.certificates.gap import certify_gap
 
     if T is None and not gap:

@@ -23,6 +23,16 @@ from mmicl.numerics.validate import (MAX_BATCH_FLOATS, MAX_CONTEXT, MAX_DEPTH_FL
                                      MAX_TRAIN_DEPTH, START_BOX)
 from mmicl.numerics.validate import check_batch_memory as batch_memory
 from mmicl.theory.errors import InputError, MmiclError
+from mmicl.numerics.atomic import DiskFullError
+from mmicl.numerics.strict_json import dumps
+
+__all__ = ["MAX_DEPTH", "MAX_FLOW2_DEPTH", "IntIn", "INFINITE_CONTEXT", "ContextLength", "context_help", "RealIn",
+           "depth_type", "SEED", "Device", "WritablePath", "seed_option", "device_option", "exclusive", "law_options",
+           "load_law", "input_errors_as_usage", "DiskFull", "Command", "Group", "check_batch_memory", "emit_json",
+           "VariantText", "variant_option", "variant_or_alias", "plain_variant", "variant_names", "named",
+           "variant_minimiser", "variant_floor", "MINUS", "number", "signed_sum", "show_excess", "show_named",
+           "floor_line"]
+
 
 # Every limit lives in numerics/validate.py (the API refuses the same values, with the same numbers;
 # each is sized there by what its function costs); the options below use them.
@@ -279,7 +289,6 @@ def input_errors_as_usage(ctx: click.Context | None = None):
     try:
         yield
     except MmiclError as e:
-        from mmicl.numerics.atomic import DiskFullError
 
         if isinstance(e, DiskFullError):
             raise DiskFull(str(e)) from None
@@ -323,7 +332,6 @@ def check_batch_memory(prompts: int, d: int, hint: str, fix: str, what: str = "o
 
 def emit_json(obj) -> None:
     """Print a strict JSON document on stdout (for ``--json`` options; see ``strict_json``)."""
-    from mmicl.numerics.strict_json import dumps
 
     click.echo(dumps(obj))
 

@@ -6,11 +6,14 @@ from pathlib import Path
 import click
 
 from mmicl.commands.common import Command, emit_json
+from mmicl.compare import CompareError, compare, load_summary
+
+__all__ = ["read_summary", "report_comparison", "compare_command"]
+
 
 
 def read_summary(path: Path, hint: str) -> dict:
     """The verify summary at ``path``, or one usage error line (exit 2)."""
-    from mmicl.compare import CompareError, load_summary
 
     try:
         return load_summary(path)
@@ -61,7 +64,6 @@ def compare_command(old, new, rtol, as_json):
     Exit status 1 on any regression, 0 when nothing moved."""
     import sys
 
-    from mmicl.compare import compare
 
     result = compare(read_summary(old, "OLD"), read_summary(new, "NEW"), rtol, str(old), str(new))
     sys.exit(report_comparison(result, as_json))

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import click
 
+__all__ = ["laws"]
+
+
 
 @click.command()
 def laws():

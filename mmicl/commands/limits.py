@@ -12,6 +12,11 @@ from mmicl.commands.common import (Command, IntIn, WritablePath, emit_json, floo
 
 from mmicl.numerics.validate import MAX_DEPTH_ONE
 from mmicl.numerics.atomic import save_figure
+from mmicl.numerics.atomic import write_json
+
+__all__ = ["MAX_T", "MAX_T_TWO", "MAX_T_UNTIED", "one_parameter", "two_parameter", "untied_model", "unbounded",
+           "limits", "variant_limits", "correction_text"]
+
 
 MAX_T = MAX_DEPTH_ONE
 """``--T-max`` (model one): α_T's own limit, ``numerics.validate.MAX_DEPTH_ONE``."""
@@ -250,7 +255,6 @@ def limits(law, model, t_max, basin, out, variant, as_json):
     only.  JSON: {"law", "variant", "model": "variant", "floor": {"value", "regime", "phi": {name:
     value}, "stable", "scaled"}, "rows": [{"T", "theta": {name: value}, "excess", "unique",
     "gap_to_floor"}], "note", "checks": []}."""
-    from mmicl.numerics.atomic import write_json
 
     variant = variant_or_alias(variant, "--model", model, model)
     if not plain_variant(variant):

@@ -6,6 +6,9 @@ import numpy as np
 
 from mmicl.commands.common import MAX_MC, MAX_PROFILE, Command, ContextLength, IntIn, context_help, emit_json, law_options, seed_option
 
+__all__ = ["lsa"]
+
+
 
 @click.command("lsa", cls=Command)
 @law_options

@@ -35,6 +35,12 @@ from pathlib import Path
 import click
 
 from mmicl.commands.common import Command, IntIn, WritablePath, emit_json
+from mmicl.numerics.runs import Store, run_sweep
+from mmicl.numerics.runs.store import StoreError
+from mmicl.numerics.runs.spec import SweepSpecError, load_spec
+
+__all__ = ["StorePath", "NoStore", "sweep_command"]
+
 
 
 class StorePath(click.ParamType):
@@ -70,9 +76,6 @@ class NoStore(click.ClickException):
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def sweep_command(spec, store_dir, scheduler, workers, status, export, as_json):
     """Run the grid of SPEC on Dask into --store; or --status / --export a store."""
-    from mmicl.numerics.runs import Store
-    from mmicl.numerics.runs.store import StoreError
-    from mmicl.numerics.runs.spec import SweepSpecError, load_spec
 
     if spec is None and not (status or export):
         raise click.UsageError("give a SPEC.toml to run, or --status / --export to read a store")
@@ -98,7 +101,6 @@ def sweep_command(spec, store_dir, scheduler, workers, status, export, as_json):
     if store.set_aside:
         out["set_aside" if store.writable else "would_set_aside"] = store.set_aside
     if spec is not None:
-        from mmicl.numerics.runs import run_sweep
 
         s = run_sweep(runs, store, scheduler=scheduler, workers=workers, progress=not as_json)
         out["sweep"] = {"runs": s.total, "skipped (already done)": s.skipped, "done": s.done, "failed": s.failed}

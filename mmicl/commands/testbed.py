@@ -15,6 +15,14 @@ from pathlib import Path
 import click
 
 from mmicl.commands.common import MAX_STEPS, SEED, Group, IntIn, RealIn, WritablePath, device_option, emit_json
+from mmicl.numerics.testbed.config import TestbedConfigError
+from mmicl.numerics.atomic import write_json
+from mmicl.numerics.runs.store import Store
+
+__all__ = ["DATA_KNOBS", "MODEL_KNOBS", "TRAIN_KNOBS", "MAX_SEEDS", "MAX_ACTIVATIONS", "KNOB_TYPES", "threads_option",
+           "pick_metrics", "testbed_options", "options_named", "check_size", "UNIMODAL_METRICS", "metric_entry",
+           "run_summary", "testbed", "train", "comma_list", "sweep", "plateau"]
+
 
 DATA_KNOBS = {"K": "K", "N": "N", "D": "D", "L": "L", "B": "B", "pB": "p_bursty", "eps": "eps", "zipf": "zipf"}
 MODEL_KNOBS = {"layers": "layers", "heads": "heads", "width": "width", "pos": "pos"}
@@ -79,7 +87,6 @@ def testbed_options(f):
 
 
 def _settings(quick, seeds, **kw):
-    from mmicl.numerics.testbed.config import TestbedConfigError
 
     from mmicl.proofs.claims.testbed.sizes import FULL, QUICK
 
@@ -156,7 +163,6 @@ def train(quick, seeds, seed, device, threads, out, as_json, **kw):
     data, model, tr, n = _settings(quick, seeds, **kw)
     check_size([data], model, tr, n)
     import torch
-    from mmicl.numerics.atomic import write_json
     from mmicl.numerics.testbed.experiments import Arm, run_arms
     from mmicl.numerics.testbed.figures import plot_curves
     from mmicl.numerics.testbed.metrics import baselines
@@ -210,7 +216,6 @@ def _sweep_values(knob: str, values: str) -> list:
 @testbed_options
 def sweep(knob, values, quick, seeds, seed, device, threads, out, as_json, **kw):
     """Vary one knob: a data knob trains one ensemble, a model knob one ensemble per value."""
-    from mmicl.numerics.testbed.config import TestbedConfigError
 
     vals = _sweep_values(knob, values)
     if kw.get(knob) is not None:
@@ -228,7 +233,6 @@ def sweep(knob, values, quick, seeds, seed, device, threads, out, as_json, **kw)
         for _, (data, model, tr, n) in settings:
             check_size([data], model, tr, n)
     import torch
-    from mmicl.numerics.atomic import write_json
     from mmicl.numerics.testbed.experiments import Arm, run_arms
     from mmicl.numerics.testbed.figures import plot_against
 
@@ -275,7 +279,6 @@ def plateau(store_dir, as_json):
     from mmicl.numerics.testbed.experiments import Arm, ArmResults, StoredRun
     from mmicl.numerics.testbed.plateau import plateau_exit, plateau_level
     from mmicl.numerics.testbed.train import History
-    from mmicl.numerics.runs.store import Store
 
     rows = []
     store = Store(store_dir, writable=False, warn=lambda line: click.echo(line, err=True))  # a query: read only

@@ -22,6 +22,13 @@ from mmicl.commands.common import MAX_STEPS, SEED, IntIn, WritablePath, device_o
 from mmicl.commands.testbed import (DATA_KNOBS, KNOB_TYPES, MAX_ACTIVATIONS, MAX_SEEDS, MODEL_KNOBS, TRAIN_KNOBS,
                                     check_size, comma_list, metric_entry, options_named, pick_metrics, run_summary,
                                     testbed, threads_option)
+from mmicl.numerics.testbed.config import MultimodalConfig, MultimodalMember, TestbedConfigError, stage1_ape_slots
+from mmicl.numerics.atomic import require_space, write_json
+
+__all__ = ["M1_KNOBS", "M2_KNOBS", "MULTIMODAL_METRICS", "STAGE1_METRICS", "CURVES", "quick_option", "m1_options",
+           "model_options", "train_options", "m2_options", "layout_option", "encoder_steps_option", "run_options",
+           "json_option", "out_folder_option", "M2_HINT", "stage1", "stage2", "fusion", "encoder"]
+
 
 M1_KNOBS = {k: v for k, v in DATA_KNOBS.items() if k != "pB"}
 """M1's knobs in the two-modality commands (there ``--pB`` is the burstiness of the multimodal data)."""
@@ -133,7 +140,6 @@ def _sizes(quick: bool):
 def _replace(obj, hint: str | None = None, **changes):
     """``replace(obj, **changes)``; a setting that does not go together becomes a ``BadParameter``
     naming ``hint``, by default the options that the message names (``K=100 … L=16`` → ``--K/--L``)."""
-    from mmicl.numerics.testbed.config import TestbedConfigError
 
     try:
         return replace(obj, **changes)
@@ -155,7 +161,6 @@ def _m2(sz, L: int, kw: dict):
 def _multimodal(m1, m2, p_bursty: float | None, layout: str, nb_hint: str, nb_fix: str = ""):
     """The ``MultimodalConfig``; its errors name ``--K2`` (M2 classes against L) or ``nb_hint``
     (N/B < 2: no conflict set)."""
-    from mmicl.numerics.testbed.config import MultimodalConfig, TestbedConfigError
 
     try:
         return MultimodalConfig(m1, m2, 1.0 if p_bursty is None else p_bursty, layout)
@@ -215,7 +220,6 @@ def _echo_summary(result: dict, head: str) -> None:
 def _write(out, name: str, result: dict, r, title: str, as_json: bool) -> None:
     if out is None:
         return
-    from mmicl.numerics.atomic import write_json
     from mmicl.numerics.testbed.figures import plot_curves
 
     write_json(Path(out) / f"{name}.json", result)
@@ -258,7 +262,6 @@ def stage1(quick, seeds, seed, device, threads, out, as_json, **kw):
     _multimodal(data, replace(sz.m2, K=data.L), None, "m1_first", "--N/--B")
     check_size([data], model, train, n)
     import torch
-    from mmicl.numerics.atomic import require_space
     from mmicl.numerics.testbed.checkpoint import size_lower_bound
     from mmicl.numerics.testbed.multimodal_experiments import run_stage1
 
@@ -298,7 +301,6 @@ def stage2(checkpoint, quick, pB, layout, train_readout, encoder_steps, random_d
            as_json, **kw):
     """Multimodal stage 2: freeze the stage-1 decoders of --from, train a projector of M2 on them."""
     from mmicl.numerics.testbed.checkpoint import Stage1
-    from mmicl.numerics.testbed.config import TestbedConfigError
 
     sz = _sizes(quick)
     train = _replace(sz.stage2, None, **pick_metrics(TRAIN_KNOBS, kw))
@@ -363,7 +365,6 @@ def fusion(quick, seeds, seed, layout, encoder_steps, device, threads, out, as_j
     _check_multimodal_size(mm, model, train, n, "--batch, --width, --layers, --N or --seeds",
                            "--K, --D, --K2, --D2 or --seeds")
     import torch
-    from mmicl.numerics.testbed.config import stage1_ape_slots
     from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm, run_fusion
 
     torch.set_num_threads(threads)
@@ -411,7 +412,6 @@ def encoder(quick, steps_list, seeds, seed, device, threads, as_json, **kw):
     import time
 
     import torch
-    from mmicl.numerics.testbed.config import MultimodalMember
     from mmicl.numerics.testbed.multimodal_data import MultimodalMixture
     from mmicl.numerics.testbed.multimodal_experiments import ENCODER_HIDDEN
     from mmicl.numerics.testbed.multimodal_model import EnsembleMLP

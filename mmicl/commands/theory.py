@@ -11,6 +11,11 @@ from mmicl.numerics import flows, lca
 from mmicl.commands.common import (MAX_DEPTH, MAX_FLOW2_DEPTH, START_BOX, Command, RealIn, depth_type, emit_json, floor_line,
                      law_options, named, show_excess, show_named, variant_floor, variant_minimiser, variant_names, variant_option,
                      plain_variant)
+from mmicl.numerics.variants import gradient_flow
+from mmicl.numerics.strict_json import null_reason_key
+
+__all__ = ["START", "alpha", "flow2"]
+
 
 START = RealIn(-START_BOX, START_BOX, why="α* lies in (0, 1]; from farther the flow takes minutes to hours")
 
@@ -83,7 +88,6 @@ def alpha(ctx, law, Ts, more_ts, alpha0, variant, as_json):
 
 def _alpha_variant(law, Ts, variant, alpha0, as_json):
     """``alpha --variant``: θ_T, its excess and the flow from 0 (or ``alpha0``) per T; the floor."""
-    from mmicl.numerics.variants import gradient_flow
 
     if variant.param == "untied":
         raise click.BadParameter(f"{variant.short}: one α per layer is 'mmicl limits --model untied'",
@@ -165,8 +169,6 @@ def flow2(law, T, alpha0, beta0, variant, as_json):
 
 def _flow2_variant(law, T, alpha0, beta0, variant, as_json):
     """``flow2 --variant``: the variant's flow from (alpha0, beta0) and its minimiser."""
-    from mmicl.numerics.strict_json import null_reason_key
-    from mmicl.numerics.variants import gradient_flow
 
     names = variant_names(variant)
     starts = {"alpha": alpha0, "beta": beta0}

@@ -9,6 +9,15 @@ from mmicl.numerics.models import MODELS, build_model
 from mmicl.commands.common import (MAX_SAMPLES, MAX_STEPS, MAX_TRAIN_DEPTH, Command, ContextLength, IntIn, RealIn, WritablePath,
                      check_batch_memory, context_help, depth_type, device_option, emit_json, exclusive, law_options,
                      plain_variant, seed_option, variant_minimiser, variant_option, variant_or_alias)
+from mmicl.numerics.strict_json import context_length_fields, null_reason_key
+from mmicl.numerics.training import describe, estimate_risk, train
+from mmicl.numerics.montecarlo import stationary_point
+from mmicl.numerics.atomic import write_json
+from mmicl.numerics.laws.scalar import LawError
+from mmicl.numerics.mc_figures import make_figures
+
+__all__ = ["STATIONARY_PROMPTS", "RISK_CHUNK", "ALIASES", "SMALL_START", "train_command", "train_figures_command"]
+
 
 STATIONARY_PROMPTS = 200_000  # lca1/lca2: the sampled loss's minimiser (numerics.montecarlo.stationary_point)
 RISK_CHUNK = 8192  # estimate_risk draws the fresh prompts in chunks of this many
@@ -54,8 +63,6 @@ def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, se
     flow cannot leave 0; the sign picks the basin), and reports "variant", "params" (the trained
     α/β), the risk and excess with standard errors as for every model, and "minimiser": θ_T of
     V's population loss at n = ∞ (numerics.variants.minimise) with its excess, for comparison."""
-    from mmicl.numerics.strict_json import context_length_fields
-    from mmicl.numerics.training import describe, estimate_risk, train
 
     if variant is None and model_name is None:
         raise click.UsageError("give --model (or --variant)")
@@ -90,7 +97,6 @@ def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, se
               "device": device, **context_length_fields(ctx), "T": T, "law": law.spec(), "seed": seed,
               "diverged": res.diverged, "message": res.message}
     if model_name in ("lca1", "lca2") and not res.diverged:
-        from mmicl.numerics.montecarlo import stationary_point
 
         at_n = stationary_point(model, law, n=ctx, seed=seed + 2, device=device)
         at_inf = stationary_point(model, law, n=None, seed=seed + 2, device=device)
@@ -105,7 +111,6 @@ def train_command(model_name, law, T, n, steps, lr, batch, optimizer, device, se
 
 def _report(result: dict, res, out, as_json: bool) -> None:
     """Write, print, and exit 1 where training diverged."""
-    from mmicl.numerics.atomic import write_json
 
     if out is not None:
         write_json(out, {**result, "history": res.history})
@@ -121,8 +126,6 @@ def _report(result: dict, res, out, as_json: bool) -> None:
 
 def _bayes(law) -> dict:
     from mmicl.numerics.lca import bayes_risk
-    from mmicl.numerics.laws.scalar import LawError
-    from mmicl.numerics.strict_json import null_reason_key
 
     try:
         return {"bayes_risk": bayes_risk(law)}
@@ -143,8 +146,6 @@ def _variant_start(law, T: int, variant, theta: dict) -> list[float]:
 
 
 def _train_variant(variant, law, T, n, steps, lr, batch, optimizer, device, seed, samples, checkpoint, out, as_json):
-    from mmicl.numerics.strict_json import context_length_fields
-    from mmicl.numerics.training import estimate_risk, train
     from mmicl.numerics.variant_models import VariantLCA
 
     check_batch_memory(batch, law.d, "--batch", "--batch or d1/d2", "one training batch")
@@ -182,7 +183,6 @@ def train_figures_command(ctx, out, quick, tiny, seed, as_json):
     minimiser α_n against n, SGD against the gradient flow at t = step × lr, and the full-matrix LCA's
     invariants RS, GV over training.  Writes finite_n_bias, sgd_vs_flow, full_matrix (.png + .json)."""
     exclusive(ctx, "--quick", "--tiny")
-    from mmicl.numerics.mc_figures import make_figures
 
     torch.set_num_threads(1)
     summary = make_figures(out, size="tiny" if tiny else "quick" if quick else "full", seed=seed)

@@ -16,6 +16,7 @@ from pathlib import Path
 from mmicl.theory.errors import InputError
 
 from .key import run_key
+from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 
 __all__ = ["STORE_ENV", "ARTIFACTS", "StoredArtifactError", "using_store", "store_root", "sha256",
            "stage1_record_path", "load_stage1"]
@@ -87,7 +88,6 @@ def load_stage1(root, record: dict):
     content hash, names, shapes, finite values) with the record's settings; else
     ``StoredArtifactError`` (one line: the file, what is wrong, what to do)."""
     from mmicl.numerics.testbed.checkpoint import Stage1, Stage1Error
-    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 
     root, config = Path(root), record["config"]
     art = (record.get("result") or {}).get("artifact") or {}

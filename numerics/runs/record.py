@@ -15,13 +15,13 @@ import traceback
 
 from .key import FORMAT
 from .kinds import KINDS
+from mmicl.numerics.provenance import __version__, host
 
 __all__ = ["execute", "finite_or_none"]
 
 
 def execute(kind: str, config: dict, key: str, progress: bool = False, description: str | None = None) -> dict:
     """Run one configuration; the record of it, finished or failed (never raises)."""
-    from mmicl.numerics.provenance import __version__, host
 
     started = time.time()
     record = {"format": FORMAT, "key": key, "kind": kind, "config": config,

@@ -20,6 +20,11 @@ from .key import RunSpec
 from .kinds import KINDS
 from .record import execute
 from .store import Store
+from mmicl.numerics.progress import progress_bar
+
+__all__ = ["SweepSummary", "pending", "run_sweep", "torch_friendly_environ", "run_here", "run_pending",
+           "finished_records", "stored_stage1", "stored_arm_results"]
+
 
 
 @dataclass
@@ -162,7 +167,6 @@ def _progress(enabled: bool, total: int):
         return None
     from rich.progress import BarColumn, MofNCompleteColumn, TimeRemainingColumn
 
-    from mmicl.numerics.progress import progress_bar
 
     p = progress_bar("sweep", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
     p.start()

@@ -62,6 +62,10 @@ from mmicl.numerics.strict_json import SCHEMA_VERSION, to_strict
 
 from .key import FORMAT, run_key
 
+__all__ = ["BULKY", "FIELDS", "UNVERIFIED", "StoreError", "StoreWarning", "canonical", "checksum", "sealed", "verify",
+           "read_record", "Store"]
+
+
 
 BULKY = ("history", "analysis")
 """Result entries left out of the table and the CSV (curves and per-head arrays; they stay in the run file)."""

@@ -7,3 +7,5 @@
 - ``train``: one training loop for an ensemble of models, with metric curves;
 - ``stats``: intervals over seeds.
 """
+
+__all__ = []

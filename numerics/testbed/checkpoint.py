@@ -27,6 +27,12 @@ from pathlib import Path
 import torch
 
 from .config import DataConfig, MemberSpec, ModelConfig, TestbedConfigError, TrainConfig, stage1_ape_slots
+from mmicl.numerics.testbed.model import EnsembleDecoder
+from mmicl.numerics.atomic import write_bytes
+from mmicl.numerics.digest import digest
+
+__all__ = ["FORMAT", "EARLIER", "REMAKE", "MAKE", "Stage1Error", "size_lower_bound", "Stage1"]
+
 
 FORMAT = "mmicl.testbed.stage1/2"
 """``/2``: the content hash (``digest``) beside the content; ``/1`` (no hash) is refused."""
@@ -49,7 +55,6 @@ def size_lower_bound(model: ModelConfig, data: DataConfig, members: int) -> int:
     the decoder's parameters, APE slots as ``run_stage1`` adds them), class means (members × K × D)
     and label vectors (members × L × D); a lower bound (the JSON record and the pickle framing come
     on top), so a disk check with it never refuses a file that fits."""
-    from .model import EnsembleDecoder
 
     params = sum(p[0].numel() for p in EnsembleDecoder(stage1_ape_slots(model, data), data.D, data.L, [0]).parameters())
     return 4 * members * (params + data.K * data.D + data.L * data.D)
@@ -92,8 +97,6 @@ class Stage1:
     def save(self, path: str | Path) -> Path:
         """Write the checkpoint with its content hash, atomically (a full disk: ``DiskFullError``,
         the file at ``path`` left as it was)."""
-        from ..atomic import write_bytes
-        from ..digest import digest
 
         payload = self._payload()
         payload["digest"] = digest(payload)
@@ -105,7 +108,6 @@ class Stage1:
     @staticmethod
     def load(path: str | Path) -> "Stage1":
         """The checkpoint at ``path``, verified (see the module docstring); else ``Stage1Error``."""
-        from ..digest import digest
 
         path = Path(path)
         if not path.is_file():
@@ -148,7 +150,6 @@ class Stage1:
         """What makes this checkpoint unusable by stage 2, or None: no members, members of different
         D or L, weight names other than the decoder's, shapes other than E × the decoder's (tables
         E × K_max × D and E × L × D), non-float or non-finite tensors, metrics that are not a dict."""
-        from .model import EnsembleDecoder
 
         if not self.members:
             return "holds no decoders (no members)"

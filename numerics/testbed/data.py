@@ -19,6 +19,9 @@ import torch
 
 from .config import MemberSpec, check_compatible
 
+__all__ = ["MAX_REJECTION_ROUNDS", "Sequences", "Mixture", "blind_best_accuracy", "blind_best_prediction"]
+
+
 MAX_REJECTION_ROUNDS = 10_000
 
 

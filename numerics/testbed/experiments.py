@@ -14,6 +14,10 @@ import numpy as np
 
 from .config import DataConfig, MemberSpec, ModelConfig, TrainConfig
 from .train import History, TrainedEnsemble, train_ensemble
+from mmicl.numerics.testbed.metrics import evaluate_iwl_balanced
+
+__all__ = ["area_under", "DERIVED", "Arm", "StoredRun", "ArmResults", "run_arms"]
+
 
 
 def area_under(history, metric: str, steps: tuple[int, int] | None = None) -> np.ndarray:
@@ -104,7 +108,6 @@ class ArmResults:
         trained models (a run trained in this process, not one read back from a store)."""
         if not isinstance(self.run, TrainedEnsemble):
             raise ValueError("balanced_iwl needs the trained models; a stored run keeps only its curves")
-        from .metrics import evaluate_iwl_balanced
 
         values = evaluate_iwl_balanced(self.run.model, self.run.mixture, size, seed)[metric]
         return values[self.member_indices(arm)].numpy()

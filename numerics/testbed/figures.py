@@ -11,6 +11,9 @@ import numpy as np
 from .experiments import ArmResults
 from ..atomic import save_figure
 
+__all__ = ["METRIC_LABELS", "plot_curves", "plot_against"]
+
+
 # axis labels of the metrics (numerics/testbed/metrics.py says what each one measures)
 METRIC_LABELS = {
     "acc_icl": "ICL accuracy (new classes)",

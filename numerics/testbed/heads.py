@@ -48,6 +48,12 @@ import torch
 from .metrics import (EvalSets, ablated_icl_accuracy, ablation_drop, accuracy, evaluate, head_scores,
                       reference_means)
 from .train import TrainedEnsemble
+from mmicl.numerics.testbed.multimodal_metrics import MultimodalEvalSets, ablated_accuracy, ablation_drop as multimodal_drop, head_means_multimodal, head_scores_multimodal
+from mmicl.numerics.testbed.metrics import draw_iwl_balanced, evaluate_iwl_balanced
+
+__all__ = ["CONTROL_RULE", "TOP_RULE", "induction_ablation", "choose_top_and_control", "AccuracyFn", "rank_heads",
+           "induction_circuit", "rank_heads_multimodal", "iwl_balanced", "ANALYSES"]
+
 
 CONTROL_RULE = ("the head of the top head's layer with the smallest selection-set mean-ablation drop; "
                 "ties broken at random (control_seed)")
@@ -245,8 +251,6 @@ def rank_heads_multimodal(system, mixture, eval_sets, eval_size: int, selection_
     """``rank_heads`` for a ``MultimodalSystem``: induction scores on the ICL set, accuracies on the
     set ``name`` (default the M2-necessary set), selection and reference sets drawn as
     ``MultimodalEvalSets.draw(mixture, eval_size, seed)``, evaluation on ``eval_sets``."""
-    from .multimodal_metrics import (MultimodalEvalSets, ablated_accuracy, head_means_multimodal, head_scores_multimodal,
-                                     ablation_drop as multimodal_drop)
 
     c = system.decoder.config
     ape_slots = c.ape_slots if c.pos == "ape" else None
@@ -274,7 +278,6 @@ def iwl_balanced(run: TrainedEnsemble, eval_size: int, seed: int) -> dict:
     ``{metric: [value per member]}``, member-major as the run's members; and
     ``iwl_blind_best_sd``, the sample sd over the set's sequences of the query-blind rule's expected
     accuracy on each (max_ℓ P(ℓ | context)), from which its mean's standard error follows."""
-    from .metrics import draw_iwl_balanced, evaluate_iwl_balanced
 
     values = evaluate_iwl_balanced(run.model, run.mixture, eval_size, seed)
     c = run.model.config

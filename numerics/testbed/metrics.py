@@ -46,6 +46,13 @@ import torch
 from .data import Mixture, Sequences, blind_best_accuracy
 from .model import EnsembleDecoder
 
+__all__ = ["EvalSets", "balanced_seed", "draw_iwl_balanced", "balanced_metrics", "evaluate_iwl_balanced",
+           "random_shift", "uniform_prev_token", "uniform_induction", "uniform_baselines", "chance_levels",
+           "baselines", "label_positions", "accuracy", "previous_token_strength", "induction_strength",
+           "readout_contrast", "readout_attention", "head_summary", "head_scores", "head_means", "reference_means",
+           "evaluate", "ablation_drop", "ablated_icl_accuracy"]
+
+
 
 @dataclass
 class EvalSets:

@@ -21,6 +21,10 @@ from torch import nn
 
 from .config import ModelConfig
 
+__all__ = ["Forward", "bmm", "alibi_slopes", "rope_tables", "EnsembleDecoder", "decoder_parameters",
+           "width_matching_parameters"]
+
+
 
 @dataclass
 class Forward:

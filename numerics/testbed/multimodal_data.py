@@ -42,6 +42,9 @@ import torch
 from .config import DataConfig, MemberSpec, MultimodalMember, TestbedConfigError
 from .data import MAX_REJECTION_ROUNDS, Mixture
 
+__all__ = ["SETS", "PairSequences", "MultimodalMixture"]
+
+
 SETS = ("icl", "icl_m2only", "icl_m1only", "conflict", "flip", "iwl", "icl_m2known")
 
 

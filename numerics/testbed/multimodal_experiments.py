@@ -27,6 +27,13 @@ from .multimodal_metrics import MultimodalEvalSets, check_eval_on
 from .multimodal_model import EnsembleMLP, MultimodalSystem, decoder_from_states
 from .multimodal_train import train_encoder, train_multimodal
 from .train import TrainedEnsemble
+from mmicl.numerics.provenance import __version__
+from mmicl.numerics.testbed.config import SecondModality
+from mmicl.numerics.testbed.multimodal_metrics import ablation_drop
+
+__all__ = ["ENCODER_HIDDEN", "MultimodalArm", "run_stage1", "arm_members", "run_stage2", "run_fusion", "arm_to_json",
+           "arms_from_json", "stage2_ablation_drop", "MULTIMODAL_ANALYSES"]
+
 
 ENCODER_HIDDEN = (64, 32)
 """The M2 encoder: an MLP D2 → 64 → 32 → K2 (GELU); its 32 features feed the projector."""
@@ -49,7 +56,6 @@ class MultimodalArm:
 
 def run_stage1(model: ModelConfig, data: DataConfig, seeds: list[int], train: TrainConfig, device: str = "cpu",
                data_seed: int = 0, progress: bool = False) -> Stage1:
-    from mmicl.numerics.provenance import __version__
 
     model = stage1_ape_slots(model, data)
     r = run_arms(model, [Arm("m1", data)], seeds, train, device=device, data_seed=data_seed, progress=progress,
@@ -168,7 +174,6 @@ def arms_from_json(arms: list[dict]) -> list[MultimodalArm]:
     configurations' own checks), names distinct, ``decoder`` ``stage1`` or ``random``,
     ``encoder_steps`` absent/None or a whole number ≥ 0, and the arms runnable as one ensemble (all
     with an encoder or none; one K2 with an encoder).  ``TestbedConfigError`` (one line) otherwise."""
-    from .config import SecondModality
 
     if not isinstance(arms, (list, tuple)) or not arms:
         raise TestbedConfigError(f"arms must be a non-empty list of arms, got {arms!r}")
@@ -209,7 +214,6 @@ def stage2_ablation_drop(r: ArmResults, set_name: str) -> list:
     """(E, layers, H) as nested lists: the accuracy on the evaluation set ``set_name`` that each
     member loses when head (l, h) alone is zeroed (``multimodal_metrics.ablation_drop``), on the
     trained models of a stage-2 or fusion run."""
-    from .multimodal_metrics import ablation_drop
 
     return ablation_drop(r.run.model, r.run.eval_sets, set_name).tolist()
 

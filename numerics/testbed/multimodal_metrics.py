@@ -59,6 +59,11 @@ from .metrics import (accuracy, balanced_metrics, balanced_seed, chance_levels, 
 from .multimodal_data import SETS, MultimodalMixture, PairSequences
 from .multimodal_model import MultimodalSystem, adjacent_modality, sequence_length, token_positions
 
+__all__ = ["MultimodalEvalSets", "follow_adjacent_minus_other", "uniform_baselines", "baselines", "METRICS_OF",
+           "check_eval_on", "evaluate_multimodal", "head_scores_multimodal", "head_scores_per_sequence",
+           "head_score_spread", "head_means_multimodal", "ablated_accuracy", "encoder_accuracy", "ablation_drop"]
+
+
 
 @dataclass
 class MultimodalEvalSets:

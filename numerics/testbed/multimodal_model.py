@@ -30,6 +30,10 @@ from .config import READOUT_LAYOUTS, Layout, ModelConfig
 from .model import EnsembleDecoder, Forward, bmm
 from .multimodal_data import PairSequences
 
+__all__ = ["EnsembleMLP", "feature_standardisation", "decoder_from_states", "token_positions", "item_order",
+           "adjacent_modality", "sequence_length", "MultimodalSystem"]
+
+
 
 class EnsembleMLP(nn.Module):
     """E MLPs of layer sizes ``sizes`` (e.g. [D2, 64, 32, K2]): x → W_k(GELU(…)) + b_k, GELU after

@@ -21,6 +21,9 @@ from .multimodal_metrics import MultimodalEvalSets, encoder_accuracy, evaluate_m
 from .multimodal_model import EnsembleMLP, MultimodalSystem
 from .train import History, member_cross_entropy, training_loop
 
+__all__ = ["train_multimodal", "train_encoder"]
+
+
 
 def train_multimodal(system: MultimodalSystem, mixture: MultimodalMixture, params: list[torch.nn.Parameter],
                      train: TrainConfig, sets: MultimodalEvalSets, data_seed: int, progress: bool = False,

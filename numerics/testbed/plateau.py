@@ -15,6 +15,9 @@ import math
 
 import numpy as np
 
+__all__ = ["plateau_level", "plateau_exit"]
+
+
 
 def plateau_level(N: int, B: int, eval_size: int) -> float:
     """B/N plus two binomial standard errors of an accuracy of B/N on ``eval_size`` sequences."""

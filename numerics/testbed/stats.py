@@ -13,6 +13,10 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats as _st
 
+__all__ = ["LEVEL", "Interval", "t_interval", "welch_df", "welch_interval", "decide", "spearman", "Association",
+           "stratified_association"]
+
+
 LEVEL = 0.95
 
 

@@ -16,6 +16,10 @@ from .config import MemberSpec, ModelConfig, TrainConfig
 from .data import Mixture
 from .metrics import EvalSets, evaluate, random_shift
 from .model import EnsembleDecoder
+from mmicl.numerics.progress import progress_bar
+
+__all__ = ["History", "TrainedEnsemble", "train_ensemble", "member_cross_entropy", "training_loop"]
+
 
 
 @dataclass
@@ -133,7 +137,6 @@ def _progress(enabled: bool, description: str, total: int):
         return None
     from rich.progress import BarColumn, MofNCompleteColumn, TimeRemainingColumn
 
-    from ..progress import progress_bar
 
     p = progress_bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                      TimeRemainingColumn())

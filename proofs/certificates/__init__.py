@@ -12,30 +12,10 @@ The modules: ``exact_law`` (laws with exact rational parameters and their moment
 ``derivative`` (dL/dα as an exact polynomial, from theory/lca.py), ``alpha``, ``gap``, ``document``
 (the JSON layout, reading and atomic writing) and ``check``.  See docs/certificates.md.
 
-Names load on first use, so that ``python -m mmicl.proofs.certificates.check`` imports nothing but
-the checker.
+This package's ``__init__`` imports nothing, so that ``python -m mmicl.proofs.certificates.check``
+imports nothing but the checker: import the names from their modules (``mmicl.certify_alpha_T`` and
+``mmicl.certify_gap`` are the public ones).
 """
 from __future__ import annotations
 
-from importlib import import_module
-
-_API = {
-    "certify_alpha_T": ("alpha", "certify_alpha_T"),
-    "MAX_CERTIFY_DEPTH": ("alpha", "MAX_CERTIFY_DEPTH"),
-    "certify_gap": ("gap", "certify_gap"),
-    "bundle": ("document", "bundle"),
-    "write_certificate": ("document", "write_certificate"),
-    "read_certificate": ("document", "read_certificate"),
-    "UnsupportedLawError": ("exact_law", "UnsupportedLawError"),
-    "read_exact_law": ("exact_law", "read_exact_law"),
-}
-
-__all__ = ["MAX_CERTIFY_DEPTH", "UnsupportedLawError", "bundle", "certify_alpha_T", "certify_gap", "read_certificate",
-           "read_exact_law", "write_certificate"]
-
-
-def __getattr__(name: str):
-    if name in _API:
-        module, attr = _API[name]
-        return getattr(import_module(f"{__name__}.{module}"), attr)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__: list[str] = []

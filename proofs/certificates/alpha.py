@@ -45,6 +45,7 @@ from mmicl.numerics.validate import InputError, check_depth
 from .derivative import DerivativePolynomial, derivative_form
 from .document import FORMAT, Stopwatch, exact_decimal, provenance
 from .exact_law import ExactTaskLaw, fraction_text, read_exact_law
+from mmicl.numerics.laws.language import parse_law
 
 __all__ = ["DEFAULT_WIDTH", "MAX_CERTIFY_DEPTH", "MIN_WIDTH", "certify_alpha_T", "check_width", "uniqueness_facts"]
 
@@ -132,7 +133,6 @@ def _require_unique(law: ExactTaskLaw) -> None:
 def _start(law: ExactTaskLaw, T: int) -> tuple[Fraction, float | None]:
     """The float64 α_T of the numerics (exactly, as a dyadic rational), or 1/2 without one."""
     from mmicl.numerics import lca
-    from mmicl.numerics.laws.language import parse_law
 
     try:
         a = float(lca.alpha_T(parse_law(law.text), T))

@@ -45,6 +45,8 @@ import math
 import sys
 from fractions import Fraction
 
+__all__ = ["FORMAT", "MAX_T", "MAX_TERMS", "law_from_text", "derivative_value", "reciprocal_bounds", "check", "main"]
+
 FORMAT = "mmicl-certificate/1"
 MAX_T = 100_000
 """Depths beyond this are refused rather than re-checked (the work grows like T²)."""

@@ -14,6 +14,8 @@ import platform
 import time
 from fractions import Fraction
 from pathlib import Path
+from mmicl.numerics.provenance import __version__, utc_now
+from mmicl.numerics.atomic import write_json
 
 __all__ = [
     "FORMAT",
@@ -76,7 +78,6 @@ def _leading_zeros(x: Fraction) -> int:
 
 def provenance(seconds: dict[str, float], **extra) -> dict:
     """Who made the certificate, when, and how long each step took (information, not evidence)."""
-    from mmicl.numerics.provenance import __version__, utc_now
 
     try:
         import flint
@@ -96,7 +97,6 @@ def bundle(certificates: list[dict]) -> dict:
 
 def write_certificate(path, certificate: dict) -> Path:
     """Write a certificate (or a bundle) as strict JSON, atomically."""
-    from mmicl.numerics.atomic import write_json
 
     return write_json(path, certificate)
 

@@ -34,6 +34,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from mmicl.numerics.laws.scalar import LawError
+from mmicl.numerics.laws.language import CALL, parse_law, split_items, split_pairs, split_top
+from mmicl.numerics.laws.scalar import Beta, Discrete, Mixture, Point
+from mmicl.numerics.laws.task import TaskLaw
 
 __all__ = [
     "SUPPORTED",
@@ -256,7 +259,6 @@ def _nonneg(x: Fraction, where: str) -> Fraction:
 
 def _dist(text: str) -> ExactScalar:
     # the grammar's own splitting (numerics.laws.language), so both readings see the same pieces
-    from mmicl.numerics.laws.language import CALL, split_pairs, split_top
 
     m = CALL.match(text)
     if not m:  # parse_law has refused it already; kept for direct calls
@@ -306,8 +308,6 @@ def _dist(text: str) -> ExactScalar:
 
 def _float_params(law) -> list[tuple[str, float]]:
     """Every float parameter of a numerics law (``TaskLaw`` or scalar law), with where it sits."""
-    from mmicl.numerics.laws.scalar import Beta, Discrete, Mixture, Point
-    from mmicl.numerics.laws.task import TaskLaw
 
     if isinstance(law, TaskLaw):
         if law.zeta.kind == "samples":
@@ -335,7 +335,6 @@ def _same_as_numerics(exact: ExactTaskLaw, parsed) -> None:
     and every parameter equal to relative 1e-12.  The two read the same decimals, one exactly and one
     rounded to float64 (relative error 2^-53, a few ulps more where the numerics normalise
     probabilities), so 1e-12 only fails on a structural difference: a bug here, never the user's."""
-    from mmicl.numerics.laws.scalar import Beta, Discrete, Mixture, Point
 
     def close(x: Fraction, y: float) -> bool:
         return abs(float(x) - y) <= 1e-12 * max(abs(y), 1e-300) or x == y
@@ -364,8 +363,6 @@ def read_exact_law(law) -> ExactTaskLaw:
     A ``TaskLaw`` is read through its LAW text (``spec()``); a float parameter that is not the
     decimal it prints as (``0.1`` is stored as 0.1000000000000000055511…) is refused, since the
     certificate would be about another law: pass the LAW text instead."""
-    from mmicl.numerics.laws.language import parse_law, split_items
-    from mmicl.numerics.laws.task import TaskLaw
 
     if isinstance(law, TaskLaw):
         for where, x in _float_params(law):

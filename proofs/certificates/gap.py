@@ -47,6 +47,8 @@ from .exact_law import (
     fraction_text,
     read_exact_law,
 )
+from mmicl.numerics.laws.language import parse_law
+from mmicl.numerics.lsa import best_lsa
 
 __all__ = ["MAX_KAPPA_TERMS", "RELATIVE_WIDTH", "certify_gap", "kappa_enclosure", "kappa_pieces"]
 
@@ -237,8 +239,6 @@ def _refuse_wide(pieces) -> None:
 
 def _numerics_gap(exact: ExactTaskLaw) -> float | None:
     """``numerics.lsa.best_lsa(law).gap`` (float64), for the record."""
-    from mmicl.numerics.laws.language import parse_law
-    from mmicl.numerics.lsa import best_lsa
 
     try:
         return float(best_lsa(parse_law(exact.text)).gap)

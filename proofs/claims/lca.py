@@ -31,6 +31,12 @@ from mmicl.proofs.claims.number_tolerances import EXACT, exact
 from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
 from mmicl.proofs.registry import register
 
+__all__ = ["QUICK_LAWS", "FULL_LAWS", "FLOW_VS_ROOT_TOL", "FLOW2_VS_MIN_TOL", "EPS", "ALPHA_T_MOVE",
+           "CLOSED_FORM_RTOL", "EXCESS_RTOL", "LOG10_EXCESS_ATOL", "TWO_MOVE", "FLOW_ONE_CLOCK_RTOL", "HORIZON_ATOL",
+           "HORIZON_WHY", "FLOW_TWO_T_END_RTOL", "SLOPE_RANGE", "MATRIX_ATOL", "MATRIX_NUMBERS_WHY",
+           "decade_slope_atol", "MATRIX_TOLERANCE", "random_prompt", "evaluate_thm62", "evaluate_thm63"]
+
+
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=twopoint(1,3,0.3)"]
 FULL_LAWS = QUICK_LAWS + ["s=beta(0.5,2,0.2,3)", "sv=uniform(0,2); sr=point(1); d1=3; d2=2",
                           "s=mix(0.5*uniform(0.5,1),0.5*uniform(3,4)); zeta=rademacher",

@@ -75,6 +75,13 @@ from .mc_evidence import Z_ATOL, alpha_T_atol
 from .number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
 from ..claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
 from ..registry import register
+from mmicl.numerics.models import LinearSelfAttention
+from mmicl.numerics.sampling import sample_moments
+from mmicl.numerics.training import train
+
+__all__ = ["THEOREM_LAWS", "CONTROL_LAWS", "N_CONTEXT", "K_SE", "P_TAIL", "EPS", "POINT_TOL", "QUANTILE_RTOL",
+           "GAMMA_RTOL", "Sizes", "k_family", "sizes", "zero_gap_expected", "hypotheses", "LEFT_PANEL_NOTE", "evaluate"]
+
 
 THEOREM_LAWS = (
     "s=uniform(0.5,4)",
@@ -453,9 +460,6 @@ def _train_restarts(law: TaskLaw, n: int, sz: Sizes, gamma, seed: int, device: s
     import torch
 
     from mmicl.numerics.lsa_training import TrainedLSA, paired_test_risks
-    from mmicl.numerics.models import LinearSelfAttention
-    from mmicl.numerics.sampling import sample_moments
-    from mmicl.numerics.training import train
 
     ev = sample_moments(law, sz.screen_eval, n, torch.Generator(device=device).manual_seed(seed + 777), device)
     runs = []

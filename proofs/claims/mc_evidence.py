@@ -21,6 +21,10 @@ from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.number_tolerances import SAMPLING_WHY, exact, sampling_atol
 from mmicl.proofs.claim import Check, RunConfig, corroborating
 
+__all__ = ["Z", "EPS", "Z_ATOL", "CLOSED_FORM_RTOL", "alpha_T_atol", "excess_rtol", "trained_tolerance", "TRAINED_WHY",
+           "MINIMISE_TWO_ATOL", "thm62_mc_checks", "thm63_mc_checks"]
+
+
 Z = 3.0  # agreement threshold in standard errors (two-sided p ≈ 0.003 per check)
 
 # ---------------------------------------------------------------------------------------------

@@ -33,6 +33,9 @@ from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sa
 from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
 from mmicl.proofs.registry import register
 
+__all__ = ["DEFAULT_LAW", "Z", "NOSKIP_WHY", "evaluate_appF", "appF_series", "evaluate_depth"]
+
+
 DEFAULT_LAW = "s=uniform(0.5,4); zeta=normal; d1=1; d2=1"
 Z = 3.0
 NOSKIP_WHY = ("risks, paired differences and their se's: sampling_atol(se); z: 4·√2; the trained max weight: "

@@ -26,6 +26,9 @@ from __future__ import annotations
 
 import math
 
+__all__ = ["EXACT", "MOVE_Z", "SAMPLING_WHY", "sampling_atol", "exact"]
+
+
 EXACT = 0.0
 """The tolerance of an exact number: any move is a change."""
 

@@ -34,6 +34,10 @@ from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sa
 from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
 from mmicl.proofs.registry import register
 
+__all__ = ["QUICK_LAWS", "FULL_LAWS", "REL_ACCURACY", "LOG10_ACCURACY", "EPS", "Z", "ALPHA_RTOL",
+           "BFGS_ALPHA_ACCURACY", "AT_REST_ELSEWHERE_RTOL", "evaluate_untied"]
+
+
 QUICK_LAWS = ["s=uniform(0.5,4)", "s=beta(0.5,2,0.2,8)", "s=twopoint(1,3,0.3)",
               "s=discrete(0.5:0.2,1:0.3,2:0.3,4:0.2)"]
 FULL_LAWS = QUICK_LAWS + ["s=beta(4,0.3,0,5); zeta=rademacher", "s=mix(0.5*uniform(0.5,1),0.5*uniform(3,4))",

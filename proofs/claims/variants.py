@@ -34,6 +34,9 @@ from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sa
 from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
 from mmicl.proofs.registry import register
 
+__all__ = ["LAW", "DEFAULT_VARIANTS", "EPS", "CLOSED_RTOL", "EXCESS_RTOL", "evaluate_floor"]
+
+
 LAW = "sv=beta(2,5,0.2,3); sr=twopoint(0.5,2,0.5); zeta=rademacher; d1=3; d2=2"
 """The default law: both modalities, a Beta piece and atoms, Rademacher labels."""
 DEFAULT_VARIANTS = ("default", "readout=evolved-keys-and-query", "f0=tokens,skip=off")

@@ -237,14 +237,22 @@ class HeavyWorkStarted(AssertionError):
 def tripwires(monkeypatch):
     """Replace every entry point that starts real work: a bad input must be refused before them.
 
-    Modules that bind these names at import time (``from … import train``) are imported first, so
-    that none of them keeps a tripwire after the test."""
-    import mmicl.proofs.claims  # noqa: F401  (claims.testbed binds run_arms)
-    import mmicl.numerics.mc_studies  # noqa: F401  (binds train, estimate_risk)
+    Every command module is imported first, and a tripwire replaces the entry point under each name
+    that binds it in any loaded mmicl module (``from … import train`` binds it where it is used), so
+    that a command reaches the tripwire and no module keeps one after the test."""
+    import importlib
+    import pkgutil
+    import sys
+
+    import mmicl.commands
     import mmicl.numerics.mc_figures as figures
+    import mmicl.proofs.claims  # noqa: F401  (claims.testbed binds run_arms)
     from mmicl.numerics import flows, lsa_training, training
     from mmicl.numerics.testbed import experiments, multimodal_experiments, multimodal_train
     from mmicl.proofs.claim import Claim
+
+    for info in pkgutil.iter_modules(mmicl.commands.__path__):
+        importlib.import_module(f"mmicl.commands.{info.name}")
 
     def trip(*args, **kwargs):
         raise HeavyWorkStarted("heavy work started before the input was checked")
@@ -254,7 +262,11 @@ def tripwires(monkeypatch):
                          (figures, "make_figures"), (multimodal_experiments, "run_stage1"),
                          (multimodal_experiments, "run_stage2"), (multimodal_experiments, "run_fusion"),
                          (multimodal_train, "train_encoder")):
-        monkeypatch.setattr(module, name, trip)
+        real = getattr(module, name)
+        for loaded in [m for n, m in list(sys.modules.items()) if n.startswith("mmicl") and m is not None]:
+            for attr, value in list(vars(loaded).items()):
+                if value is real:
+                    monkeypatch.setattr(loaded, attr, trip)
     monkeypatch.setattr(Claim, "run", trip)
 
 
@@ -286,6 +298,15 @@ def test_bad_input_is_a_one_line_usage_error(argv, option, fragment, tripwires, 
     line = error[0]
     assert option in line, f"the message does not name {option}: {line}"
     assert fragment in line, f"{fragment!r} is not in: {line}"
+
+
+@pytest.mark.parametrize("argv", [TR, [*TB, "--out", "{tmp}/tb"], ["verify", "--claim", "thm6.2", "--quick",
+                                                                    "--out", "{tmp}/v"]],
+                         ids=["train", "testbed train", "verify"])
+def test_the_tripwires_fire_on_good_input(argv, tripwires, places):
+    """The control for the table: a good input reaches the heavy work, so the tripwires are live."""
+    r = CliRunner().invoke(main, _fill(argv, places))
+    assert isinstance(r.exception, HeavyWorkStarted), (r.exit_code, r.output)
 
 
 def test_the_table_covers_every_command():

@@ -120,12 +120,12 @@ def test_limits_model_is_an_alias_of_param():
 @pytest.fixture
 def fast_stationary(monkeypatch):
     """lca1's stationary point (200k prompts, seconds) replaced by a stand-in: only the wiring is tested."""
-    from mmicl.numerics import montecarlo
+    from mmicl.commands import train
 
     class Point:
         theta, se = [0.25], [0.0]
 
-    monkeypatch.setattr(montecarlo, "stationary_point", lambda *a, **k: Point())
+    monkeypatch.setattr(train, "stationary_point", lambda *a, **k: Point())
 
 
 TRAIN = ("train", "--law", LAW, "--T", "3", "--steps", "30", "--batch", "64", "--samples", "200", "--n", "0",

@@ -12,6 +12,9 @@ from dataclasses import asdict
 
 from . import Kind
 from .testbed import testbed_fields, testbed_parts
+from mmicl.numerics.provenance import __version__
+from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
+from mmicl.numerics.validate import check_seed
 
 __all__ = ["KIND", "ENSEMBLE_NESTED", "ensemble_arms", "curves_and_finals"]
 
@@ -19,10 +22,7 @@ ENSEMBLE_NESTED = frozenset({"model", "train", "arms", "seeds", "data_seed", "de
 
 
 def _ensemble_normalise(config: dict) -> dict:
-    from mmicl.numerics.provenance import __version__
-    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
     from mmicl.numerics.testbed.heads import ANALYSES
-    from mmicl.numerics.validate import check_seed
 
     if "arms" not in config:                       # the flat form of a sweep file: one arm
         n = config.get("seeds", 1)
@@ -71,7 +71,6 @@ def _ensemble_normalise(config: dict) -> dict:
 
 def ensemble_arms(config: dict):
     """The ``Arm`` s of a normalised ensemble configuration."""
-    from mmicl.numerics.testbed.config import DataConfig
     from mmicl.numerics.testbed.experiments import Arm
 
     return [Arm(a["name"], DataConfig(**a["data"])) for a in config["arms"]]
@@ -88,7 +87,6 @@ def curves_and_finals(r, metrics) -> dict:
 
 
 def _ensemble_compute(config: dict, progress: bool = False, description: str = "ensemble") -> dict:
-    from mmicl.numerics.testbed.config import ModelConfig, TrainConfig
     from mmicl.numerics.testbed.experiments import run_arms
     from mmicl.numerics.testbed.heads import ANALYSES
 

@@ -7,16 +7,15 @@ from dataclasses import asdict
 
 from . import Kind
 from .multimodal import FUSION_SETTINGS, analysis_setting, arms_result, check_settings, device_setting, seed_list
+from mmicl.numerics.provenance import __version__
+from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig, stage1_ape_slots
+from mmicl.numerics.validate import check_seed
 
 __all__ = ["KIND"]
 
 
 def _fusion_normalise(config: dict) -> dict:
-    from mmicl.numerics.provenance import __version__
-    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
-    from mmicl.numerics.testbed.config import stage1_ape_slots
     from mmicl.numerics.testbed.multimodal_experiments import arm_to_json, arms_from_json
-    from mmicl.numerics.validate import check_seed
 
     config = check_settings("fusion", config, FUSION_SETTINGS, {"model", "m1", "arms", "seeds", "train"})
     m1 = DataConfig(**config["m1"])
@@ -28,7 +27,6 @@ def _fusion_normalise(config: dict) -> dict:
 
 
 def _fusion_compute(config: dict, progress: bool = False, description: str = "fusion") -> dict:
-    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
     from mmicl.numerics.testbed.multimodal_experiments import arms_from_json, run_fusion
 
     r = run_fusion(ModelConfig(**config["model"]), DataConfig(**config["m1"]), arms_from_json(config["arms"]),

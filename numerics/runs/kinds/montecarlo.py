@@ -12,6 +12,8 @@ from __future__ import annotations
 from mmicl.theory.errors import InputError
 
 from . import Kind
+from mmicl.numerics.validate import MAX_CONTEXT, MAX_SAMPLES, MAX_STEPS, MAX_TRAIN_DEPTH, check_batch_memory, check_depth, check_finite, check_seed
+from mmicl.numerics.strict_json import null_reason_key
 
 __all__ = ["KIND", "MONTECARLO_DEFAULTS", "MONTECARLO_SETTINGS"]
 
@@ -32,8 +34,6 @@ def _whole(name: str, v, lo: int, hi: int | None = None, why: str = "") -> int:
 def _montecarlo_normalise(config: dict) -> dict:
     from mmicl.numerics.laws.language import read_law
     from mmicl.numerics.models import MODELS
-    from mmicl.numerics.validate import (MAX_CONTEXT, MAX_SAMPLES, MAX_STEPS, MAX_TRAIN_DEPTH, check_batch_memory,
-                                         check_depth, check_finite, check_seed)
 
     unknown = set(config) - MONTECARLO_SETTINGS
     if unknown:
@@ -77,7 +77,6 @@ def _montecarlo_compute(config: dict, progress: bool = False, description: str |
     from mmicl.numerics.lca import bayes_risk
     from mmicl.numerics.models import build_model
     from mmicl.numerics.laws.scalar import LawError
-    from mmicl.numerics.strict_json import null_reason_key
     from mmicl.numerics.training import describe, estimate_risk, train
 
     torch.set_num_threads(1)

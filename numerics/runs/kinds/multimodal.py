@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 
 from .ensemble import curves_and_finals
+from mmicl.numerics.validate import check_seed
 
 __all__ = ["STAGE1_SETTINGS", "STAGE2_SETTINGS", "FUSION_SETTINGS", "device_setting", "seed_list",
            "check_settings", "head_score_spread", "multimodal_analyses", "analysis_setting", "arms_result"]
@@ -22,7 +23,6 @@ def device_setting(config: dict, default: str = "cpu") -> str:
 
 
 def seed_list(seeds) -> list[int]:
-    from mmicl.numerics.validate import check_seed
 
     if not isinstance(seeds, (list, tuple)) or not seeds:
         raise ValueError(f"seeds must be a non-empty list of seeds, got {seeds!r}")

@@ -13,15 +13,14 @@ from ..artifacts import ARTIFACTS, sha256, store_root
 from ..key import run_key
 from . import Kind
 from .multimodal import STAGE1_SETTINGS, check_settings, device_setting, seed_list
+from mmicl.numerics.provenance import __version__
+from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig, stage1_ape_slots
+from mmicl.numerics.validate import check_seed
 
 __all__ = ["KIND", "normalise"]
 
 
 def _stage1_normalise(config: dict) -> dict:
-    from mmicl.numerics.provenance import __version__
-    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
-    from mmicl.numerics.testbed.config import stage1_ape_slots
-    from mmicl.numerics.validate import check_seed
 
     config = check_settings("stage1", config, STAGE1_SETTINGS, {"model", "data", "train", "seeds"})
     data = DataConfig(**config["data"])
@@ -33,7 +32,6 @@ def _stage1_normalise(config: dict) -> dict:
 
 def _stage1_compute(config: dict, progress: bool = False, description: str = "stage1") -> dict:
     from mmicl.numerics.testbed.checkpoint import Stage1
-    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
     from mmicl.numerics.testbed.multimodal_experiments import run_stage1
 
     folder = store_root("stage1") / ARTIFACTS

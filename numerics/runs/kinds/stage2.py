@@ -22,16 +22,16 @@ from ..store import read_record
 from . import Kind
 from .multimodal import STAGE2_SETTINGS, analysis_setting, arms_result, check_settings, device_setting
 from .stage1 import normalise as _stage1_normalise
+from mmicl.numerics.provenance import __version__
+from mmicl.numerics.testbed.config import TrainConfig
+from mmicl.numerics.validate import check_seed
 
 __all__ = ["KIND"]
 
 
 def _stage2_normalise(config: dict) -> dict:
-    from mmicl.numerics.provenance import __version__
-    from mmicl.numerics.testbed.config import TrainConfig
     from mmicl.numerics.testbed.multimodal_experiments import arm_to_json, arms_from_json
     from mmicl.numerics.testbed.multimodal_metrics import check_eval_on
-    from mmicl.numerics.validate import check_seed
 
     config = check_settings("stage2", config, STAGE2_SETTINGS, {"stage1", "arms", "train"})
     s1 = _stage1_normalise(config["stage1"])
@@ -51,7 +51,6 @@ def _stage2_normalise(config: dict) -> dict:
 
 
 def _stage2_compute(config: dict, progress: bool = False, description: str = "stage2") -> dict:
-    from mmicl.numerics.testbed.config import TrainConfig
     from mmicl.numerics.testbed.multimodal_experiments import arms_from_json, run_stage2
 
     root = store_root("stage2")

@@ -8,19 +8,19 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 
 from . import Kind
+from mmicl.numerics.testbed.config import DataConfig, MemberSpec, ModelConfig, TrainConfig
+from mmicl.numerics.validate import check_seed
 
 __all__ = ["KIND", "testbed_fields", "testbed_parts"]
 
 
 def testbed_fields() -> dict[str, str]:
-    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 
     return {f.name: part for part, cls in (("data", DataConfig), ("model", ModelConfig), ("train", TrainConfig))
             for f in fields(cls)}
 
 
 def testbed_parts(config: dict):
-    from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 
     where = testbed_fields()
     parts = {"data": {}, "model": {}, "train": {}}
@@ -31,7 +31,6 @@ def testbed_parts(config: dict):
 
 
 def _testbed_normalise(config: dict) -> dict:
-    from mmicl.numerics.validate import check_seed
 
     data, model, train = testbed_parts(config)
     return {**asdict(data), **asdict(model), **asdict(train), "seed": check_seed(config.get("seed", 0))}
@@ -40,7 +39,6 @@ def _testbed_normalise(config: dict) -> dict:
 def _testbed_compute(config: dict) -> dict:
     import torch
 
-    from mmicl.numerics.testbed.config import MemberSpec
     from mmicl.numerics.testbed.train import train_ensemble
 
     torch.set_num_threads(1)

@@ -3,13 +3,13 @@ at α_T (``numerics.lca``)."""
 from __future__ import annotations
 
 from . import Kind
+from mmicl.numerics.validate import check_depth
 
 __all__ = ["KIND"]
 
 
 def _theory_normalise(config: dict) -> dict:
     from mmicl.numerics.laws.language import parse_law
-    from mmicl.numerics.validate import check_depth
 
     if "law" not in config or "T" not in config:
         raise ValueError("a theory run needs law (LAW text) and T (a depth ≥ 1)")

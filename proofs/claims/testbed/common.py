@@ -42,6 +42,8 @@ from mmicl.numerics.testbed.train import History
 from ...claim import Check, Hypothesis, RunConfig, Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
 from .design import ALPHA, DESIGNS, EVAL_SIZE, FAMILIES, PREMISE_FAILURES, PlannedCheck, outcome_words
+from mmicl.numerics.threads import torch_threads
+from mmicl.numerics.testbed.config import stage1_ape_slots
 
 __all__ = ["testbed_threads", "threaded", "testbed_folder", "base_hypotheses", "chance", "seed_sd", "mean_se",
            "mean_atol", "family_seeds", "family_sign_test", "decide_check", "decide_pairs", "premise", "FamilyRun",
@@ -58,7 +60,6 @@ def testbed_threads(config: RunConfig):
     if config.testbed_threads is None:
         yield
         return
-    from mmicl.numerics.threads import torch_threads
 
     with torch_threads(config.testbed_threads):
         yield
@@ -341,7 +342,6 @@ def stage1_settings(config: RunConfig, sz, seeds, model=None, K1: int | None = N
     (a ``ModelConfig``; ``sz.model`` by default) and M1 at ``K1`` classes where given.  The same
     settings are the same run, so claims that share them share it in one store (claim 4's diverse
     stage 1 is claim 5's base, and claims 6's and 7's staged arm's)."""
-    from mmicl.numerics.testbed.config import stage1_ape_slots
 
     m1 = sz.m1 if K1 is None else replace(sz.m1, K=int(K1))
     return {"model": asdict(stage1_ape_slots(model or sz.model, m1)), "data": asdict(m1),

@@ -25,6 +25,12 @@ from mmicl.numerics.runs.store import Store
 from .common import above_copy, multimodal_data, stage1_premise
 from .design import DESIGNS, EVAL_SIZE, PILOT_SEEDS
 from .sizes import MULTIMODAL_QUICK
+from mmicl.numerics.testbed.config import MemberSpec
+from mmicl.numerics.testbed.multimodal_data import MultimodalMixture
+from mmicl.numerics.testbed.multimodal_experiments import ENCODER_HIDDEN, MultimodalArm, arm_members
+from mmicl.numerics.testbed.multimodal_model import EnsembleMLP
+from mmicl.numerics.testbed.multimodal_train import train_encoder
+from mmicl.numerics.atomic import write_json
 
 __all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "choose_claim1", "CLAIM3_THRESHOLD_RULE",
            "choose_claim3_threshold", "choose_claim3_both", "STAGE1_STEP_GRID", "STAGE1_HEADS", "STAGE1_RULE",
@@ -245,11 +251,6 @@ def encoder_pilot(seeds=PILOT_SEEDS, steps=ENCODER_STEP_GRID, data_seed: int = P
     pretraining steps, per seed, exactly as stage 2 trains it (the claim's M2 law at K2 =
     ``encoder_K2``, ε2 = ``encoder_eps2``, batch and lr of stage 2, ``EVAL_SIZE`` held-out items, the
     stream ``data_seed`` + 77, one member per (step count, seed) as a stage-2 grid would hold them)."""
-    from mmicl.numerics.testbed.config import MemberSpec
-    from mmicl.numerics.testbed.multimodal_data import MultimodalMixture
-    from mmicl.numerics.testbed.multimodal_experiments import ENCODER_HIDDEN, MultimodalArm, arm_members
-    from mmicl.numerics.testbed.multimodal_model import EnsembleMLP
-    from mmicl.numerics.testbed.multimodal_train import train_encoder
 
     sz = MULTIMODAL_QUICK
     data = multimodal_data(sz, m2=replace(sz.m2, K=sz.encoder_K2, eps=sz.encoder_eps2))
@@ -314,7 +315,6 @@ def main(argv=None) -> None:
         choice = {"claim": a.pilot, "pilot_seeds": list(pilot.seeds), "rule": pilot.rule,
                   **pilot.choose(pilot.data(a.store))}
     if a.out:
-        from mmicl.numerics.atomic import write_json
 
         write_json(a.out, choice)
     print(json.dumps(choice, indent=2))

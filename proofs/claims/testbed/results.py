@@ -21,6 +21,7 @@ from pathlib import Path
 from ...claim import Check, Hypothesis, decide
 from .common import family_sign_test
 from .design import PREMISE_FAILURES, design_markdown, outcome_word
+from mmicl.numerics.atomic import write_text
 
 __all__ = ["FOLDER", "result_folders", "family_decision", "family_verdicts", "results_markdown", "replace_block",
            "block", "main"]
@@ -152,7 +153,6 @@ def main(argv=None) -> None:
     FILE``, rewrite the design and results blocks of FILE (results from ``--results DIR``)."""
     import argparse
 
-    from mmicl.numerics.atomic import write_text
 
     ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed.results")
     ap.add_argument("--docs", help="rewrite the design and results blocks of this Markdown file (docs/testbed.md)")

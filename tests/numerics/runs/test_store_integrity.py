@@ -15,7 +15,7 @@ import stat
 import pytest
 from click.testing import CliRunner
 
-import mmicl.numerics.runs as sweep_pkg
+import mmicl.commands.sweep as sweep_command
 from mmicl.cli import main
 from mmicl.numerics.runs import Store, StoreError, StoreWarning, expand
 from mmicl.numerics.runs.runner import run_here
@@ -31,7 +31,7 @@ ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 def store(tmp_path, monkeypatch):
     """A whole store of the six runs at tmp_path/st (and the sweep file at tmp_path/s.toml); the
     command's ``run_sweep`` runs here, one run after the other."""
-    monkeypatch.setattr(sweep_pkg, "run_sweep", lambda runs, st, **kw: run_here(runs, st))
+    monkeypatch.setattr(sweep_command, "run_sweep", lambda runs, st, **kw: run_here(runs, st))
     (tmp_path / "s.toml").write_text(SPEC_TOML)
     s = run_here(RUNS, Store(tmp_path / "st"))
     assert s.done == 6
