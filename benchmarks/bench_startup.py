@@ -2,7 +2,7 @@
 
 Each is run ``--repeat`` times as a fresh process (the way a user runs it); the median and the
 range of the wall times are printed and, with ``--out``, written as JSON.  Sub-commands are imported
-lazily, so none of these loads torch, SymPy or matplotlib (``tests/test_api.py`` checks which
+lazily, so none of these loads torch, SymPy or matplotlib (``tests/shell/test_api.py`` checks which
 modules load; this script measures the seconds).
 
 Usage: python benchmarks/bench_startup.py [--repeat 7] [--out results/bench_startup.json]

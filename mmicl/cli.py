@@ -1,7 +1,7 @@
 """The ``mmicl`` command line.
 
 ``mmicl verify`` runs the theorem registry; the other commands expose the computations behind
-it.  Each family of commands lives in its own module under ``proofs/commands`` and is listed in
+it.  Each family of commands lives in its own module under ``mmicl/commands`` and is listed in
 ``LAZY_COMMANDS``, which is imported only when one of its commands runs.
 """
 from __future__ import annotations

@@ -324,7 +324,7 @@ def alpha_T(law: TaskLaw, T: int) -> float:
     where the derivative's sign is known, returns a point within ``1e-16 + 4·eps·α`` of the root of
     the float64 derivative (the log-scaled sum of ``excess_risk_scaled``, its scale factor divided
     out); that derivative's rounding moves the root by a few u·α more (8u is a safe bound; the
-    derivation is in ``tests/test_mpmath_crosscheck.float64_tolerance``).  So the exact derivative at
+    derivation is in ``tests/numerics/test_mpmath_crosscheck.float64_tolerance``).  So the exact derivative at
     the same quadrature nodes changes sign within ``1e-16 + 4·eps·α + 8u`` of the returned α; the
     quadrature rule adds its own error (for Beta pieces, Jacobi weights to ~5e-12 relative, a shift
     of at most ``5e-12·r_max/((2T − 1)(1 + s_lo))``).  Where the derivative has one sign on the

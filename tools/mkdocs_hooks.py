@@ -37,15 +37,15 @@ from them:
    temporary folder (``execute_tutorial``), and the executed notebook, outputs and figures
    included, is what mkdocs-jupyter renders (its own ``execute`` stays off). Executing here rather
    than with mkdocs-jupyter's ``execute: true`` lets the test suite execute each tutorial once for
-   both of its uses: ``tests/test_tutorials.py`` fails on any error in a cell, and the site build
-   of ``tests/test_docs_site.py`` is handed the same executed notebooks through the environment
+   both of its uses: ``tests/docs/test_tutorials.py`` fails on any error in a cell, and the site build
+   of ``tests/docs/test_docs_site.py`` is handed the same executed notebooks through the environment
    variable ``MMICL_DOCS_TUTORIALS`` (a folder of ``<stem>.ipynb``; a notebook there is used only
    if it records the SHA-256 of the current source, else the tutorial is executed again). A cell
    that raises fails the build. Links in the tutorials' Markdown cells to pages of docs/
    (``../limits.md#anchor``) are rewritten to the site's URLs; a link to a missing page is a
    warning, which fails ``--strict``.
 
-``tests/test_docs_site.py`` builds the site with ``--strict`` and uses ``public_objects`` and
+``tests/docs/test_docs_site.py`` builds the site with ``--strict`` and uses ``public_objects`` and
 ``public_groups`` from here.
 """
 from __future__ import annotations

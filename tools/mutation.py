@@ -7,10 +7,10 @@ Run as a script (pytest does not collect it: the name does not start with ``test
     python tools/mutation.py --json OUT.json       # also write the report as JSON
     python tools/mutation.py --list                # the mutations, and where each snippet is now
     python tools/mutation.py --worktree            # a copy of the working tree instead of a commit
-    python tools/mutation.py --set old|new         # the issue-9 mutants, or those added in issue 18
+    python tools/mutation.py --set core|extended   # the maths mutants, or the per-package ones
 
-A test entry of a mutation may be a file or a node id (``file.py::test``): each mutant added in
-issue 18 runs its own package's selection only (``STATS``, ``CERTS``, ``STORE``, ``VALIDATE``, …),
+A test entry of a mutation may be a file or a node id (``file.py::test``): each mutant of the
+extended set runs its own package's selection only (``STATS``, ``CERTS``, ``STORE``, ``VALIDATE``, …),
 so that one mutant costs seconds, not the whole suite.
 
 How it works
@@ -69,8 +69,7 @@ REPO = Path(__file__).resolve().parent.parent
 SEARCHED = ("theory", "numerics", "proofs", "mmicl")
 EXCLUDED: tuple[str, ...] = ()
 """Every package is searched: ``theory/``, ``numerics/`` with ``numerics/testbed/``, ``proofs/``
-with ``proofs/certificates/``, ``numerics/runs/`` and ``proofs/claims/`` (until issue 18: only
-``theory/`` and ``numerics/`` without the testbed)."""
+with ``proofs/certificates/``, ``numerics/runs/`` and ``proofs/claims/``, and ``mmicl/``."""
 
 # test files, relative to tests/; fast ones first within each list (pytest -x stops at the first
 # failure, so the cheap killers should run first)
@@ -82,7 +81,7 @@ FLOWS = ["numerics/test_lca.py", "shell/test_api.py"]
 SAMPLING = ["numerics/test_sampling.py", "numerics/test_models.py"]
 # per-package selections for the extended set: an entry may be a node id (``file.py::test``), so that
 # a mutant runs only the tests that exercise its code
-STATS = ["numerics/testbed/test_intervals.py", "numerics/testbed/test_association.py"]
+STATS = ["numerics/testbed/test_intervals.py"]
 ESTIMATE = ["numerics/test_estimate.py"]
 ATOMIC = ["numerics/test_atomic.py", "numerics/runs/test_sweeps.py"]
 VALIDATE = ["shell/test_api_guards.py"]
@@ -143,15 +142,15 @@ def M(name, snippet, replacement, tests, why, regex=False, variants=(), guards=(
 
 
 def N(name, snippet, replacement, tests, why, regex=False, variants=()):
-    """A mutant of issue 18's extended set: its own per-package test selection, without
-    ``GUARDS`` (the maths guards of issue 9, which do not touch these packages)."""
+    """A mutant of the extended set: its own per-package test selection, without ``GUARDS`` (the
+    maths guards of the core set, which do not touch these packages)."""
     m = M(name, snippet, replacement, tests, why, regex, variants, guards=())
     EXTENDED.add(name)
     return m
 
 
 EXTENDED: set[str] = set()
-"""Names of the mutants added in issue 18 (``--set new``); the others are the issue-9 set (``--set old``)."""
+"""Names of the mutants of the extended set (``--set extended``); the others are the core set (``--set core``)."""
 
 
 def test_file(entry: str) -> str:
@@ -330,7 +329,7 @@ MUTATIONS: list[Mutation] = [
       "Bartlett: A_kk² ~ χ²(dof − k + 1)"),
     M("sampling_limit_h", "xy = zeta[:, None] * m\n", "xy = 2 * zeta[:, None] * m\n", SAMPLING,
       "in the large-context limit h = 2ζm"),
-    # ================================================================== issue 18: the extended set
+    # ================================================================== the extended set
     # ------------------------------------------------------------------ numerics/testbed/stats.py
     N("stats_t_dof", "q = _st.t.ppf(0.5 + level / 2, n - 1)", "q = _st.t.ppf(0.5 + level / 2, n)", STATS,
       "the t interval uses n degrees of freedom instead of n − 1 (7–26 % too narrow at 5 and 3 seeds)"),
@@ -338,11 +337,6 @@ MUTATIONS: list[Mutation] = [
       "the t interval's standard error from the biased sd"),
     N("stats_t_z_quantile", "q = _st.t.ppf(0.5 + level / 2, n - 1)", "q = _st.norm.ppf(0.5 + level / 2)", STATS,
       "the t interval with the normal quantile"),
-    N("stats_welch_dof", "return 1.0 / (ra ** 2 / (na - 1) + rb ** 2 / (nb - 1))",
-      "return 1.0 / (ra ** 2 / na + rb ** 2 / (nb - 1))", STATS,
-      "Welch–Satterthwaite with n_a for n_a − 1"),
-    N("stats_decide_strict", "if interval.lo > margin:", "if interval.lo >= margin:", STATS,
-      "an interval whose lower end equals the margin decides 'above'"),
     # ------------------------------------------------------------------ numerics/testbed/plateau.py
     N("plateau_sqrt_eval_size", "return p + 2 * math.sqrt(p * (1 - p) / eval_size)",
       "return p + 2 * math.sqrt(p * (1 - p)) / eval_size", STATS,
@@ -413,7 +407,7 @@ MUTATIONS: list[Mutation] = [
     N("verdict_no_decisive_holds", "if not decisive:\n        return \"inconclusive\", \"no decisive check\"",
       "if False:\n        return \"inconclusive\", \"no decisive check\"", VERDICTS,
       "a claim with no decisive check 'holds'"),
-    # ------------------------------------------------------------------ issue 19: files read back and written
+    # ------------------------------------------------------------------ files read back and written
     N("disk_full_traceback", "if isinstance(e, OSError) and not isinstance(e, DiskFullError) and e.errno in _FULL:",
       "if False:", FOLDER, "a full disk during a write is a raw OSError (a traceback), not one line"),
     N("figures_not_deferred", "    if pending is None:\n        write_bytes(path, buf.getvalue())",
@@ -435,7 +429,7 @@ MUTATIONS: list[Mutation] = [
     N("store_checksum_unchecked", '        if doc["checksum"] != checksum(doc):\n            return "checksum does not match"',
       '        if False:\n            return "checksum does not match"', STORE_CHECKS,
       "a sweep record whose numbers were edited is accepted and skipped on rerun"),
-    # ------------------------------------------------------------------ issue 20: the claim API and plugins
+    # ------------------------------------------------------------------ the claim API and plugins
     N("reserved_namespace_open", "if origin != BUILTIN and namespace in RESERVED_NAMESPACES:", "if False:", CLAIM_API,
       "a user's claim may take a built-in claim's namespace"),
     N("register_twice_silently", "if old is not None and not (replace and (old.origin == claim.origin or old.origin != BUILTIN)):",
@@ -447,7 +441,7 @@ MUTATIONS: list[Mutation] = [
       "installed plugins are imported again on every listing or run.  EQUIVALENT: ``_loaded`` records each "
       "entry point too, so a second pass imports nothing (test_an_installed_plugin_is_seen_once_by_claims_and_verify "
       "counts the imports); the flag only saves re-reading the entry-point metadata"),
-    # ------------------------------------------------------------------ issue 21: mmicl.testing, the pytest plugin
+    # ------------------------------------------------------------------ mmicl.testing, the pytest plugin
     N("facts_single_value_wrong", "return self.signal_values == 1", "return self.signal_values >= 1", FACTS,
       "a drawn law's facts say s takes one value whenever it has signal"),
     N("baseline_regressions_pass", "        if regressions:\n            lines = [", "        if False:\n            lines = [",
@@ -458,7 +452,7 @@ MUTATIONS: list[Mutation] = [
       TOLERANCES, "a claim's Summary tolerances never reach its result"),
     N("sampling_atol_no_sqrt2", "return MOVE_Z * math.sqrt(2.0) * se if", "return MOVE_Z * se if", TOLERANCES,
       "a sampled number may move by 4 se, not by 4 se of a difference of two estimates"),
-    # ------------------------------------------------------------------ issue 22: LCA variants as data
+    # ------------------------------------------------------------------ LCA variants as data
     N("readout_both_evolved_not_squared", "        return factor**2", "        return factor", VARIANTS,
       "with keys and query evolved the readout multiplier is P_T, not P_T²"),
     N("f0_tokens_ignored", 'p0 = sp.Integer(0 if variant.f0 == "zero" else 1)', "p0 = sp.Integer(0)", VARIANTS,
@@ -682,7 +676,7 @@ def run_pytest(tree: Path, tests: list[str], cache: Path, timeout: float) -> dic
 
 
 def select(names: list[str] | None, which: str = "all") -> list[Mutation]:
-    pool = [m for m in MUTATIONS if which == "all" or (m.name in EXTENDED) == (which == "new")]
+    pool = [m for m in MUTATIONS if which == "all" or (m.name in EXTENDED) == (which == "extended")]
     if not names:
         return pool
     wanted = [n for arg in names for n in arg.split(",") if n]
@@ -715,8 +709,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", action="append", help="mutation names, comma-separated (repeatable)")
     ap.add_argument("--json", type=Path, help="write the report here")
-    ap.add_argument("--set", dest="which", choices=("all", "old", "new"), default="all",
-                    help="old: the issue-9 mutants; new: those added in issue 18; all (default)")
+    ap.add_argument("--set", dest="which", choices=("all", "core", "extended"), default="all",
+                    help="core: the maths mutants; extended: the per-package ones; all (default)")
     ap.add_argument("--rev", default="HEAD", help="the commit to mutate (default HEAD)")
     ap.add_argument("--worktree", action="store_true", help="mutate a copy of the working tree instead of --rev")
     ap.add_argument("--timeout", type=float, help="seconds per mutant (default 3 × baseline + 60)")

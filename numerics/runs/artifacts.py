@@ -92,8 +92,8 @@ def load_stage1(root, record: dict):
     root, config = Path(root), record["config"]
     art = (record.get("result") or {}).get("artifact") or {}
     where = root / "runs" / f"{record['key']}.json"
-    redo = ("run stored_stage1 with these stage-1 settings again (it sets the file aside and trains stage 1 "
-            f"again), or delete {where}")
+    redo = ("run mmicl verify, or runner.stored_stage1 with these stage-1 settings, again (either sets the "
+            f"file aside and trains stage 1 again), or delete {where}")
     if not isinstance(art.get("file"), str) or not isinstance(art.get("sha256"), str):
         raise StoredArtifactError(f"the stage-1 record {where} names no artifact file and digest", redo)
     path = root / ARTIFACTS / Path(art["file"]).name

@@ -23,7 +23,7 @@ from .store import Store
 from mmicl.numerics.progress import progress_bar
 
 __all__ = ["SweepSummary", "pending", "run_sweep", "torch_friendly_environ", "run_here", "run_pending",
-           "finished_records", "stored_stage1", "stored_arm_results"]
+           "finished_records", "recheck_stage1", "stored_stage1", "stored_arm_results"]
 
 
 
@@ -173,29 +173,46 @@ def _progress(enabled: bool, total: int):
     return p, p.add_task("sweep", total=total)
 
 
-def stored_stage1(store, settings: dict, progress: bool = False):
-    """The ``Stage1`` of these ``stage1`` settings, from the results store ``store`` (a writable
-    ``Store``): read back and verified (``load_stage1``) when a finished run is there, else trained
-    as a ``stage1`` run and stored (its record, and its checkpoint in ``artifacts/``).  A stored
-    checkpoint that fails verification is renamed to ``<name>.corrupt`` (one warning line) and stage 1
-    is trained again; a run that fails raises ``RuntimeError`` (one line, with its error)."""
+def recheck_stage1(runs: list[RunSpec], store: Store) -> list[str]:
+    """Verify the checkpoint of every finished ``stage1`` run among ``runs`` (``load_stage1``); one
+    that fails is set aside with its record (``<name>.corrupt``, one warning line each), so that
+    ``run_pending`` trains that stage 1 again.  The keys set aside."""
     import warnings
 
-    spec = RunSpec("stage1", KINDS["stage1"].normalise(settings))
+    redo = []
     with using_store(store) as root:
-        record = store.record(spec.key)
-        if record is not None and record["status"] == "done":
+        for spec in {r.key: r for r in runs if r.kind == "stage1"}.values():
+            record = store.record(spec.key)
+            if record is None or record["status"] != "done":
+                continue
             try:
-                return load_stage1(root, record)
+                load_stage1(root, record)
             except StoredArtifactError as e:
                 path = root / ARTIFACTS / f"{spec.key}.pt"
                 moved = ""
                 if path.exists():
                     os.replace(path, path.with_name(path.name + ".corrupt"))
-                    moved = f" (moved to {path.name}.corrupt)"
+                    moved = f" (moved to {path.name}.corrupt, its record to {spec.key}.json.corrupt)"
+                store.discard(spec.key, e.problem)
                 warnings.warn(f"mmicl: {e.problem}{moved}; training stage 1 again", RuntimeWarning, stacklevel=2)
-        record = execute("stage1", spec.config, spec.key, progress=progress, description=f"stage1 run ({spec.key})")
-        store.write(record)
+                redo.append(spec.key)
+    return redo
+
+
+def stored_stage1(store, settings: dict, progress: bool = False):
+    """The ``Stage1`` of these ``stage1`` settings, from the results store ``store`` (a writable
+    ``Store``): read back and verified (``load_stage1``) when a finished run is there, else trained
+    as a ``stage1`` run and stored (its record, and its checkpoint in ``artifacts/``).  A stored
+    checkpoint that fails verification is set aside (``recheck_stage1``: one warning line) and stage 1
+    is trained again; a run that fails raises ``RuntimeError`` (one line, with its error)."""
+    spec = RunSpec("stage1", KINDS["stage1"].normalise(settings))
+    recheck_stage1([spec], store)
+    with using_store(store) as root:
+        record = store.record(spec.key)
+        if record is None or record["status"] != "done":
+            record = execute("stage1", spec.config, spec.key, progress=progress,
+                             description=f"stage1 run ({spec.key})")
+            store.write(record)
         if record["status"] != "done":
             raise RuntimeError(f"the stage1 run {spec.key} failed ({record['error']}); its record is "
                                f"{store.runs / (spec.key + '.json')}")

@@ -308,6 +308,20 @@ class Store:
         self._index[doc["key"]] = self._entry(doc)
         write_json(self.root / "index.json", {"runs": dict(sorted(self._index.items()))})
 
+    def discard(self, key: str, reason: str) -> str | None:
+        """Set aside run ``key``'s record (renamed to ``<key>.json.corrupt``, as at opening), so that
+        the next sweep redoes the run: for a record that verifies but whose run cannot be used (its
+        artifact is damaged). The new file name, or None if there was no record or the rename failed."""
+        if not self.writable:
+            raise StoreError(f"the results store {str(self.root)!r} was opened read-only")
+        path = self.runs / f"{key}.json"
+        moved = self._quarantine(path) if path.is_file() else None
+        self.set_aside.append({"file": path.name, "reason": reason, "moved_to": moved})
+        self._keys.discard(key)
+        self._index.pop(key, None)
+        write_json(self.root / "index.json", {"runs": dict(sorted(self._index.items()))})
+        return moved
+
     # ---- queries -------------------------------------------------------------------------------
     def summary(self) -> dict[str, int]:
         out: dict[str, int] = {}

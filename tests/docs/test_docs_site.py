@@ -52,7 +52,7 @@ def test_site_builds_strict_with_a_reference_entry_per_public_name(tmp_path, pub
                    "jupytext", "nbclient", "ipykernel"):
         if importlib.util.find_spec(module) is None:
             pytest.skip(f"{module} is not installed (pip install -e '.[test]' installs the docs toolchain)")
-    # the tutorials executed once per session (tests/test_tutorials.py uses the same notebooks)
+    # the tutorials executed once per session (tests/docs/test_tutorials.py uses the same notebooks)
     executed = {hooks.executed_notebook(source).parent for source in hooks.tutorial_sources()}
     site = tmp_path / "site"
     run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet",

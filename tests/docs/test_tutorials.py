@@ -3,7 +3,7 @@
 Each tutorial is executed as a notebook (jupytext → nbformat → nbclient, a fresh python3 kernel,
 an empty temporary folder, figures inline, one thread) by ``mkdocs_hooks.executed_notebook``, the
 same function the site build uses. It is executed once per test session: the site build of
-``tests/test_docs_site.py`` is handed the same executed notebooks (``MMICL_DOCS_TUTORIALS``), so
+``tests/docs/test_docs_site.py`` is handed the same executed notebooks (``MMICL_DOCS_TUTORIALS``), so
 whichever of the two test files runs first pays for the execution. A cell that raises fails the
 test with nbclient's ``CellExecutionError``: the cell, the exception and its traceback.
 

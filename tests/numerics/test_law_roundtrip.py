@@ -1,6 +1,6 @@
 """LAW text and laws: reading text gives the law it describes, and a law written with ``spec()``
 and read back is the same law — the same quadrature rules and the same moments, not only the
-same bounds (strategies.py: ``written_laws``, ``any_task_laws``)."""
+same bounds (mmicl.testing: ``written_laws``, ``any_task_laws``)."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,7 +1,7 @@
 """Properties of the reduced LCA over random bounded task laws, each stated as a sentence.
 
 Laws: mixtures of point masses and Beta/uniform intervals in [0, 5], discrete laws, random ζ
-laws, random d1 and d2 (strategies.py)."""
+laws, random d1 and d2 (mmicl.testing)."""
 from __future__ import annotations
 
 import dataclasses

@@ -17,7 +17,7 @@ zeta_laws = zeta_law_strategy()
 
 SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow])
 
-# Strategies (strategies.py): the law of s, or per-modality laws with v-directions that may be
+# Strategies (mmicl.testing): the law of s, or per-modality laws with v-directions that may be
 # stretched; point masses, Beta pieces and atoms at least 1/4 apart (so "gap > 0" is well above
 # rounding whenever it holds).
 isotropic_laws = task_laws(separated_scalar_laws, require_signal=False)

@@ -1,5 +1,5 @@
 """α_T in float64 (``alpha_T``: log-scaled graded Gauss rules, Brent) against two references, on
-asymmetric and atomic laws and at depths up to 10⁴ (strategies.py: ``asymmetric_scalar_laws``).
+asymmetric and atomic laws and at depths up to 10⁴ (mmicl.testing: ``asymmetric_scalar_laws``).
 
 1. **The exact derivative.**  dL/dα = 2T·E[ζ²]·D(α) with D(α) = E[s r^{2T−1}], r = α(1+s) − 1.
    For a law made of Beta pieces and atoms D needs no quadrature: atoms are sums, and for a Beta

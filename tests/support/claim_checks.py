@@ -1,5 +1,5 @@
-"""What every version-3 testbed claim's toy end-to-end test asserts of its checks (shared by
-test_testbed_v3_toy.py, test_testbed_v3_transfer.py and test_testbed_v3_modalities.py)."""
+"""What every testbed claim's toy end-to-end test asserts of its checks (shared by
+tests/proofs/testbed/test_unimodal_claims.py, test_transfer_claims.py and test_modality_claims.py)."""
 from __future__ import annotations
 
 

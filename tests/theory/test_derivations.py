@@ -175,7 +175,7 @@ def test_two_parameter_closed_form_for_symbolic_T_matches_matrices():
 def test_invariant_excess_is_the_gaussian_moment_derivation(d):
     """The per-prompt LSA excess in rotation invariants (what the numerics compile) equals the
     excess derived from the token moments by Isserlis' rule, entry by entry (d = 2 is checked by
-    tests/test_lsa.py and by the thm4.1 claim)."""
+    tests/numerics/test_lsa.py and by the thm4.1 claim)."""
     from mmicl.theory import lsa as tl
 
     r = tl.reduced_risk(d)

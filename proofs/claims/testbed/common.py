@@ -30,7 +30,7 @@ from mmicl.numerics.atomic import write_json
 from mmicl.numerics.runs.artifacts import using_store
 from mmicl.numerics.runs.key import RunSpec
 from mmicl.numerics.runs.kinds import KINDS
-from mmicl.numerics.runs.runner import finished_records, run_pending, stored_arm_results
+from mmicl.numerics.runs.runner import finished_records, recheck_stage1, run_pending, stored_arm_results
 from mmicl.numerics.runs.store import Store
 from mmicl.numerics.testbed.config import MultimodalConfig, TrainConfig
 from mmicl.numerics.testbed.experiments import ArmResults, StoredRun
@@ -261,6 +261,8 @@ def run_specs(config: RunConfig, specs: dict[str, tuple[str, dict]]) -> dict[str
     with using_store(store):
         for first in (True, False):
             todo = [r for r in built.values() if (r.kind == "stage1") == first]
+            if first:
+                recheck_stage1(todo, store)  # a damaged stored checkpoint: set aside, trained again
             if todo:
                 run_pending(todo, store, config.scheduler)
     kinds = {r.kind for r in built.values()}

@@ -1,4 +1,4 @@
-"""Version 3 testbed decisions (``numerics.testbed.decide_v3``): exact sign tests over seeds
+"""The testbed decisions (``numerics.testbed.sign_tests``): exact sign tests over seeds
 against a margin, with power known in advance, checked against scipy's binomtest and against
 seeded simulations of the rule itself."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Structure and invariants of the testbed (numerics/testbed): fast, tiny models, few steps.
 
-Learning checks (ICL/IWL emerge) are in test_testbed_learning.py, marked slow.
+Learning checks (ICL/IWL emerge) are in test_learning.py, marked slow.
 """
 from __future__ import annotations
 

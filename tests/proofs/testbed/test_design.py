@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mmicl.numerics.testbed.sign_tests import min_plus_to_decide
-from mmicl.proofs.claims.testbed import design as v3
+from mmicl.proofs.claims.testbed import design as designs
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "testbed.md"
@@ -16,20 +16,20 @@ def test_the_docs_carry_the_design_the_code_states():
     from mmicl.proofs.claims.testbed.results import block
 
     text = DOC.read_text(encoding="utf-8")
-    assert block(text, "design") == v3.design_markdown(), \
+    assert block(text, "design") == designs.design_markdown(), \
         "regenerate it: python -m mmicl.proofs.claims.testbed.results --docs docs/testbed.md"
 
 
 def test_verdict_seeds_are_fresh_and_apart_from_the_pilots():
     """The earlier interval designs used seeds 100·seed + s (s < 8) and pilots 200–203; the families
     and pilots share no seed with them or with each other."""
-    a, b, pilots = set(v3.FAMILIES["A"]), set(v3.FAMILIES["B"]), set(v3.PILOT_SEEDS)
+    a, b, pilots = set(designs.FAMILIES["A"]), set(designs.FAMILIES["B"]), set(designs.PILOT_SEEDS)
     earlier = {100 * k + s for k in range(10) for s in range(8)} | set(range(200, 204))
     assert len(a) == len(b) == 8 and not (a & b) and not ((a | b) & pilots) and not ((a | b | pilots) & earlier)
 
 
 def test_every_check_has_a_positive_margin_a_reason_and_a_known_kind():
-    for d in v3.DESIGNS.values():
+    for d in designs.DESIGNS.values():
         assert d.checks and any(c.role == "decisive" for c in d.checks), d.claim
         for c in d.checks:
             assert c.kind in ("superiority", "non-inferiority", "inferiority") and c.role in ("decisive", "corroborating")
@@ -37,8 +37,8 @@ def test_every_check_has_a_positive_margin_a_reason_and_a_known_kind():
 
 
 def test_the_families_can_decide_and_the_stated_power_is_the_tests():
-    assert min_plus_to_decide(8, v3.ALPHA) == 7 and min_plus_to_decide(16, v3.ALPHA) == 12
-    pw = v3.power_table()
+    assert min_plus_to_decide(8, designs.ALPHA) == 7 and min_plus_to_decide(16, designs.ALPHA) == 12
+    pw = designs.power_table()
     assert 0.75 < pw[16][0.8] < pw[16][0.9] and pw[8][0.9] < pw[16][0.9]
 
 
@@ -89,9 +89,9 @@ def test_the_registry_runs_each_designs_claim_and_its_result_file_records_the_de
     from mmicl.proofs.claims import testbed
     from mmicl.proofs.registry import REGISTRY
 
-    for claim in v3.DESIGNS:
+    for claim in designs.DESIGNS:
         assert REGISTRY[f"testbed.{claim}"].evaluate.__wrapped__ is getattr(testbed, claim), claim
-    assert {d.version for d in v3.DESIGNS.values()} <= {3, 3.1, 3.2}
+    assert {d.version for d in designs.DESIGNS.values()} <= {3, 3.1, 3.2}
 
 
 def test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_and_premise_counts():
@@ -100,7 +100,7 @@ def test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_
     from mmicl.proofs.claims.testbed.results import family_verdicts
 
     def claim(outcomes_a, outcomes_b, failing_a=0, failing_b=0):
-        k = v3.PREMISE_FAILURES
+        k = designs.PREMISE_FAILURES
         detail = f"family A: {8 - failing_a} of 8 seeds; family B: {8 - failing_b} of 8 seeds"
         return {"evidence": {
             "hypotheses": [{"text": "premise", "met": max(failing_a, failing_b) <= k, "detail": detail},
@@ -113,7 +113,7 @@ def test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_
     assert family_verdicts(claim(up, down)) == {"A": "holds", "B": "fails"}
     assert family_verdicts(claim([1] * 6 + [0, 0], up)) == {"A": "holds", "B": "holds"}      # 6 of 6 resolved
     assert family_verdicts(claim([1] * 4 + [0] * 4, up)) == {"A": "inconclusive", "B": "holds"}  # p = 1/16
-    k = v3.PREMISE_FAILURES
+    k = designs.PREMISE_FAILURES
     assert family_verdicts(claim(up, up, failing_a=k + 1, failing_b=k)) == {"A": "hypothesis-not-met", "B": "holds"}
     # a family whose seeds a premise all left out says nothing (the other family then decides alone)
     assert family_verdicts(claim([], up)) == {"A": "inconclusive", "B": "holds"}

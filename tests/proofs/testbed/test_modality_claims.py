@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 from mmicl.proofs.claims.testbed import modalities as mod
-from mmicl.proofs.claims.testbed import design as v3
+from mmicl.proofs.claims.testbed import design as designs
 from mmicl.numerics.testbed.config import TestbedConfigError
 from mmicl.numerics.testbed.experiments import area_under
 from mmicl.numerics.testbed.train import History
@@ -94,7 +94,7 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     fn = getattr(mod, claim)
     cfg = RunConfig(quick=True, out=tmp_path, seed=1, device=device)
     hyps, checks, summary, figs = fn(cfg)
-    design = v3.DESIGNS[claim]
+    design = designs.DESIGNS[claim]
     assert_checks_follow_the_design(checks, design)
     assert any(design.premises[0] in h.text for h in hyps)
     for c in checks:
@@ -103,7 +103,7 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     verdict, _ = decide(hyps, checks)
     assert verdict in VERDICTS
     doc = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
-    assert doc["version"] == v3.DESIGNS[claim].version and doc["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
+    assert doc["version"] == designs.DESIGNS[claim].version and doc["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
     assert doc["piloted"] == json.loads(json.dumps(TOY_PILOTED_MODALITIES[claim]))
     assert doc["device"] == device
     # a second run reads every run back from OUT/testbed/runs: nothing trains
@@ -113,6 +113,35 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     again = fn(cfg)
     assert again[1][0].numbers == checks[0].numbers
 
+
+
+def test_a_damaged_stored_stage1_checkpoint_is_set_aside_and_trained_again(toy, tmp_path, monkeypatch):
+    """One byte changed in a stored stage-1 checkpoint: the next run warns once, moves it and its
+    record to *.corrupt, trains that stage 1 (and only it) again, and finishes the claim."""
+    import mmicl.numerics.runs.runner as runner
+
+    cfg = RunConfig(quick=True, out=tmp_path, seed=1)
+    mod.claim6(cfg)
+    artifacts = sorted((tmp_path / "testbed" / "runs" / "artifacts").glob("*.pt"))
+    assert artifacts
+    damaged = artifacts[0]
+    data = bytearray(damaged.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    damaged.write_bytes(bytes(data))
+    real, trained = runner.execute, []
+
+    def counting(kind, config, key, **kw):
+        trained.append((kind, key))
+        return real(kind, config, key, **kw)
+
+    monkeypatch.setattr(runner, "execute", counting)
+    with pytest.warns(RuntimeWarning, match="training stage 1 again") as seen:
+        hyps, checks, summary, _ = mod.claim6(cfg)
+    assert len([w for w in seen if "training stage 1 again" in str(w.message)]) == 1
+    assert trained == [("stage1", damaged.stem)]
+    assert damaged.is_file() and damaged.with_name(damaged.name + ".corrupt").is_file()
+    assert (damaged.parents[1] / "runs" / f"{damaged.stem}.json.corrupt").is_file()
+    assert decide(hyps, checks)[0] in VERDICTS
 
 
 def test_both_claims_refuse_other_sizes_than_quick(toy, tmp_path):
@@ -130,7 +159,7 @@ def test_claim7_runs_at_another_evaluation_size_when_asked(toy, tmp_path):
 
 
 def test_claim7s_design_evaluates_on_more_items_than_the_other_claims():
-    assert mod.EVAL_SIZE7 == 8192 > v3.EVAL_SIZE and "8192 items" in v3.DESIGNS["claim7"].pilot_rule
+    assert mod.EVAL_SIZE7 == 8192 > designs.EVAL_SIZE and "8192 items" in designs.DESIGNS["claim7"].pilot_rule
 
 
 
@@ -143,7 +172,7 @@ def test_claim7s_stage1_is_claim4s_diverse_stage1_so_one_store_trains_it_once(tm
 
     cfg = RunConfig(quick=True, out=tmp_path, seed=0)
     sz = multimodal_quick(cfg, "claim4")
-    for f, seeds in v3.FAMILIES.items():
+    for f, seeds in designs.FAMILIES.items():
         seven = KINDS["stage1"].normalise(mod._stage1(cfg, sz, seeds))
         four = KINDS["stage1"].normalise(common.stage1_settings(cfg, sz, seeds, model=replace(sz.model, heads=tr.STAGE1_HEADS),
                                                                 K1=tr.K1_DIVERSE))
