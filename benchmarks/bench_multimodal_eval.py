@@ -40,9 +40,9 @@ def _seconds(fn, repeats: int, device: str) -> float:
 
 
 def measure(E: int, eval_size: int, device: str, steps: int = 1500, eval_every: int = 25, repeats: int = 1) -> dict:
-    from mmicl.proofs.claims.testbed_multimodal import QUICK
+    from mmicl.proofs.claims.testbed.sizes import MULTIMODAL_QUICK
 
-    sz = QUICK
+    sz = MULTIMODAL_QUICK
     data = MultimodalConfig(sz.m1, replace(sz.m2, K=sz.encoder_K2, eps=sz.encoder_eps2))
     seeds = list(range(E))
     mixture = MultimodalMixture([MultimodalMember(data, s) for s in seeds], device)

@@ -62,7 +62,7 @@ __all__ = ["SIZES", "PROFILES", "pytest_addoption", "pytest_plugin_registered", 
 
 
 SIZES = ("smoke", "quick", "full")
-"""The sizes of ``mmicl.proofs.registry.SIZES`` (repeated here, not imported: the plugin's import
+"""The sizes of ``mmicl.proofs.claim.SIZES`` (repeated here, not imported: the plugin's import
 stays cheap; a test checks that they agree)."""
 
 PROFILES: dict[str, dict] = {

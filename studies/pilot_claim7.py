@@ -1,19 +1,15 @@
 """Pilot of testbed claim 7 (encoder quality), on the pilot seeds 9000-9003, which no
 verdict uses.  It chooses the four encoder doses of the pre-registered design
-(proofs/claims/testbed/design.py, DESIGNS["claim7"]) by the rule stated there before this run:
+(proofs/claims/testbed/design.py, DESIGNS["claim7"].pilot_rule):
 
-    the four pretraining step counts that put the pilot median encoder accuracy nearest 0.4, 0.6,
-    0.8 and 0.95 (nearest per target; a tie goes to the fewer steps; if two targets pick the same
+    the four pretraining step counts that put the pilot median encoder accuracy nearest 0.2, 0.4,
+    0.6 and 0.8 (nearest per target; a tie goes to the fewer steps; if two targets pick the same
     count, no choice is made and a finer grid must be piloted).
 
-CHANGE, stated after the first run of this pilot and before the second (the run whose file is
-committed; both runs are deterministic and gave the same accuracies), since adopted in the design
-(DESIGNS["claim7"].changes) before any verdict run: the first run showed
-the encoder's accuracy topping out near 0.83 at this M2 (best median 0.829 at 2560 steps), so the
-target 0.95 picks the longest pretraining, 0.02 above the 0.8 dose.  The claim runs on the targets
-0.2, 0.4, 0.6, 0.8 instead (pilots.ENCODER_TARGETS, same nearest-median rule);
-the file records both choices ("encoder_steps": the new targets'; "as_designed", in a rerun
-"first_design": the first targets').
+The first targets were 0.4, 0.6, 0.8 and 0.95; the encoder's accuracy tops out near 0.83 at this M2,
+so they were replaced before any verdict run (docs/records/testbed-superseded-pilot-rules.md).  The
+committed file, written when both were in the code, records both choices ("encoder_steps": the
+current targets', "as_designed": the first targets'); a run now writes the current targets' only.
 
 Step counts tried: pilots.ENCODER_STEP_GRID (0 ... 2560).  The encoder is trained
 exactly as stage 2 of the claim trains it (multimodal_experiments): an MLP 16 -> 64 -> 32

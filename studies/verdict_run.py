@@ -43,7 +43,7 @@ def main(argv=None) -> int:
         shutil.copyfile(src, tmp)
         tmp.replace(dest / src.name)
     print(f"copied the evidence to {dest}")
-    return subprocess.call([sys.executable, "-m", "mmicl.proofs.claims.testbed.results", "--docs",
+    return subprocess.call([sys.executable, "-m", "mmicl.proofs.claims.testbed", "docs", "--docs",
                             str(ROOT / "docs" / "testbed.md"), "--results", str(ROOT / "studies" / "results" / "v3_quick")])
 
 

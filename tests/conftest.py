@@ -14,6 +14,16 @@ settings.register_profile("thorough", deadline=None, max_examples=300)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
+DOCS = Path(__file__).parent / "docs"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test under tests/docs/ carries the ``docs`` marker (``-m docs``, ``-m "not docs"``)."""
+    for item in items:
+        if DOCS in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.docs)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _cache_dir(tmp_path_factory):
     """Compiled theory functions go to a temporary cache, so tests also exercise the build."""

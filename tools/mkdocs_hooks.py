@@ -76,6 +76,7 @@ README_PAGES: dict[str, str] = {
     "The LAW language": "guide/law_language.md",
     "Conventions": "guide/conventions.md",
     "Layout": "guide/layout.md",
+    "Contributing": "guide/contributing.md",
 }
 HOME = "index.md"
 REFERENCE = "reference.md"

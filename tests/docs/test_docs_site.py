@@ -47,6 +47,7 @@ def public_objects():
 # (a) ------------------------------------------------------------------------------------------
 
 
+@pytest.mark.subprocess
 def test_site_builds_strict_with_a_reference_entry_per_public_name(tmp_path, public_objects):
     for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python", "mkdocs_jupyter",
                    "jupytext", "nbclient", "ipykernel"):

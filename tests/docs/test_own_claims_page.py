@@ -20,6 +20,7 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "own_claims.md"
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
 
 
+@pytest.mark.subprocess
 def test_the_page_runs_as_written(tmp_path, monkeypatch, clean_registry):
     blocks = BLOCK.findall(PAGE.read_text(encoding="utf-8"))
     assert [lang for lang, _ in blocks].count("python") >= 4 and any(lang == "bash" for lang, _ in blocks)

@@ -9,6 +9,8 @@ baseline failure the page shows, which is reproduced: the page's baseline with o
 """
 from __future__ import annotations
 
+import pytest
+
 import json
 import os
 import re
@@ -27,6 +29,7 @@ def _pytest(args: list[str], cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.subprocess
 def test_the_page_runs_as_written(tmp_path, monkeypatch):
     blocks = BLOCK.findall(PAGE.read_text(encoding="utf-8"))
     langs = [lang for lang, _ in blocks]

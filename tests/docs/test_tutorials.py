@@ -57,6 +57,7 @@ def test_tutorial_is_a_percent_script_in_the_nav(source):
         f"{source.name} is not in mkdocs.yml's nav"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("source", TUTORIALS, ids=[p.stem for p in TUTORIALS])
 def test_tutorial_runs_and_shows_its_outputs(source):
     _needs_executor()

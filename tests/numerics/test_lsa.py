@@ -282,6 +282,7 @@ def test_bad_input_is_refused_with_the_fix():
 # ------------------------------------------------------------------ training and CLI
 
 
+@pytest.mark.train
 def test_trained_full_lsa_does_not_beat_the_exact_best():
     """3 restarts × 300 Adam steps of 512 prompts, n = 20; 20 000 paired test prompts each; a
     restart beats the best if its mean paired difference is below −3 SE.  Some restarts stall in

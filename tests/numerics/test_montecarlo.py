@@ -1,3 +1,4 @@
+import pytest
 """Monte Carlo machinery against exact values (sample sizes and tolerances stated per test)."""
 import torch
 
@@ -34,6 +35,7 @@ def test_sample_mean_predictor_risk_is_E_zeta2_times_1_plus_1_over_n():
     assert abs(risk - (1 + 1 / n)) <= 4 * se
 
 
+@pytest.mark.train
 def test_small_step_sgd_tracks_the_gradient_flow_at_time_k_times_lr():
     """SGD with lr = 0.01 on 4096 fresh n = ∞ prompts per step, α from 0.05 at T = 5, against
     gradient_flow_one at t = k·lr for 0.2 ≤ t ≤ 1 (the first steps carry the Euler error, 0.014).
@@ -55,6 +57,7 @@ def test_small_step_sgd_tracks_the_gradient_flow_at_time_k_times_lr():
     assert gap(2.0) > 0.01 and gap(0.5) > 0.01
 
 
+@pytest.mark.train
 def test_train_figures_command_writes_the_pngs_and_jsons(tmp_path):
     """`mmicl train-figures --tiny` (smoke-test sizes, a few seconds): every figure and its JSON exist,
     and each JSON records the seed.  The figures' content is not checked here."""

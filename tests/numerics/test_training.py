@@ -13,6 +13,7 @@ torch.set_num_threads(1)
 LAW = parse_law("s=uniform(0.5,4)")
 
 
+@pytest.mark.train
 def test_training_lowers_the_loss_and_moves_alpha_towards_alpha_T():
     model = ReducedLCA(3, "one", 0.05)
     res = train(model, LAW, n=None, steps=150, batch=512, lr=0.01, seed=0)
@@ -22,6 +23,7 @@ def test_training_lowers_the_loss_and_moves_alpha_towards_alpha_T():
     assert res.history["loss"][-1] < res.history["loss"][0]
 
 
+@pytest.mark.train
 def test_same_seed_same_run():
     runs = [train(ReducedLCA(3, "two", 0.1, -0.05), LAW, n=50, steps=30, batch=64, seed=7).final for _ in range(2)]
     assert runs[0] == runs[1]
@@ -36,6 +38,7 @@ def test_divergence_is_detected_and_reported_with_finite_parameters():
     assert math.isfinite(float(model.alpha.detach()))
 
 
+@pytest.mark.train
 def test_resume_from_checkpoint_gives_the_same_parameters_as_one_run(tmp_path):
     ckpt = tmp_path / "run.pt"
     one = ReducedLCA(4, "two", 0.1, -0.05)
@@ -48,6 +51,7 @@ def test_resume_from_checkpoint_gives_the_same_parameters_as_one_run(tmp_path):
     assert resumed.params() == one.params()
 
 
+@pytest.mark.train
 def test_fixed_full_batch_training_set():
     model = LinearSelfAttention(LAW.d)
     res = train(model, LAW, n=20, steps=50, batch=10_000, lr=0.01, data="fixed", train_size=2000, seed=1)
@@ -71,6 +75,7 @@ def test_bad_arguments_are_refused(kw):
         train(ReducedLCA(2), LAW, **args)
 
 
+@pytest.mark.train
 def test_checkpoints_are_written_atomically(tmp_path, monkeypatch):
     """A save that fails half-way (here: torch.save raises after writing some bytes) leaves the
     previous checkpoint whole and no temporary file behind (numerics.atomic.replacing)."""
@@ -96,6 +101,7 @@ def test_risk_estimate_is_two_estimates_on_the_same_prompts():
                              "excess_se": est.excess_se, "samples": 3000, "n": 10}
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("damage", ["other seed", "other law", "other model", "old version", "garbage", "pickle"])
 def test_a_checkpoint_of_another_run_or_unreadable_is_refused_in_one_line(tmp_path, damage):
     """Resuming reads with weights_only=True and checks the run the file records: another seed, law

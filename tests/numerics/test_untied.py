@@ -326,6 +326,7 @@ def test_the_torch_model_is_the_untied_stack():
     assert torch.allclose(tied(b), ReducedLCA(3, "one", 0.2).double()(b), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.train
 def test_monte_carlo_training_agrees_with_the_population_excess_and_beats_tied():
     """Adam on sampled prompts (large-context limit, float64) from spread α's at T = 2: the excess of
     the learnt schedule, estimated on fresh prompts with the query integrated out, agrees with

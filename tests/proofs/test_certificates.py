@@ -114,6 +114,7 @@ def test_the_file_is_strict_json_with_every_exact_number_as_text(written):
         assert cert["provenance"]["seconds"]["total"] > 0
 
 
+@pytest.mark.subprocess
 def test_the_checker_runs_as_a_module_and_standalone(written, tmp_path):
     path = str(written[1])
     r = subprocess.run([sys.executable, "-m", "mmicl.proofs.certificates.check", path], capture_output=True,

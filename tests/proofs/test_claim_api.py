@@ -187,6 +187,7 @@ def _python(site: Path, code: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
 
+@pytest.mark.subprocess
 def test_an_installed_plugin_is_seen_once_by_claims_and_verify(tmp_path):
     counter = tmp_path / "imports.txt"
     _fake_distribution(tmp_path / "site", f"import pathlib\npathlib.Path({str(counter)!r}).open('a').write('x')\n" + PLUGIN)
@@ -211,6 +212,7 @@ def test_an_installed_plugin_is_seen_once_by_claims_and_verify(tmp_path):
     assert counter.read_text() == "x"  # imported once, lazily, for every listing and run
 
 
+@pytest.mark.subprocess
 def test_a_broken_installed_plugin_is_one_line_exit_2(tmp_path):
     _fake_distribution(tmp_path / "site", "import no_such_dependency_xyz\n")
     code = ("import sys\nfrom mmicl.cli import main\n"
@@ -222,6 +224,7 @@ def test_a_broken_installed_plugin_is_one_line_exit_2(tmp_path):
     assert "Traceback" not in p.stderr and not (tmp_path / "r").exists()
 
 
+@pytest.mark.subprocess
 def test_the_helpers_a_plugin_needs_are_public():
     """What the second paper's plugin needed: per-purpose random streams from the run's seed, torch's
     thread count for a block, a Monte Carlo estimate, and ``python -m mmicl``."""

@@ -36,6 +36,7 @@ def test_two_parameters_interpolate_two_atoms():
     "s=point(2)",          # a degenerate (flat to order 2T) minimum: α_T = 1/3 at every T
     "s=beta(0.5,2,0.2,3)",  # a singular end: |α_T − α*| falls like log T / T, not 1/T
 ])
+@pytest.mark.train
 def test_thm62_holds_at_quick_size_on_degenerate_and_singular_laws(law, tmp_path):
     """`mmicl verify --quick --claim thm6.2 --law LAW` holds on both (it once said fails: the flow's
     Newton rest test and the SAA standard error at a flat minimum; a fixed 1000-fold drop rule)."""

@@ -48,6 +48,7 @@ def test_every_check_a_built_in_claim_builds_states_a_numeric_tolerance():
     assert not missing, f"Check(...) without atol/rtol at {missing}"
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("claim_id", RUNNABLE)
 def test_every_number_of_a_smoke_run_has_a_tolerance(claim_id, tmp_path):
     result = registered()[claim_id].run(mmicl.RunConfig.sized("smoke", out=tmp_path))
@@ -55,6 +56,7 @@ def test_every_number_of_a_smoke_run_has_a_tolerance(claim_id, tmp_path):
     assert uncovered(result) == []
 
 
+@pytest.mark.train
 @pytest.mark.slow
 @pytest.mark.parametrize("claim_id", RUNNABLE)
 def test_every_number_of_a_quick_run_has_a_tolerance(claim_id, tmp_path):

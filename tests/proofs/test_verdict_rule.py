@@ -151,6 +151,7 @@ def thm41_beta(tmp_path_factory):
         torch.set_num_threads(threads)
 
 
+@pytest.mark.train
 def test_thm41_holds_on_the_beta_law_with_its_side_check_undecided(thm41_beta):
     r = thm41_beta
     assert r.verdict == "holds", r.verdict_reason

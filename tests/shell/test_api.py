@@ -136,6 +136,7 @@ def test_verify_runs_a_claim_and_returns_its_verdict(tmp_path):
         del REGISTRY[claim.id]
 
 
+@pytest.mark.subprocess
 def test_importing_mmicl_changes_no_global_state():
     """Import torch and matplotlib first, then mmicl and every public name: neither torch's thread
     count nor matplotlib's backend moves (run in a fresh interpreter)."""
@@ -152,6 +153,7 @@ def test_importing_mmicl_changes_no_global_state():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+@pytest.mark.subprocess
 def test_the_command_line_starts_without_the_heavy_libraries():
     """``mmicl --help``, ``--version`` and ``laws`` load neither torch, SciPy, SymPy nor matplotlib
     (their start-up time is measured in benchmarks/bench_startup.py)."""

@@ -273,6 +273,7 @@ def test_the_command_line_uses_the_apis_limits():
     assert unbounded.MAX_DEPTH_UNBOUNDED == V.MAX_DEPTH_UNBOUNDED
 
 
+@pytest.mark.subprocess
 def test_verify_refuses_a_law_beyond_its_own_dimension_limit_before_any_claim_runs(monkeypatch):
     """d1 + d2 = 64 fits MAX_DIM but not verify's Monte Carlo (8.7 GB and > 400 s measured at the
     quick size): refused in one line by the API and the command line, before any claim runs."""

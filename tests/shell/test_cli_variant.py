@@ -132,6 +132,7 @@ TRAIN = ("train", "--law", LAW, "--T", "3", "--steps", "30", "--batch", "64", "-
          "--device", "cpu", "--json")
 
 
+@pytest.mark.train
 def test_train_variant_reports_the_trained_parameters_and_the_minimiser():
     text = "readout=evolved-keys-and-query"
     v = parse_variant(text)
@@ -170,6 +171,7 @@ def test_default_variant_changes_nothing(args, same):
     assert run(*args, "--law", LAW, *same) == run(*args, "--law", LAW)
 
 
+@pytest.mark.train
 def test_train_default_variant_changes_nothing(fast_stationary):
     a = run(*TRAIN, "--model", "lca1")
     assert run(*TRAIN, "--variant", "param=one") == a

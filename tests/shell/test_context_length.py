@@ -31,6 +31,7 @@ def test_lsa_finite_n_is_unchanged():
     assert out["n"] == 40 and out != _json("lsa", "--law", L, "--json")
 
 
+@pytest.mark.train
 def test_train_reads_inf_as_the_old_zero():
     new, old = _json(*TRAIN, "--n", "inf"), _json(*TRAIN, "--n", "0")
     assert new == old and new["n"] is None and new["n_null_reason"] == "the large-context limit n → ∞"

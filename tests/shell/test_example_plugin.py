@@ -38,6 +38,7 @@ def _env(**extra) -> dict:
 
 
 # ---------------------------------------------------------------- (a)
+@pytest.mark.subprocess
 def test_example_own_tests_pass():
     env = _env(PYTHONPATH=os.pathsep.join([str(SRC), *filter(None, [os.environ.get("PYTHONPATH")])]))
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],
@@ -83,6 +84,7 @@ def venv(tmp_path_factory) -> Path:
     return env_dir
 
 
+@pytest.mark.subprocess
 def test_installed_plugin_is_listed_with_its_origin(venv):
     out = subprocess.run([str(venv / "bin" / "mmicl"), "claims", "--json"], capture_output=True, text=True,
                          env=_env(), cwd=venv.parent, timeout=120)
@@ -94,6 +96,7 @@ def test_installed_plugin_is_listed_with_its_origin(venv):
         assert rows[cid]["default"] is False
 
 
+@pytest.mark.subprocess
 def test_installed_plugin_verifies(venv, tmp_path):
     """The installed plugin's claims run through the ``mmicl`` command with their plugin's origin.
     At the smoke size: that they hold at the quick size is the example's own test

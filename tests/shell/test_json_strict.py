@@ -105,6 +105,7 @@ def test_lsa_on_a_point_law():
     assert run_json("lsa", "--law", "s=point(2)")["gap"] == pytest.approx(0.0, abs=1e-12)
 
 
+@pytest.mark.train
 def test_train_prints_and_writes_strict_json(tmp_path):
     out = tmp_path / "train.json"
     doc = run_json("train", "--model", "lca1", "--law", "s=exponential(1)", "--T", "2", "--n", "0",
@@ -114,6 +115,7 @@ def test_train_prints_and_writes_strict_json(tmp_path):
     check_document(out.read_text())
 
 
+@pytest.mark.train
 def test_train_figures_write_strict_json(tmp_path):
     doc = run_json("train-figures", "--tiny", "--out", str(tmp_path))
     files = sorted(tmp_path.glob("*.json"))
@@ -123,6 +125,7 @@ def test_train_figures_write_strict_json(tmp_path):
     assert doc
 
 
+@pytest.mark.train
 def test_testbed_one_seed_run_has_null_intervals_with_reasons(tmp_path):
     doc = run_json("testbed", "train", "--quick", "--seeds", "1", "--steps", "2", "--eval-every", "1",
                    "--batch", "8", "--K", "64", "--out", str(tmp_path))

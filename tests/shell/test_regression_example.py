@@ -43,6 +43,7 @@ def _edit(path: Path, change) -> None:
     path.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
+@pytest.mark.subprocess
 def test_the_example_passes_as_committed(tmp_path):
     assert (EXAMPLE / BASELINES / "test_my_claim_baseline.json").is_file()
     assert (EXAMPLE / BASELINES / "test_key_numbers.json").is_file()
@@ -51,6 +52,7 @@ def test_the_example_passes_as_committed(tmp_path):
     assert "5 passed" in p.stdout and "baselines written" not in p.stdout, p.stdout[-2000:]
 
 
+@pytest.mark.subprocess
 def test_a_moved_number_or_verdict_fails_naming_the_key_and_the_tolerance(copy):
     claim, numbers = copy / BASELINES / "test_my_claim_baseline.json", copy / BASELINES / "test_key_numbers.json"
     old_alpha = json.loads(claim.read_text())["claims"][0]["evidence"]["checks"][1]["numbers"]["alpha_T"]
@@ -85,6 +87,7 @@ def test_a_moved_number_or_verdict_fails_naming_the_key_and_the_tolerance(copy):
     assert claim.read_bytes() == (EXAMPLE / BASELINES / claim.name).read_bytes()
 
 
+@pytest.mark.subprocess
 def test_a_missing_baseline_is_written_unless_required_and_the_plugin_loads_either_way(copy):
     numbers = copy / BASELINES / "test_key_numbers.json"
     numbers.unlink()

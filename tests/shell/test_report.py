@@ -474,6 +474,7 @@ def test_the_detector_sees_each_form():
     assert sorted(int(f.split(":")[0]) for f in _global_matplotlib_uses(source)) == [2, 3, 4, 5, 7]
 
 
+@pytest.mark.subprocess
 def test_importing_and_plotting_keeps_the_backend(tmp_path):
     """In a fresh interpreter whose backend is not Agg: importing the figure modules and making a
     figure leaves ``matplotlib.get_backend()`` as it was, and pyplot unimported."""
@@ -498,6 +499,7 @@ print("ok", before)
     assert (tmp_path / "s.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.subprocess
 def test_importing_the_figure_module_does_not_import_matplotlib():
     code = "import sys, mmicl.proofs.figures, mmicl.numerics.testbed.figures; print('matplotlib' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)

@@ -89,6 +89,7 @@ def test_thm41_draws_an_empty_left_panel_as_a_note(tmp_path, monkeypatch):
     assert "excess risk of the best single LSA layer" in figure_caption(path)
 
 
+@pytest.mark.train
 def test_appF_writes_its_figure_with_a_caption(tmp_path):
     """A quick appF run (about 2 s) writes figures/appF_noskip.png next to montecarlo/appF.json; the
     figure draws the JSON's rows with the checks' band and the values they are compared with."""

@@ -49,6 +49,7 @@ TRAIN = ["train", "--model", "lsa", "--law", L, "--n", "20", "--steps", "20", "-
 LSA_MC = ["lsa", "--law", L, "--compare", "--mc", "200", "--json"]
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("argv", [TRAIN, pytest.param(LSA_MC, marks=pytest.mark.slow)], ids=["train", "lsa-mc"])
 def test_same_seed_same_numbers(argv):
     first, second, other = (mmicl(*argv, "--seed", seed) for seed in ("3", "3", "4"))
@@ -59,6 +60,7 @@ def test_same_seed_same_numbers(argv):
     assert a != c, "another seed gave the very same numbers: the seed is not used"
 
 
+@pytest.mark.train
 @pytest.mark.slow
 def test_verify_is_reproducible(tmp_path):
     runs = []

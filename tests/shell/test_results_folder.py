@@ -133,23 +133,27 @@ def _concurrent(tmp_path: Path, tries: int) -> None:
             assert doc["run"]["state"] == "complete"
 
 
+@pytest.mark.subprocess
 def test_a_run_killed_after_its_first_claim_leaves_a_consistent_folder(tmp_path):
     """Killed at a random moment after its first claim, a rerun into a folder holding a complete
     earlier run leaves one summary, of this run's finished claims only, marked as not complete."""
     _killed_rerun(tmp_path, tries=2)
 
 
+@pytest.mark.subprocess
 def test_two_runs_into_one_folder_never_mix(tmp_path):
     """Two runs started together into one folder: one is refused in one line, or they ran one after
     the other; the folder holds one run's summary, evidence and figures."""
     _concurrent(tmp_path, tries=1)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_killed_reruns_20_of_20(tmp_path):
     _killed_rerun(tmp_path, tries=20)
 
 
+@pytest.mark.subprocess
 @pytest.mark.slow
 def test_concurrent_runs_20_of_20(tmp_path):
     _concurrent(tmp_path, tries=20)
@@ -258,6 +262,7 @@ def _tmpfs(path: Path, kib: int) -> bool:
                           capture_output=True).returncode == 0
 
 
+@pytest.mark.subprocess
 def test_a_real_full_disk_is_one_line_and_keeps_what_fit(tmp_path):
     """On a 200 KiB filesystem: the preflight refuses three claims (4 MiB each) before any work;
     let through, figures of ~60 KiB (and a summary that inlines them) fill it partway: one line,

@@ -71,6 +71,7 @@ def _check_final(out: dict, seeds: int, encoder: bool = False, last: int = 2) ->
     assert out["history"]["steps"][0] == 0 and out["history"]["steps"][-1] == last
 
 
+@pytest.mark.train
 def test_stage1_writes_a_checkpoint(checkpoint):
     path, out = checkpoint
     assert path.is_file() and out["checkpoint"] == str(path)
@@ -79,6 +80,7 @@ def test_stage1_writes_a_checkpoint(checkpoint):
     assert len(out["final"]["acc_icl"]["seeds"]) == 2
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("layout", ["m1_first", "m2_first"])
 def test_stage2_from_the_checkpoint_reports_the_conflict_rates(checkpoint, layout, tmp_path):
     path, s1 = checkpoint
@@ -92,6 +94,7 @@ def test_stage2_from_the_checkpoint_reports_the_conflict_rates(checkpoint, layou
     assert (tmp_path / "testbed_stage2.png").is_file()
 
 
+@pytest.mark.train
 def test_stage2_with_an_encoder_a_random_decoder_and_the_projector_alone(checkpoint):
     path, _ = checkpoint
     out = _json("stage2", "--from", str(path), "--quick", "--K2", "8", "--encoder-steps", "2", "--random-decoder",
@@ -102,6 +105,7 @@ def test_stage2_with_an_encoder_a_random_decoder_and_the_projector_alone(checkpo
     assert "conflict_follow_m2" in r.output and "baselines" in r.output
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("layout", ["m1_first", "m2_first"])
 def test_fusion_reports_the_conflict_rates(layout, tmp_path):
     out = _json("fusion", "--quick", "--layout", layout, "--seeds", "1", "--device", "cpu", "--out", str(tmp_path))
@@ -113,6 +117,7 @@ def test_fusion_reports_the_conflict_rates(layout, tmp_path):
     assert (tmp_path / "testbed_fusion.json").is_file() and (tmp_path / "testbed_fusion.png").is_file()
 
 
+@pytest.mark.train
 def test_encoder_reports_held_out_accuracy_per_number_of_steps():
     out = _json("encoder", "--quick", "--steps-list", "0,3", "--device", "cpu")
     assert out["steps"] == [0, 3] and set(out["encoder_acc"]) == {"0", "3"}
@@ -170,6 +175,7 @@ def test_the_testbed_group_lists_the_new_commands():
         assert f"  {c} " in r.output, r.output
 
 
+@pytest.mark.train
 def test_testbed_train_command_prints_json_curves():
     from mmicl.cli import main
 

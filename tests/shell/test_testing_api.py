@@ -37,6 +37,7 @@ def _modules_after(code: str) -> set[str]:
     return set(out.split())
 
 
+@pytest.mark.subprocess
 def test_importing_mmicl_does_not_import_hypothesis():
     mods = _modules_after("import mmicl; mmicl.TaskLaw; mmicl.verify; mmicl.hypotheses; mmicl.Check")
     assert "hypothesis" not in mods and "mmicl.testing" not in mods

@@ -249,6 +249,7 @@ def test_operators_target_refuses_functions():
         source_of("f", [x], [x], "torch")
 
 
+@pytest.mark.subprocess
 def test_theory_does_not_import_torch():
     """theory/ derives and compiles (the operators target included) without loading torch."""
     import subprocess

@@ -352,7 +352,7 @@ def power_table(ns=(8, 16), ps=(0.8, 0.9)) -> dict[int, dict[float, float]]:
 
 def design_markdown() -> str:
     """The designs as the Markdown that docs/testbed.md carries; regenerate it with
-    ``python -m mmicl.proofs.claims.testbed.results --docs docs/testbed.md``."""
+    ``python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md``."""
     pw = power_table()
     lines = [
         f"Verdict seeds: family A {FAMILIES['A'][0]}–{FAMILIES['A'][-1]}, family B {FAMILIES['B'][0]}–"

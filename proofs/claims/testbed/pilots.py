@@ -8,7 +8,7 @@ each rule below to its committed file and finds the setting in ``PILOTED``.  Rul
 version of a design used and a later one replaced are not code: docs/records/testbed-superseded-rules.md
 states them with their outcomes.
 
-    python -m mmicl.proofs.claims.testbed.pilots --pilot NAME --store DIR [--out FILE]
+    python -m mmicl.proofs.claims.testbed pilot --pilot NAME --store DIR [--out FILE]
 
 applies pilot NAME's rule (``PILOTS``) to a pilot sweep's store and prints the choice as JSON
 (``--out`` also writes it, atomically); ``--pilot claim7`` runs claim 7's encoder measurement here
@@ -297,7 +297,7 @@ def main(argv=None) -> None:
     import argparse
     import json
 
-    ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed.pilots")
+    ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed pilot")
     ap.add_argument("--pilot", choices=[*sorted(PILOTS), "claim7"], required=True)
     ap.add_argument("--store", help="the pilot sweep's results store")
     ap.add_argument("--out", help="also write the choice here (JSON, atomically)")
@@ -319,6 +319,3 @@ def main(argv=None) -> None:
         write_json(a.out, choice)
     print(json.dumps(choice, indent=2))
 
-
-if __name__ == "__main__":
-    main()

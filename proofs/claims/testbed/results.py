@@ -8,7 +8,7 @@ table: per claim and version the verdict, the verdict of each seed family alone
 pooled counts of seeds above (+), below (−) and unresolved (0), the one-sided p-values, each
 family's sign-test decision, and the time the claim's runs took (the sum of their wall times, one torch thread each).
 docs/testbed.md carries the table between ``<!-- results:start -->`` and ``<!-- results:end -->``;
-``python -m mmicl.proofs.claims.testbed.results --docs docs/testbed.md`` rewrites it (and the design
+``python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md`` rewrites it (and the design
 block, ``design.design_markdown``), and a test keeps it equal to what the folders give.  Every
 version's folder stays under ``studies/results/v3_quick/`` after its code is retired.
 """
@@ -149,12 +149,12 @@ def block(text: str, name: str) -> str:
 
 
 def main(argv=None) -> None:
-    """``python -m mmicl.proofs.claims.testbed.results``: print the designs' Markdown; with ``--docs
+    """``python -m mmicl.proofs.claims.testbed docs``: print the designs' Markdown; with ``--docs
     FILE``, rewrite the design and results blocks of FILE (results from ``--results DIR``)."""
     import argparse
 
 
-    ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed.results")
+    ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed docs")
     ap.add_argument("--docs", help="rewrite the design and results blocks of this Markdown file (docs/testbed.md)")
     ap.add_argument("--results", default="studies/results/v3_quick",
                     help="the folder of the committed verdict runs (<claim>_v<version>/) that --docs reads")
@@ -167,6 +167,3 @@ def main(argv=None) -> None:
     write_text(doc, replace_block(text, "results", results_markdown(a.results)))
     print(f"rewrote the design and results blocks of {doc}")
 
-
-if __name__ == "__main__":
-    main()

@@ -94,6 +94,7 @@ def test_a_known_analysis_is_accepted_and_kept_in_the_configuration():
     assert normalise(_nested(analysis=ANALYSIS))["analysis"] == ANALYSIS
 
 
+@pytest.mark.train
 def test_run_here_runs_a_pending_ensemble_once_then_skips_it(tmp_path, monkeypatch):
     store = Store(tmp_path)
     spec = RunSpec("ensemble", normalise(FLAT | {"seeds": 2, "seed": 3}))
@@ -113,6 +114,7 @@ def test_run_here_runs_a_pending_ensemble_once_then_skips_it(tmp_path, monkeypat
     assert (second.total, second.done, second.skipped, second.failed) == (1, 0, 1, 0)
 
 
+@pytest.mark.train
 def test_a_failed_ensemble_run_is_recorded_and_run_again_by_the_next_call(tmp_path, monkeypatch):
     store = Store(tmp_path)
     spec = RunSpec("ensemble", normalise(FLAT | {"seeds": 1, "seed": 4}))

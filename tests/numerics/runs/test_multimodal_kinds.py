@@ -73,6 +73,7 @@ def files(store: Store) -> dict[str, bytes]:
     return {str(p.relative_to(store.root)): p.read_bytes() for p in sorted(store.root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.train
 def test_stage1_then_stage2_through_a_store_and_a_rerun_reads_both_back(tmp_path, calls):
     store = Store(tmp_path / "store")
     s1, s2 = spec("stage1", STAGE1), spec("stage2", stage2_settings())
@@ -113,6 +114,7 @@ def test_stage1_then_stage2_through_a_store_and_a_rerun_reads_both_back(tmp_path
     assert STORE_ENV not in os.environ                           # using_store cleans up
 
 
+@pytest.mark.train
 def test_a_claim_killed_after_stage1_resumes_with_stage2_only(tmp_path, calls):
     store = Store(tmp_path / "store")
     s1, s2 = spec("stage1", STAGE1), spec("stage2", stage2_settings())
@@ -127,6 +129,7 @@ def test_a_claim_killed_after_stage1_resumes_with_stage2_only(tmp_path, calls):
     assert calls["stage1"] == 2 and a.E == b.E == 1 and store.status(s1b.key) == "done"
 
 
+@pytest.mark.train
 def test_a_tampered_checkpoint_fails_stage2_in_one_line_naming_the_file(tmp_path, calls):
     store = Store(tmp_path / "store")
     s1, s2 = spec("stage1", STAGE1), spec("stage2", stage2_settings())
@@ -164,6 +167,7 @@ def test_stage2_without_its_stage1_run_or_its_store_fails_in_one_line(tmp_path):
     assert "using_store" in err and "\n" not in err
 
 
+@pytest.mark.train
 def test_fusion_round_trips_and_a_rerun_reads_it_back(tmp_path, calls):
     store = Store(tmp_path / "store")
     f = spec("fusion", {**FUSION, "analysis": {"name": "ablation_drop", "set_name": "icl_m2only"}})
@@ -176,6 +180,7 @@ def test_fusion_round_trips_and_a_rerun_reads_it_back(tmp_path, calls):
     assert run_here([f], Store(tmp_path / "store")).skipped == 1 and calls["fusion"] == 1
 
 
+@pytest.mark.train
 def test_the_status_listing_counts_the_multimodal_kinds(tmp_path):
     store = Store(tmp_path / "store")
     specs = [spec("stage1", STAGE1), spec("stage2", stage2_settings()), spec("fusion", FUSION)]
@@ -217,6 +222,7 @@ def test_normalise_fills_defaults_and_refuses_bad_settings():
             KINDS[kind].normalise(settings)
 
 
+@pytest.mark.train
 def test_a_stage2_run_measuring_one_set_gives_that_sets_curves_bit_for_bit_and_a_key_of_its_own(tmp_path):
     """``eval_on`` skips the other sets' forward passes: the measured set's curves are the full
     evaluation's exactly (training does not read the evaluation), the others are absent, and a run

@@ -92,6 +92,7 @@ def _results(store_dir) -> dict:
     return {r["key"]: (r["status"], r["config"], r["result"]) for r in Store(store_dir).records()}
 
 
+@pytest.mark.subprocess
 def test_a_sweep_killed_midway_resumes_to_exactly_the_uninterrupted_store(tmp_path):
     """Six tiny testbed runs on a one-worker LocalCluster: the driver's whole process group is killed
     with SIGKILL after two runs are stored; the rerun stores the other four.  Every run is then in the
@@ -207,6 +208,7 @@ def test_a_montecarlo_run_that_cannot_run_is_refused_with_the_fix(base, words):
     assert words in str(e.value)
 
 
+@pytest.mark.train
 def test_montecarlo_runs_on_dask_give_what_the_kind_computes_here(tmp_path):
     """Two tiny runs (the reduced lca1 and the general stack) on a one-worker LocalCluster: both done,
     and each result equals, to the last bit, the kind's compute called in this process."""
@@ -238,6 +240,7 @@ def test_montecarlo_runs_on_dask_give_what_the_kind_computes_here(tmp_path):
     assert "w_s[0]" in records[runs[1].key]["result"]["params"]
 
 
+@pytest.mark.train
 def test_montecarlo_training_moves_lca1s_alpha_toward_alpha_star():
     """lca1 starts at α*/2; 40 Adam steps at n = ∞ bring α to within a quarter of that distance of α*
     (its minimiser there is α_T = 0.2939 at T = 5, α* = 0.3077)."""

@@ -135,6 +135,7 @@ def test_eval_sets_with_the_balanced_set_keep_the_other_sets_and_keys_and_add_th
     assert set(one) == new and one["acc_iwl_balanced"].shape == (2,)
 
 
+@pytest.mark.train
 def test_arm_results_give_the_balanced_metric_per_seed():
     d = DataConfig(K=64, L=8, D=8, N=4, B=2)
     r = run_arms(ModelConfig(layers=1, heads=1, width=8, ape_slots=16), [Arm("a", d), Arm("b", d)], [0, 1],
@@ -223,6 +224,7 @@ def test_readout_layout_builds_3N_plus_3_tokens_with_R_last(layout):
     assert system(s, shift).logits.shape == (2, 5, 4)
 
 
+@pytest.mark.train
 def test_readout_layout_trains_and_its_metrics_run():
     layout = "readout_last"
     mx = MultimodalMixture([mm_member(layout, e) for e in range(2)])
@@ -249,6 +251,7 @@ def test_readout_layout_trains_and_its_metrics_run():
     assert uniform_baselines(4, 2) == uniform_baselines(4, 2, "m1_first")
 
 
+@pytest.mark.train
 def test_early_fusion_runs_in_the_readout_layout():
     m1 = DataConfig(K=64, L=4, D=4, N=4, B=2)
     arm = MultimodalArm("r", MultimodalConfig(m1, SecondModality(K=8, D=3), 1.0, "readout_last"))
@@ -316,6 +319,7 @@ def tiny_run():
                           TrainConfig(steps=6, batch=8, eval_every=3, eval_size=32), data_seed=5)
 
 
+@pytest.mark.train
 def test_every_correct_icl_prediction_is_a_copy_of_a_context_label(tiny_run):
     """On the ICL set the answer is in the context, so the copy rate is at least the accuracy."""
     h = tiny_run.history

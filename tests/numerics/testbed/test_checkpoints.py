@@ -78,6 +78,7 @@ HASH = "has a content hash that does not match: the file was changed after mmicl
 
 
 # ---- 1. the stage-1 file --------------------------------------------------------------------------
+@pytest.mark.train
 def test_a_checkpoint_reads_back_exactly_and_carries_its_hash(s1, saved):
     raw = _raw(saved)
     assert json.loads(raw["meta"])["format"] == "mmicl.testbed.stage1/2"
@@ -223,6 +224,7 @@ def test_stage1_out_on_a_full_disk_is_refused_before_training(toy_cli, tmp_path,
     assert "0 bytes free" in line and not out.exists()
 
 
+@pytest.mark.train
 def test_stage1_out_when_the_write_finds_no_space_is_one_line_and_no_partial_file(toy_cli, tmp_path, monkeypatch):
     from mmicl.numerics import atomic
 
@@ -237,6 +239,7 @@ def test_stage1_out_when_the_write_finds_no_space_is_one_line_and_no_partial_fil
     assert os.listdir(tmp_path) == []                                  # no file, no temporary file
 
 
+@pytest.mark.train
 def test_stage1_out_then_stage2_from_it_still_runs(toy_cli, tmp_path):
     out = tmp_path / "s1.pt"
     r = _stage1_cli(out)
@@ -248,6 +251,7 @@ def test_stage1_out_then_stage2_from_it_still_runs(toy_cli, tmp_path):
 
 
 # ---- 4. the training checkpoint -------------------------------------------------------------------
+@pytest.mark.train
 @pytest.mark.parametrize("damage", ["edited", "nan", "earlier version"])
 def test_an_edited_training_checkpoint_is_refused_in_one_line(tmp_path, damage):
     from mmicl.numerics.laws.language import parse_law

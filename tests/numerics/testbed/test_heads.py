@@ -78,6 +78,7 @@ def test_a_head_attending_only_to_the_other_labels_scores_minus_one_and_shows_in
     assert s["induction_min"].item() == -1.0 and s["induction_max"].item() == 1.0
 
 
+@pytest.mark.train
 def test_head_scores_are_the_per_head_values_of_evaluate_with_their_ends(tiny):
     sets = tiny.eval_sets
     full, scores = evaluate(tiny.model, sets, summaries=True), head_scores(tiny.model, sets)

@@ -97,6 +97,7 @@ def test_the_control_head_is_drawn_among_all_free_heads_of_the_layer():
     assert drawn == {(0, 1), (0, 2), (0, 3)}
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("threshold", [-2.0, 0.0, 2.0])
 def test_induction_and_control_heads_are_disjoint_and_equally_many_per_member(tiny, threshold):
     res = _ablate(tiny.run, threshold)

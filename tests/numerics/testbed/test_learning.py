@@ -20,6 +20,7 @@ from mmicl.numerics.testbed.experiments import Arm, run_arms
 from mmicl.proofs.claims.testbed.sizes import QUICK
 
 
+@pytest.mark.train
 @pytest.mark.slow
 def test_bursty_high_K_learns_in_context_and_iid_low_K_learns_in_weights():
     torch.set_num_threads(1)

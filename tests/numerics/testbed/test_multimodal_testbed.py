@@ -348,6 +348,7 @@ ARMS = [MultimodalArm("K2=8", MultimodalConfig(M1, SecondModality(K=8, D=3, eps=
 READOUT = ("norm_out", "w_out")
 
 
+@pytest.mark.train
 def test_stage2_trains_only_the_projector_and_readout_on_the_checkpoints_M1_tables(stage1, capture):
     s1 = _marked_tables(stage1)
     r = run_stage2(s1, ARMS, TRAIN, trainable="projector+readout")
@@ -383,6 +384,7 @@ def test_stage2_trains_only_the_projector_and_readout_on_the_checkpoints_M1_tabl
     assert r.steps == [0, 2, 3]
 
 
+@pytest.mark.train
 def test_stage2_with_projector_only_keeps_the_readout_too(stage1, capture):
     run_stage2(stage1, ARMS[:1], TRAIN, trainable="projector")
     (call,) = capture
@@ -394,6 +396,7 @@ def test_stage2_with_projector_only_keeps_the_readout_too(stage1, capture):
         assert not torch.equal(p.detach(), before[f"projector.{name}"]), name
 
 
+@pytest.mark.train
 def test_stage2_freezes_a_pretrained_encoder(stage1, capture):
     arms = [MultimodalArm(f"enc{s}", MultimodalConfig(M1, SecondModality(K=8, D=3, eps=0.1)), encoder_steps=s)
             for s in (0, 2)]
@@ -479,6 +482,7 @@ def _plain_adam(enc, mx, steps, batch, lr, eval_size, seed):
     return states
 
 
+@pytest.mark.train
 def test_each_encoder_member_stops_at_its_own_step_count():
     """steps [0, 3, 10]: member e has the weights that plain Adam on the whole ensemble gives it
     after steps[e] steps (member 0 its initial weights): a member that stops is not moved by the
@@ -697,6 +701,7 @@ def test_ensembles_and_checkpoints_of_other_shapes_are_refused(stage1):
 
 
 # ---- 9. reproducibility ------------------------------------------------------------------------
+@pytest.mark.train
 def test_early_fusion_reproduces_from_its_seeds_and_trains_everything(capture):
     arms = [MultimodalArm("m1_first", MultimodalConfig(M1, SecondModality(K=4, D=3, eps=0.1))),
             MultimodalArm("K2=8", MultimodalConfig(M1, SecondModality(K=8, D=3, eps=0.1)))]
@@ -718,6 +723,7 @@ def test_early_fusion_reproduces_from_its_seeds_and_trains_everything(capture):
     assert a.final("acc_icl_m2only", "K2=8").shape == (2,)
 
 
+@pytest.mark.train
 def test_no_two_members_modules_start_from_the_same_random_numbers(capture):
     """Members are independent replicates: no layer of any member's encoder or projector starts
     from the random numbers of another (compared after undoing the 1/√fan_in scale)."""
@@ -794,6 +800,7 @@ def test_a_standardising_arm_round_trips_and_other_arms_keep_their_json():
         arms_from_json([{**arm_to_json(std), "encoder_steps": None}])
 
 
+@pytest.mark.train
 def test_stage2_standardises_the_encoder_features_it_feeds_the_projector(monkeypatch):
     import mmicl.numerics.testbed.multimodal_experiments as mme
     from mmicl.numerics.testbed.multimodal_experiments import run_stage1, run_stage2

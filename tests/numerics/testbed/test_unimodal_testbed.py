@@ -123,6 +123,7 @@ def test_query_only_fast_path_equals_the_full_forward(pos):
     assert (full.attention[0].triu(1) == 0).all()                          # causal
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("pos", ["ape", "rope"])
 def test_an_ensemble_trains_exactly_like_separate_models(pos):
     """Member e of an ensemble, fed member e's data, matches a model trained alone from the same
@@ -184,6 +185,7 @@ def test_head_strengths_of_hand_made_attention():
     assert torch.allclose(induction_strength(anti, s), -torch.ones(1, 1))
 
 
+@pytest.mark.train
 def test_training_records_finite_curves_and_reproduces_from_its_seeds():
     members = [MemberSpec(SMALL, 0), MemberSpec(DataConfig(K=256, L=8, D=8, N=4, B=2, p_bursty=1.0), 1)]
     train = TrainConfig(steps=12, batch=16, eval_every=5, eval_size=32)

@@ -25,6 +25,7 @@ def _one_parameter_run(train: TrainConfig, g: float) -> np.ndarray:
     return h.curve("p")[:, 0].numpy()
 
 
+@pytest.mark.train
 @FEW
 @given(warmup=st.integers(1, 6), steps=st.integers(1, 10), lr=st.floats(1e-4, 1e-1),
        g=st.floats(1e-3, 1e3) | st.floats(-1e3, -1e-3))
@@ -41,6 +42,7 @@ def test_warmup_moves_a_constant_gradient_parameter_by_lr_times_the_sum_of_t_ove
         assert abs(moved - expected) <= expected * (ADAM_EPS / abs(g) + 1e-12)
 
 
+@pytest.mark.train
 def test_without_warmup_the_loop_is_bit_identical_to_a_plain_adam_loop():
     """warmup = 0 is the constant learning rate of before: the same parameters, bit for bit, as
     torch.optim.Adam stepped by hand on the same losses."""

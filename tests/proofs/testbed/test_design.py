@@ -17,7 +17,7 @@ def test_the_docs_carry_the_design_the_code_states():
 
     text = DOC.read_text(encoding="utf-8")
     assert block(text, "design") == designs.design_markdown(), \
-        "regenerate it: python -m mmicl.proofs.claims.testbed.results --docs docs/testbed.md"
+        "regenerate it: python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md"
 
 
 def test_verdict_seeds_are_fresh_and_apart_from_the_pilots():
@@ -53,7 +53,7 @@ def test_the_docs_carry_the_results_table_of_the_committed_verdict_runs():
     if not RESULTS.is_dir():
         pytest.skip("the committed results are in the repository, not in an installed package")
     assert block(DOC.read_text(encoding="utf-8"), "results") == results_markdown(RESULTS), \
-        "regenerate it: python -m mmicl.proofs.claims.testbed.results --docs docs/testbed.md"
+        "regenerate it: python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md"
 
 
 def test_a_results_folder_becomes_one_row_per_check_and_blocks_are_replaced_in_place(tmp_path):

@@ -88,6 +88,7 @@ def _uncovered(numbers, atol, rtol):
 
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("claim", ["claim6", "claim7"])
 def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its_store(claim, device, toy,
                                                                                        tmp_path, monkeypatch):
@@ -115,6 +116,7 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
 
 
 
+@pytest.mark.train
 def test_a_damaged_stored_stage1_checkpoint_is_set_aside_and_trained_again(toy, tmp_path, monkeypatch):
     """One byte changed in a stored stage-1 checkpoint: the next run warns once, moves it and its
     record to *.corrupt, trains that stage 1 (and only it) again, and finishes the claim."""
@@ -151,6 +153,7 @@ def test_both_claims_refuse_other_sizes_than_quick(toy, tmp_path):
 
 
 
+@pytest.mark.train
 def test_claim7_runs_at_another_evaluation_size_when_asked(toy, tmp_path):
     mod.claim7(RunConfig(quick=True, out=tmp_path, seed=1), eval_size=40)  # the toy's own is 24
     doc = json.loads((tmp_path / "testbed" / "claim7.json").read_text())

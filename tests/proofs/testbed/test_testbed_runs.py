@@ -3,6 +3,8 @@ sent to a Dask scheduler land in the claim's results store with the same result 
 this process."""
 from __future__ import annotations
 
+import pytest
+
 import torch
 
 from mmicl.proofs.claim import RunConfig
@@ -21,6 +23,7 @@ def test_testbed_claims_are_registered_but_not_run_by_default():
     assert all(REGISTRY[c].default is False and REGISTRY[c].origin == "built-in" for c in ids)
 
 
+@pytest.mark.train
 def test_a_claim_sends_its_runs_to_a_dask_scheduler_and_stores_them(tmp_path, monkeypatch):
     """With ``scheduler`` set, a claim's ensembles run on that cluster and land in OUT/testbed/runs;
     the claim's result is the same as when it trains in this process."""

@@ -37,6 +37,7 @@ def toy(monkeypatch):
 
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("claim", ["claim4", "claim5", "claim9"])
 def test_each_claim_runs_end_to_end_at_a_toy_size(claim, device, toy, tmp_path):
     fn = getattr(tr, claim)
@@ -62,6 +63,7 @@ def test_each_claim_runs_end_to_end_at_a_toy_size(claim, device, toy, tmp_path):
 
 
 
+@pytest.mark.train
 def test_the_claims_share_their_runs_through_the_store(toy, tmp_path, monkeypatch):
     """Claim 4's diverse stage 1 (2 layers × STAGE1_HEADS heads) is claim 9's stage 1
     when the two shapes are one, and with its K2 = L stage 2 claim 5's base runs (trained once); a
@@ -93,6 +95,7 @@ def test_the_claims_share_their_runs_through_the_store(toy, tmp_path, monkeypatc
 
 
 
+@pytest.mark.train
 def test_seeds_failing_the_premise_are_left_out_of_the_checks_and_named(toy, tmp_path, monkeypatch):
     monkeypatch.setattr(common, "STAGE1_ICL", 2.0)            # no seed can meet it
     hyps, checks, summary, _ = tr.claim4(RunConfig(quick=True, out=tmp_path, seed=1))
@@ -170,6 +173,7 @@ def test_change_se_sums_the_per_sequence_sds_of_the_terms_over_root_n():
 
 
 
+@pytest.mark.train
 def test_head_score_spread_is_the_sd_of_the_per_sequence_values_behind_the_scores(toy, tmp_path):
     """Claim 9's stage-2 runs record, per head, the mean and sample sd of the per-sequence values; the
     means are the scores the run's own evaluation reports (so the sd's are those values' spread)."""

@@ -72,6 +72,7 @@ def test_balanced_se_adds_the_blind_rules_sd_to_the_binomial_sd_per_arm_and_arms
 
 
 # ---- each claim end to end at a toy size ----------------------------------------------------------------
+@pytest.mark.train
 @pytest.mark.parametrize("claim", ["claim1", "claim2", "claim3", "claim8"])
 def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its_store(claim, device, tmp_path,
                                                                                        monkeypatch):
