@@ -32,7 +32,7 @@ How it works
    then be made more specific); both are left out of the score.  A mutated file that does not
    compile is ``invalid`` (a bug in the mutation, also left out).
 3. For each mutant a fresh copy of the source tree is made, the one file is rewritten, and
-   ``nice -n 10 python -m pytest -q -x -p no:cacheprovider --hypothesis-seed=0 <mapped test files>``
+   ``nice -n 10 python -m pytest -q -x -n 0 -p no:cacheprovider --hypothesis-seed=0 <mapped test files>``
    runs in it, one mutant at a time, with ``PYTHONDONTWRITEBYTECODE=1`` (no stale ``.pyc`` across
    copies) and one BLAS/OpenMP thread.  The probe plugin also turns off Hypothesis's shrink phase
    (the examples tried are the same, and any failure is reported; only the minimisation of a
@@ -643,7 +643,9 @@ def run_pytest(tree: Path, tests: list[str], cache: Path, timeout: float) -> dic
     probe_out = tree / ".probe.json"
     if probe_out.exists():
         probe_out.unlink()
-    cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+    # -n 0: one process (the suite's default is pytest-xdist over every core), so that -x stops at the
+    # first failure and the probe sees every module the tests load
+    cmd = ["nice", "-n", "10", sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider",
            "-p", "_mutation_probe", "--hypothesis-seed=0", *[f"--deselect={d}" for d in DESELECT],
            *[f"tests/{t}" for t in tests]]
     t0 = time.monotonic()
