@@ -5,7 +5,9 @@ default is ``-n auto``, one worker per core).  Each worker count is run once, as
 the repository root with a fresh formula cache (``MMICL_CACHE`` in a temporary folder, as a clean
 checkout has), and reports its wall time, pytest's summary line and its slowest tests
 (``--durations``).  The machine's load is printed beside it, since a loaded machine measures the
-load, not the suite.
+load, not the suite, and so is a CPU calibration (a fixed pure-Python workload, timed on one core
+before each run): two readings of the suite compare only in units of their calibrations, since the
+same 2-core machine kind has been seen here to differ by 1.5x between days.
 
 Usage: python benchmarks/bench_suite.py [--workers 1 2] [--durations 10] [--out results/bench_suite.json]
        (extra pytest arguments after --, e.g. -- -m "not docs")
@@ -25,11 +27,27 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def calibration(repeats: int = 3) -> float:
+    """Seconds (best of ``repeats``) for a fixed single-core pure-Python workload: a sum of
+    2·10^6 floats and a sort of 2·10^5 of them, so that suite timings from different machines or
+    days can be put side by side."""
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        acc = 0.0
+        for i in range(2_000_000):
+            acc += (i % 7) * 0.5
+        sorted([(i * 7919) % 100_003 * 1.0 for i in range(200_000)])
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
 def run(workers: int, durations: int, extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory(prefix="mmicl-bench-cache-") as cache:
         env = {**os.environ, "MMICL_CACHE": cache}
         cmd = [sys.executable, "-m", "pytest", "-q", "-n", str(workers), f"--durations={durations}", *extra]
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
+        calib = calibration()
         t0 = time.perf_counter()
         p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - t0
@@ -46,7 +64,8 @@ def run(workers: int, durations: int, extra: list[str]) -> dict:
                 break
             slowest.append({"seconds": float(m.group(1)), "phase": m.group(2), "test": m.group(3)})
     return {"workers": workers, "wall_seconds": round(wall, 1), "exit_status": p.returncode,
-            "summary": summary.strip("= "), "load_before": load, "slowest": slowest}
+            "summary": summary.strip("= "), "load_before": load,
+            "calibration_seconds": round(calib, 3), "slowest": slowest}
 
 
 def main(argv=None) -> int:
@@ -65,7 +84,7 @@ def main(argv=None) -> int:
         r = run(w, a.durations, extra)
         results.append(r)
         print(f"{w} worker(s): {r['wall_seconds']:.0f} s, exit {r['exit_status']}, {r['summary']} "
-              f"(load before: {r['load_before']})")
+              f"(load before: {r['load_before']}, calibration: {r['calibration_seconds']:.3f} s)")
         for s in r["slowest"]:
             print(f"    {s['seconds']:7.2f} s  {s['phase']:<8} {s['test']}")
     if a.out:
