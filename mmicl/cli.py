@@ -18,6 +18,7 @@ from mmicl.numerics.provenance import __version__
 
 from mmicl.commands.common import SEED, Command, Device, WritablePath
 from mmicl.numerics.validate import InputError, MAX_DIM_VERIFY
+from mmicl.numerics import interrupts
 from mmicl.numerics.atomic import require_space
 from mmicl.proofs.plugins import load_plugins
 from mmicl.proofs.claim import RunConfig
@@ -172,11 +173,16 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
     with holding(out):  # a FolderBusyError (another live run) is one line, exit 2 (Command)
         folder = ResultsFolder(config, [c.id for c in chosen])
         folder.write()
-        for claim in chosen:
-            # text from a claim, a law or a path is escaped: rich would read "[...]" in it as markup
-            console.print(f"[bold]{escape(claim.id)}[/]: {escape(claim.title)} …")
-            res = folder.run_claim(claim)  # a LawError from --law becomes a usage error (Command)
-            add_result(table, res, law_spec)
+        with interrupts.watching(), folder.stopping_on_exit():  # the folder ends complete or stopped
+            for claim in chosen:
+                # text from a claim, a law or a path is escaped: rich would read "[...]" in it as markup
+                console.print(f"[bold]{escape(claim.id)}[/]: {escape(claim.title)} …")
+                res = folder.run_claim(claim)  # a LawError from --law becomes a usage error (Command)
+                add_result(table, res, law_spec)
+        if folder.run.state == "stopped":  # Ctrl-C: the claims finished are kept
+            console.print(escape(f"stopped by Ctrl-C after {len(folder.results)} of {len(chosen)} claims; the finished "
+                                 f"ones are in {out / 'verdicts.json'}"))
+            sys.exit(130)
         folder.finish()
     Console().print(table)
     console.print(escape(f"wrote {out / 'verdicts.json'}, {out / 'report.md'} and {out / 'report.html'}"))

@@ -25,13 +25,15 @@ as written is whole.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from mmicl.numerics.atomic import DiskFullError, deferred_figures, write_together
+from mmicl.numerics.atomic import (DiskFullError, NotAFileError, check_replaceable, deferred_figures, is_temporary,
+                                   write_together)
 from mmicl.numerics.strict_json import dumps
 from mmicl.numerics.provenance import software
 from mmicl.numerics.validate import InputError
@@ -82,7 +84,10 @@ class RunState:
 
 @contextmanager
 def holding(out: Path) -> Iterator[Path]:
-    """Hold ``out`` for one run (see the module docstring); ``FolderBusyError`` if a live run holds it."""
+    """Hold ``out`` for one run (see the module docstring); ``FolderBusyError`` if a live run holds it,
+    ``NotAFileError`` if ``out`` is not a folder or its lock is not a regular file."""
+    if out.exists() and not out.is_dir():
+        raise NotAFileError(f"cannot write into {out}: it exists and is not a folder; give a folder path")
     out.mkdir(parents=True, exist_ok=True)
     path = out / LOCK_NAME
     try:
@@ -90,7 +95,12 @@ def holding(out: Path) -> Iterator[Path]:
     except ImportError:  # Windows: an exclusive file naming its holder
         fcntl = None
     if fcntl is not None:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        check_replaceable(path)  # a link, folder or FIFO named .mmicl.lock is refused, never written through
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0),
+                         0o644)
+        except OSError as e:  # a link or FIFO put there between the check and the open
+            raise NotAFileError(f"cannot take the lock {path}: {e.strerror}; move it away or choose another --out") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -109,6 +119,7 @@ def holding(out: Path) -> Iterator[Path]:
 
 
 def _exclusive(out: Path, path: Path) -> Iterator[Path]:
+    check_replaceable(path)
     for _ in range(2):
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
@@ -156,6 +167,12 @@ class ResultsFolder:
         self.run = RunState("running", planned)
         self._t0 = time.perf_counter()
         self._provenance = software()
+        for name in SUMMARY:  # refused before anything is replaced or removed
+            check_replaceable(self.out / name)
+        for name in ("figures", "montecarlo"):
+            if (self.out / name).exists() and not (self.out / name).is_dir():
+                raise NotAFileError(f"cannot write into {self.out / name}: it exists and is not a folder; move it "
+                                    "away or choose another --out")
         _remove_leftovers(self.out)
 
     def write(self) -> None:
@@ -195,23 +212,35 @@ class ResultsFolder:
         except DiskFullError:
             pass  # the previous summary stays, whole: it lists every claim whose verdict was written
 
+    @contextmanager
+    def stopping_on_exit(self) -> Iterator[None]:
+        """Mark the run ``stopped`` with the reason if the block ends by an exception: a Ctrl-C
+        (swallowed: the caller reads ``run.state`` and exits 130), a full disk or anything else
+        (marked, then raised).  So the folder ends ``complete`` or ``stopped``, never ``running``,
+        unless the process is killed outright."""
+        try:
+            yield
+        except KeyboardInterrupt:
+            self.stop("interrupted (Ctrl-C)")
+        except BaseException as e:
+            if self.run.state != "stopped":
+                first = str(e).splitlines()[0][:200] if str(e) else ""
+                self.stop(f"{type(e).__name__}" + (f": {first}" if first else ""))
+            raise
+
     def finish(self) -> None:
         self.run.state = "complete"
         self.write()
 
 
 def _remove_leftovers(out: Path) -> None:
-    """Temporary files of the atomic writer left by a killed run (``.<name>.<random>``) in the
-    summary's folder and in ``figures/``: safe to remove while this run holds the folder."""
+    """Temporary files of the atomic writer left by a killed run in the summary's folder,
+    ``figures/`` and ``montecarlo/``: only names the writer makes (``atomic.is_temporary``:
+    ``.<name>.<8 random characters>.mmicl-tmp``), only regular files (a link is never followed or
+    removed), safe to remove while this run holds the folder.  Nothing else is touched."""
     for folder in (out, out / "figures", out / "montecarlo"):
-        if not folder.is_dir():
+        if not folder.is_dir() or folder.is_symlink() and folder != out:
             continue
         for p in folder.iterdir():
-            if p.name.startswith(".") and p.name != LOCK_NAME and p.is_file() and _is_leftover(p.name):
+            if is_temporary(p.name) and stat.S_ISREG(os.lstat(p).st_mode):
                 p.unlink(missing_ok=True)
-
-
-def _is_leftover(name: str) -> bool:
-    """``.verdicts.json.k3j_x9`` (``tempfile.mkstemp(prefix=".<name>.")``) but not ``.gitignore``."""
-    parts = name[1:].rsplit(".", 1)
-    return len(parts) == 2 and "." in parts[0] and len(parts[1]) >= 6

@@ -6,6 +6,12 @@ error the temporary file is removed and the target is left as it was.  This is t
 writer of the package: text, JSON, binary files (torch checkpoints) and figures all go through
 ``replacing``.
 
+The temporary file is named ``.<target>.<8 random characters>.mmicl-tmp`` (``TEMP_SUFFIX``), a
+name no one else writes, so that ``is_temporary`` can tell a file this writer left behind (a killed
+run's) from a user's own file that merely starts with a dot.  A target that exists but is not a
+regular file (a folder, a symbolic link, a FIFO, a device) is refused before anything is written
+(``NotAFileError``, one line): replacing it would remove or write through what mmicl did not make.
+
 A full disk is an error, not a loss: a write that finds no space (``ENOSPC``, or ``EDQUOT`` for a
 quota) raises ``DiskFullError``, whose message is one line naming the folder, the bytes the write
 needed and the bytes free; the target keeps its earlier content.  ``require_space`` refuses a run
@@ -27,11 +33,14 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any, Iterator
 
-from mmicl.theory.errors import MmiclError
+import re
+import stat
+
+from mmicl.theory.errors import InputError, MmiclError
 
 from .strict_json import dumps
 
-__all__ = ["DiskFullError", "replacing", "write_text", "write_bytes", "write_json", "write_together", "save_figure",
+__all__ = ["DiskFullError", "NotAFileError", "TEMP_SUFFIX", "is_temporary", "check_replaceable", "replacing", "write_text", "write_bytes", "write_json", "write_together", "save_figure",
            "deferred_figures", "require_space", "free_bytes"]
 
 _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
@@ -50,6 +59,41 @@ class DiskFullError(MmiclError, OSError):
 
     def __str__(self) -> str:
         return self.strerror
+
+
+class NotAFileError(InputError):
+    """A path mmicl would replace exists as something other than a regular file (a folder, a
+    symbolic link, a FIFO, a device): one line naming it and what it is."""
+
+
+TEMP_SUFFIX = ".mmicl-tmp"
+"""The suffix of this writer's temporary files (the module docstring)."""
+
+_TEMPORARY = re.compile(r"^\..+\.[a-z0-9_]{8}" + re.escape(TEMP_SUFFIX) + r"$")
+
+
+def is_temporary(name: str) -> bool:
+    """Whether ``name`` is a temporary file of this writer: ``.<target>.<8 of [a-z0-9_]>.mmicl-tmp``,
+    as ``tempfile.mkstemp`` makes them here (``.notes.txt.backup1`` and ``.env.local`` are not)."""
+    return bool(_TEMPORARY.match(name))
+
+
+def _kind(mode: int) -> str:
+    return ("a folder" if stat.S_ISDIR(mode) else "a symbolic link" if stat.S_ISLNK(mode) else
+            "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device file")
+
+
+def check_replaceable(path: str | os.PathLike) -> None:
+    """``NotAFileError`` where ``path`` exists and is not a regular file (not followed if a link)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # e.g. a parent that is not a folder: the write itself says so
+    if not stat.S_ISREG(mode):
+        raise NotAFileError(f"cannot write {path}: it exists as {_kind(mode)}, not a file; mmicl replaces only "
+                            "files it wrote: move it away or choose another folder")
 
 
 def _size(n: int) -> str:
@@ -83,9 +127,10 @@ def _staged(path: Path, mode: str, needed: int | None) -> Iterator[tuple[IO, str
     """``(f, tmp)``: a temporary file beside ``path``, written by the block, then flushed to disk and
     made readable by everyone (``mkstemp`` makes it private; results are for sharing).  The caller
     renames ``tmp`` into place; on any error it is removed, and a full disk is a ``DiskFullError``."""
+    check_replaceable(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     except OSError as e:
         if e.errno in _FULL:
             raise DiskFullError(path.parent, needed, free_bytes(path.parent), f"writing {path.name}") from None
@@ -151,6 +196,8 @@ def write_together(files: dict[str | os.PathLike, bytes]) -> list[Path]:
     leave some new and some old.  A full disk names every file and the bytes of all of them."""
     staged: list[tuple[str, Path]] = []
     total = sum(map(len, files.values()))
+    for target in files:  # every name checked before any is staged or replaced
+        check_replaceable(target)
     try:
         for target, data in files.items():
             target = Path(target)
@@ -200,6 +247,8 @@ class Deferred:
         return [p for p, _ in self.items]
 
     def flush(self) -> list[Path]:
+        for path, _ in self.items:  # a figure name taken by a folder is refused before any is written
+            check_replaceable(path)
         written = []
         while self.items:
             path, data = self.items[0]

@@ -32,7 +32,8 @@ from mmicl.numerics.atomic import DiskFullError
 
 __all__ = ["Verdict", "VERDICTS", "Role", "ROLES", "DECISIVE", "CORROBORATING", "BUILTIN", "Check",
            "check_number_tolerance", "tolerance_of", "corroborating", "Summary", "Hypothesis", "SIZES", "RunConfig",
-           "ClaimResult", "relative_path", "decide", "verdict_of", "check_verdict", "ClaimError", "Claim"]
+           "ClaimResult", "relative_path", "decide", "judged_outcome", "judged_met", "verdict_of", "check_verdict",
+           "ClaimError", "Claim"]
 
 Verdict = Literal["holds", "fails", "hypothesis-not-met", "inconclusive", "error"]
 VERDICTS: tuple[str, ...] = ("holds", "fails", "hypothesis-not-met", "inconclusive", "error")
@@ -328,15 +329,14 @@ def relative_path(path: str, root: str | Path | None) -> str:
 def decide(hypotheses: list[Hypothesis], checks: list[Check]) -> tuple[Verdict, str]:
     """The verdict of a claim from its hypotheses and checks, and the reason for it: the one place
     where a verdict is decided (the module docstring states the rule)."""
-    unmet = [h.text for h in hypotheses if not h.met]
+    unmet = [h.text for h in hypotheses if not judged_met(h)]
     if unmet:
         return "hypothesis-not-met", "hypothesis not met: " + "; ".join(unmet)
     for c in checks:
         if c.role not in ROLES:
             raise ValueError(f"a check's role is one of {ROLES}, got {c.role!r} (check {c.name!r})")
 
-    def outcome(c: Check) -> bool | None:  # a numpy boolean counts as the plain one
-        return None if c.passed is None else bool(c.passed)
+    outcome = judged_outcome
 
     decisive = [c for c in checks if c.role == DECISIVE]
     side = [c for c in checks if c.role == CORROBORATING]
@@ -356,6 +356,31 @@ def decide(hypotheses: list[Hypothesis], checks: list[Check]) -> tuple[Verdict, 
         return "inconclusive", (f"every decisive check passed, but a corroborating check failed: "
                                 f"{names(side_failed)}" + note)
     return "holds", f"every decisive check passed ({len(decisive)})" + note
+
+
+def judged_outcome(check: Check) -> bool | None:
+    """``check.passed`` as the verdict rule reads it: ``True``, ``False`` or ``None`` (undecided); a
+    numpy boolean counts as the plain one.  Anything else (a NaN, the string ``"False"``, a number)
+    is a ``ClaimError`` naming the check: read as a truth value it would pass silently."""
+    return _truth(check.passed, f"check {check.name!r}: passed", allow_none=True)
+
+
+def judged_met(hypothesis: Hypothesis) -> bool:
+    """``hypothesis.met`` as the verdict rule reads it: ``True`` or ``False`` (a numpy boolean counts
+    as the plain one); anything else is a ``ClaimError`` naming the hypothesis."""
+    return _truth(hypothesis.met, f"hypothesis {hypothesis.text!r}: met", allow_none=False)
+
+
+def _truth(value, what: str, allow_none: bool) -> bool | None:
+    import numpy as np
+
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    allowed = "True, False or None (undecided)" if allow_none else "True or False"
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    raise ClaimError(f"{what} must be {allowed}, got {shown} ({type(value).__name__})")
 
 
 def verdict_of(hypotheses: list[Hypothesis], checks: list[Check]) -> Verdict:
@@ -410,39 +435,45 @@ class Claim:
         claim's bug never stops the others."""
         import traceback
 
+        from dataclasses import replace
+
         t0 = time.perf_counter()
         if config.variant is not None and self.origin == BUILTIN and not {"*", config.variant} & set(self.variants):
             return self._not_this_variant(config, t0)
         try:
-            returned = self.evaluate(config)
-        except Exception as e:  # noqa: BLE001 -- reported as this claim's verdict, see the docstring
+            # a copy: a claim that sets config.seed (or anything else) changes neither the run's
+            # record nor the claims after it
+            returned = self.evaluate(replace(config))
+        except BaseException as e:  # noqa: BLE001 -- reported as this claim's verdict, see the docstring
             if _passes_through(e, self.origin):
                 raise
             return self._error(e, traceback.format_exc(limit=-8), t0)
         try:
             hyps, checks, summary, figs = _unpack(self.id, returned)
+            for c in checks:  # numpy booleans become plain ones; anything else is refused
+                c.passed = judged_outcome(c)
+            for h in hyps:
+                h.met = judged_met(h)
+            verdict, reason = decide(hyps, checks)
+            result = ClaimResult(
+                summary_atol=getattr(summary, "atol", None),
+                summary_rtol=getattr(summary, "rtol", None),
+                summary_tolerance=getattr(summary, "why", ""),
+                id=self.id,
+                verdict=verdict,
+                verdict_reason=reason,
+                statement=self.statement,
+                hypotheses=hyps,
+                checks=checks,
+                summary=dict(summary),
+                figures=[str(f) for f in figs],
+                seconds=time.perf_counter() - t0,
+                origin=self.origin,
+            )
+            _json_able(self.id, result)
         except ClaimError as e:
             return self._error(e, "", t0)
-        for c in checks:  # numpy booleans become plain ones
-            c.passed = None if c.passed is None else bool(c.passed)
-        for h in hyps:
-            h.met = bool(h.met)
-        verdict, reason = decide(hyps, checks)
-        return ClaimResult(
-            summary_atol=getattr(summary, "atol", None),
-            summary_rtol=getattr(summary, "rtol", None),
-            summary_tolerance=getattr(summary, "why", ""),
-            id=self.id,
-            verdict=verdict,
-            verdict_reason=reason,
-            statement=self.statement,
-            hypotheses=hyps,
-            checks=checks,
-            summary=dict(summary),
-            figures=[str(f) for f in figs],
-            seconds=time.perf_counter() - t0,
-            origin=self.origin,
-        )
+        return result
 
     def _not_this_variant(self, config: RunConfig, t0: float) -> ClaimResult:
         """A built-in claim about the paper's model, asked about another variant: its hypothesis
@@ -457,8 +488,13 @@ class Claim:
                            hypotheses=[hyp], checks=[], summary={}, figures=[],
                            seconds=time.perf_counter() - t0, origin=self.origin)
 
-    def _error(self, e: Exception, trace: str, t0: float) -> ClaimResult:
-        message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+    def _error(self, e: BaseException, trace: str, t0: float) -> ClaimResult:
+        if isinstance(e, SystemExit):
+            message = f"SystemExit (code {e.code!r}): a claim cannot end the run"
+        elif isinstance(e, KeyboardInterrupt):
+            message = "KeyboardInterrupt raised by the claim itself (no Ctrl-C was pressed)"
+        else:
+            message = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
         return ClaimResult(id=self.id, verdict="error", verdict_reason=f"evaluate raised {message}"
                            if trace else f"evaluate's return value: {message}", statement=self.statement,
                            hypotheses=[], checks=[], summary={}, figures=[], seconds=time.perf_counter() - t0,
@@ -466,10 +502,32 @@ class Claim:
 
 
 def _passes_through(e: BaseException, origin: str | None) -> bool:
-    """A full disk, and the errors of a built-in claim about the caller's input (``InputError``:
-    the ``--law`` given does not suit it): the command line reports them in one line."""
+    """What ``Claim.run`` does not turn into the claim's ``error``: a full disk; a real Ctrl-C
+    (``interrupts.pressed()``: the signal arrived, so the run stops); from a built-in claim, the
+    errors about the caller's input (``InputError``: the ``--law`` given does not suit it), which the
+    command line reports in one line, and any exception that is not an ``Exception`` (a built-in
+    claim never exits on its own).  A ``SystemExit`` or a ``KeyboardInterrupt`` that a claim of
+    another origin raises itself is that claim's error: it cannot end the run."""
+    from mmicl.numerics import interrupts
 
-    return isinstance(e, DiskFullError) or (origin == BUILTIN and isinstance(e, InputError))
+    if isinstance(e, DiskFullError) or (isinstance(e, KeyboardInterrupt) and interrupts.pressed()):
+        return True
+    if origin == BUILTIN:
+        return isinstance(e, InputError) or not isinstance(e, Exception)
+    return False
+
+
+def _json_able(claim_id: str, result: ClaimResult) -> None:
+    """``ClaimError`` when ``result`` cannot be written as strict JSON (a set, an object, a key that
+    is not a text in the summary or a check's numbers), naming the claim and what was refused."""
+    import json
+
+    try:
+        json.dumps(result.to_json(), allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as e:
+        first = str(e).splitlines()[0][:160] if str(e) else type(e).__name__
+        raise ClaimError(f"claim {claim_id!r}: its summary, checks or hypotheses cannot be written as JSON "
+                         f"({first}); give numbers, texts, booleans, lists and dicts with text keys") from None
 
 
 def _unpack(claim_id: str, out) -> tuple[list, list, dict, list]:

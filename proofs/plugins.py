@@ -24,6 +24,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from mmicl.numerics import interrupts
 from mmicl.numerics.validate import InputError
 
 from .claim import ClaimError
@@ -49,7 +50,12 @@ def _load(origin: str, what: str, load) -> None:
             load()
     except ClaimError as e:
         raise PluginError(f"{origin}: {e}") from None
-    except Exception as e:  # noqa: BLE001 -- a plugin's import error is reported in one line
+    except BaseException as e:  # noqa: BLE001 -- a plugin's import error is reported in one line
+        if isinstance(e, KeyboardInterrupt) and interrupts.pressed():
+            raise  # the user's Ctrl-C
+        if isinstance(e, SystemExit):  # sys.exit() in a plugin's import cannot end the run silently
+            raise PluginError(f"{origin}: importing {what} called sys.exit({e.code!r}); a plugin registers "
+                              "claims and returns") from None
         first = str(e).splitlines()[0] if str(e) else ""
         raise PluginError(f"{origin}: cannot import {what}: {type(e).__name__}" + (f": {first}" if first else "")) from None
 
@@ -79,6 +85,8 @@ def load_plugins(plugins: list[str]) -> list[str]:
             raise PluginError(f"a plugin is a .py file or a module name, got {spec!r}")
         path = Path(spec)
         if spec.endswith(".py") or path.exists():
+            if path.is_dir():
+                raise PluginError(f"plugin file {spec}: is a folder; name the .py file inside it, or the module")
             if not path.is_file():
                 raise PluginError(f"plugin file {spec}: no such file")
             key = str(path.resolve())

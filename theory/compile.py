@@ -75,11 +75,16 @@ def _warn_once(message: str) -> None:
 
 
 def _usable(folder: Path) -> bool:
-    """False (with one warning) where ``folder`` exists and others than its owner can write it."""
+    """False (with one warning) where ``folder`` exists and is not a folder, or others than its owner
+    can write it."""
     try:
         mode = folder.stat().st_mode
     except OSError:
         return True  # not there yet: it is made with the user's umask
+    if not stat.S_ISDIR(mode):
+        _warn_once(f"mmicl: the formula cache {folder} is not a folder; running without the cache "
+                   "(set MMICL_CACHE to a folder, or leave it unset for ~/.cache/mmicl)")
+        return False
     if mode & (stat.S_IWGRP | stat.S_IWOTH):
         _warn_once(f"mmicl: the formula cache {folder} is writable by others than its owner; not using it "
                    f"(chmod go-w {folder}, or set MMICL_CACHE to a folder of your own)")

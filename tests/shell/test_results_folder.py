@@ -291,15 +291,93 @@ def test_a_real_full_disk_is_one_line_and_keeps_what_fit(tmp_path):
 
 
 def test_leftover_temporary_files_of_a_killed_run_are_removed_by_the_next(tmp_path):
+    """Only the writer's own temporary names go; the user's dot-files that merely look like them stay,
+    and so do a link with the writer's name and the file it points to."""
     out = tmp_path / "left"
     (out / "figures").mkdir(parents=True)
-    (out / ".verdicts.json.ab12cd34").write_text("half")
-    (out / "figures" / ".fake_a.png.zz99yy88").write_bytes(b"\x89PNG")
-    (out / ".gitignore").write_text("*\n")
+    left = [out / ".verdicts.json.ab12cd34.mmicl-tmp", out / "figures" / ".fake_a.png.zz99yy_8.mmicl-tmp"]
+    for p in left:
+        p.write_bytes(b"half")
+    own = [out / ".gitignore", out / ".notes.txt.backup1", out / ".env.local.secret", out / ".report.md.k3j_x9ab",
+           out / "figures" / ".draft.png.v2-old", out / ".x.abcdefgh.mmicl-tmp.keep"]
+    for p in own:
+        p.write_text("mine\n")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("mine\n")
+    link = out / ".report.html.abcdefgh.mmicl-tmp"
+    link.symlink_to(target)
     r = _cli(["verify", "--claim", "fake.a", "--out", str(out)], env={"FAKE_SLEEP": "0"})
     assert r.exit_code == 0, r.output
-    assert not (out / ".verdicts.json.ab12cd34").exists() and not (out / "figures" / ".fake_a.png.zz99yy88").exists()
-    assert (out / ".gitignore").exists()
+    assert not any(p.exists() for p in left)
+    assert all(p.read_text() == "mine\n" for p in own) and link.is_symlink() and target.read_text() == "mine\n"
+
+
+def test_a_lock_that_is_a_link_is_refused_and_its_target_untouched(tmp_path):
+    out = tmp_path / "linked"
+    out.mkdir()
+    target = tmp_path / "precious.txt"
+    target.write_text("precious\n")
+    (out / LOCK_NAME).symlink_to(target)
+    r = _cli(["verify", "--claim", "fake.a", "--out", str(out)], env={"FAKE_SLEEP": "0"})
+    assert r.exit_code == 2 and "it exists as a symbolic link" in r.output and "Traceback" not in r.output
+    assert target.read_text() == "precious\n" and not (out / "verdicts.json").exists()
+
+
+@pytest.mark.parametrize("name", ["verdicts.json", "report.md", "report.html", LOCK_NAME])
+def test_a_summary_name_that_is_a_folder_is_refused_before_anything_is_replaced(tmp_path, name):
+    out = tmp_path / "named"
+    r = _cli(["verify", "--claim", "fake.a", "--out", str(out)], env={"FAKE_SLEEP": "0"})
+    assert r.exit_code == 0, r.output
+    before = {n: (out / n).read_bytes() for n in ("verdicts.json", "report.md", "report.html") if n != name}
+    (out / name).unlink()
+    (out / name).mkdir()
+    r = _cli(["verify", "--claim", "fake.*", "--out", str(out)], env={"FAKE_SLEEP": "0"})
+    assert r.exit_code == 2 and "it exists as a folder" in r.output and "Traceback" not in r.output, r.output
+    assert {n: (out / n).read_bytes() for n in before} == before and (out / name).is_dir()
+
+
+def test_a_figure_name_that_is_a_folder_is_one_line_and_the_folder_says_stopped(tmp_path):
+    out = tmp_path / "fig"
+    (out / "figures" / "fake_b.png").mkdir(parents=True)
+    r = _cli(["verify", "--claim", "fake.*", "--out", str(out)], env={"FAKE_SLEEP": "0"})
+    assert r.exit_code == 2 and "fake_b.png: it exists as a folder" in r.output and "Traceback" not in r.output
+    doc = json.loads((out / "verdicts.json").read_text())
+    assert doc["run"]["state"] == "stopped" and [c["id"] for c in doc["claims"]] == ["fake.a", "fake.b"]
+    assert (out / "figures" / "fake_b.png").is_dir()
+
+
+def test_an_out_that_is_a_file_is_one_line(tmp_path):
+    import mmicl
+
+    (tmp_path / "f").write_text("mine\n")
+    r = _cli(["verify", "--claim", "fake.a", "--out", str(tmp_path / "f")], env={"FAKE_SLEEP": "0"})
+    assert r.exit_code == 2 and "it is a file, not a folder" in r.output
+    with pytest.raises(mmicl.InputError, match="exists and is not a folder"):
+        with holding(tmp_path / "f"):
+            pass
+    assert (tmp_path / "f").read_text() == "mine\n"
+
+
+@pytest.mark.subprocess
+def test_ctrl_c_stops_the_run_within_two_seconds_and_the_folder_says_stopped(tmp_path):
+    out = tmp_path / "ctrlc"
+    p = _start(out, 3, sleep=30)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # the run has begun its first claim
+        try:
+            if json.loads((out / "verdicts.json").read_text())["run"]["state"] == "running":
+                break
+        except (OSError, ValueError, KeyError):
+            pass
+        time.sleep(0.02)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    took = time.monotonic() - t0
+    assert p.returncode == 130 and "stopped by Ctrl-C after 0 of 3 claims" in err.decode() and "Traceback" not in err.decode(), err.decode()
+    assert took < 10.0, took  # the claim sleeps 30 s: a run that waited for it would take 30 s
+    doc = consistent(out)
+    assert doc["run"]["state"] == "stopped" and "Ctrl-C" in doc["run"]["reason"] and doc["claims"] == []
 
 
 def test_every_figure_goes_through_the_atomic_writer():

@@ -78,6 +78,20 @@ def test_a_folder_others_can_write_is_not_used(cache):
     assert stat.S_IMODE(cache.stat().st_mode) == 0o777
 
 
+def test_a_cache_path_that_is_a_file_is_not_used_and_not_called_damaged(tmp_path, monkeypatch):
+    f = tmp_path / "a-file"
+    f.write_text("mine\n")
+    monkeypatch.setenv("MMICL_CACHE", str(f))
+    monkeypatch.setattr(C, "_LOADED", {})
+    monkeypatch.setattr(C, "_WARNED", set())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert C.compiled("test_cache_plus_one", _build)(2.0) == (3.0,)
+    said = [str(w.message) for w in caught if "formula cache" in str(w.message)]
+    assert len(said) == 1 and "is not a folder" in said[0] and "hash check" not in said[0]
+    assert f.read_text() == "mine\n" and sorted(p.name for p in tmp_path.iterdir()) == ["a-file"]
+
+
 def test_an_empty_MMICL_CACHE_means_unset(monkeypatch):
     monkeypatch.setenv("MMICL_CACHE", "")
     assert C.cache_dir() == Path.home() / ".cache" / "mmicl"
