@@ -160,8 +160,13 @@ def train(
     history: dict[str, list[float]] = {"step": [], "loss": []}
     start = 0
     ckpt = Path(checkpoint) if checkpoint is not None else None
-    run = {"model": type(model).__name__, "law": law.spec(), "seed": int(seed), "n": n, "data": data,
-           "optimizer": optimizer}
+    run = {"model": type(model).__name__, "model_settings": _model_settings(model), "law": law.spec(),
+           "seed": int(seed), "n": n, "data": data, "train_size": train_size, "tokens": bool(tokens),
+           "optimizer": optimizer, "lr": float(lr), "batch": int(batch), "schedule": schedule,
+           # the total steps change a cosine schedule's every step; under a constant one, a run of more
+           # steps resumed from a shorter one's checkpoint is the same run continued
+           "steps": int(steps) if schedule != "constant" else None,
+           "dtype": str(dtype)}
     if ckpt is not None and ckpt.exists():
         state = _load_checkpoint(ckpt, device, run)
         try:
@@ -254,14 +259,23 @@ def _record(history, step, loss, model, hook) -> None:
         hook(step, {k: vals[-1] for k, vals in history.items()})
 
 
+def _model_settings(model) -> dict:
+    """The model's own settings that change what it computes and that its parameter shapes need not
+    show (the depth ``T``, ``tied``, ``skip``, ``mode``, ``d``, …): its public attributes that are
+    plain numbers, texts, booleans or None (``training`` aside)."""
+    return {k: v for k, v in sorted(vars(model).items())
+            if not k.startswith("_") and k != "training" and (v is None or isinstance(v, (bool, int, float, str)))}
+
+
 def _load_checkpoint(path: Path, device, run: dict) -> dict:
     """The state saved by ``_checkpoint``, read with ``weights_only=True`` (tensors, numbers,
     strings and containers only: nothing else is unpickled) and verified.  Refused in one line
     (``InputError``) where it cannot be read; carries no content hash (an earlier version of mmicl:
     it cannot be verified); its content hash (``numerics.digest`` of everything else in it) does not
-    match (changed after mmicl wrote it); records no run (model, law, seed) or another run (model,
-    law, seed, n, data or optimizer differ); lacks a part; or its model state holds non-finite
-    values."""
+    match (changed after mmicl wrote it); records no run (model, law, seed) or another run (any
+    setting that changes the result differs: the model and its settings such as the depth ``T``, the
+    law, seed, n, data, training set size, optimizer, learning rate, batch, schedule, steps or
+    dtype); lacks a part; or its model state holds non-finite values."""
 
     try:
         state = torch.load(path, map_location=device, weights_only=True)
@@ -281,9 +295,15 @@ def _load_checkpoint(path: Path, device, run: dict) -> dict:
     if actual != state["digest"]:
         raise InputError(f"the checkpoint {path} has a content hash that does not match: the file was changed after "
                          "mmicl wrote it; delete it to start afresh")
-    differ = [k for k in run if state["run"].get(k) != run[k]]
+    saved = dict(state["run"])
+    mine = dict(run)
+    for r in (saved, mine):  # each model setting is compared (and named) on its own
+        settings = r.pop("model_settings", None)
+        r.update({f"model {k}": v for k, v in (settings or {}).items()} if isinstance(settings, dict) else
+                 {"model settings": settings})
+    differ = [k for k in [*mine, *(k for k in saved if k not in mine)] if saved.get(k) != mine.get(k)]
     if differ:
-        said = ", ".join(f"{k} {state['run'].get(k)!r} (this run: {run[k]!r})" for k in differ)
+        said = ", ".join(f"{k} {saved.get(k)!r} (this run: {mine.get(k)!r})" for k in differ)
         raise InputError(f"the checkpoint {path} belongs to another run: {said}; use another --checkpoint file")
     missing = [k for k in ("model", "optimizer", "generator", "history", "step") if k not in state]
     if missing:

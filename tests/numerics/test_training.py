@@ -102,7 +102,8 @@ def test_risk_estimate_is_two_estimates_on_the_same_prompts():
 
 
 @pytest.mark.train
-@pytest.mark.parametrize("damage", ["other seed", "other law", "other model", "old version", "garbage", "pickle"])
+@pytest.mark.parametrize("damage", ["other seed", "other law", "other model", "other depth", "other lr",
+                                    "other schedule", "old version", "garbage", "pickle"])
 def test_a_checkpoint_of_another_run_or_unreadable_is_refused_in_one_line(tmp_path, damage):
     """Resuming reads with weights_only=True and checks the run the file records: another seed, law
     or model, a file without that record (an earlier version), garbage, or a pickle of arbitrary
@@ -114,8 +115,14 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_refused_in_one_line(tmp_pa
 
     ckpt = tmp_path / "run.pt"
     train(ReducedLCA(3, "one", 0.1), LAW, n=None, steps=4, batch=8, seed=0, checkpoint=ckpt, checkpoint_every=2)
-    model, law, seed = ReducedLCA(3, "one", 0.1), LAW, 0
-    if damage == "other seed":
+    model, law, seed, more = ReducedLCA(3, "one", 0.1), LAW, 0, {}
+    if damage == "other depth":  # the same parameters (one α): only the recorded T tells the runs apart
+        model = ReducedLCA(5, "one", 0.1)
+    elif damage == "other lr":
+        more = {"lr": 0.5}
+    elif damage == "other schedule":
+        more = {"schedule": "cosine"}
+    elif damage == "other seed":
         seed = 1
     elif damage == "other law":
         law = parse_law("s=uniform(1,2); d1=2; d2=1")
@@ -133,6 +140,8 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_refused_in_one_line(tmp_pa
                 return (exec, ("import os; os.environ['MMICL_PWNED'] = '1'",))
         ckpt.write_bytes(pickle.dumps({"run": Boom()}))
     with pytest.raises(InputError) as e:
-        train(model, law, n=None, steps=8, batch=8, seed=seed, checkpoint=ckpt, checkpoint_every=2)
+        train(model, law, n=None, steps=8, batch=8, seed=seed, checkpoint=ckpt, checkpoint_every=2, **more)
     assert "\n" not in str(e.value) and str(ckpt) in str(e.value)
+    if damage == "other depth":
+        assert "model T 3 (this run: 5)" in str(e.value)
     assert "MMICL_PWNED" not in __import__("os").environ

@@ -368,3 +368,16 @@ def test_no_module_kept_a_tripwire():
             for attr, value in list(vars(module).items())
             if getattr(value, "__qualname__", "") == "tripwires.<locals>.trip"]
     assert not kept, kept
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("variant", [[], ["--variant", "readout=evolved-keys-and-query"]], ids=["lca1", "variant"])
+def test_a_checkpoint_of_another_depth_is_refused_not_resumed(tmp_path, variant):
+    """A checkpoint written at T = 5 and asked for at T = 10 would give T = 5's α as trained at 10."""
+    ckpt = str(tmp_path / "c.pt")
+    first = CliRunner().invoke(main, [*TR, "--T", "5", "--checkpoint", ckpt, *variant])
+    assert first.exit_code == 0, first.output
+    r = CliRunner().invoke(main, [*TR, "--T", "10", "--checkpoint", ckpt, *variant])
+    assert r.exit_code == 2 and "belongs to another run" in r.output and "model T 5 (this run: 10)" in r.output, r.output
+    again = CliRunner().invoke(main, [*TR, "--T", "5", "--checkpoint", ckpt, *variant])
+    assert again.exit_code == 0, again.output
