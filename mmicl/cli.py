@@ -150,7 +150,7 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
     if baseline is not None:  # read before any work: an unreadable baseline is one line, exit 2
         from mmicl.commands.compare import read_summary
 
-        old = read_summary(baseline, "--baseline")
+        old = read_summary(baseline, "--baseline", baseline=True)
     load_plugins(list(plugins))  # a PluginError is one line, exit 2 (Command), before any work
     try:
         chosen = select(list(claims), everything)

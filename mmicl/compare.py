@@ -15,23 +15,44 @@ written) and lists, per claim, matched by id:
   compared, nor are timings (a key ``seconds`` or ``*_seconds``: how long a run took is not one of
   its results, and differs between any two runs).
 
+Numbers compare exactly (as rationals, so a 400-digit integer or a tolerance at the edge of
+float64 is no error); a NaN on both sides is "both NaN", not a move, and an infinity (in a file
+that was edited by hand: mmicl writes them as ``null``) matches only the same infinity.
+
 Everything listed is a *regression*: a baseline says what the results were, and any move away from
-it is reported (``mmicl compare`` exits 1).  A claim or check that only the new run has is listed
-as new, not as a regression.
+it is reported (``mmicl compare`` exits 1).  A claim, check or number that only the new run has is
+listed as new, not as a regression.
+
+What cannot be compared is refused with one line (``CompareError``) before anything is compared:
+a path that is not a regular file (a FIFO, a device), a file that is not a verify summary (no
+list of claims, a claim without a text id or with an unknown verdict, an ``evidence`` that is not
+a dict, checks that are not a list of named dicts, a summary that is not a dict, nesting deeper
+than ``MAX_DEPTH``), a ``schema_version`` newer than this mmicl knows, two claims with one id or
+two checks of a claim with one name (one would hide the other), and an old run with no claims
+(it would pass anything).
 """
 from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from mmicl.theory.errors import InputError
-from mmicl.proofs.claim import tolerance_of
-from mmicl.numerics.strict_json import to_strict
+from mmicl.proofs.claim import VERDICTS, tolerance_of
+from mmicl.numerics.strict_json import SCHEMA_VERSION, to_strict
 
-__all__ = ["DEFAULT_RTOL", "CompareError", "Change", "Comparison", "load_summary", "compare", "number_keys"]
+__all__ = ["DEFAULT_RTOL", "MAX_DEPTH", "MAX_BYTES", "CompareError", "Change", "Comparison", "load_summary",
+           "check_summary", "compare", "number_keys"]
+
+MAX_DEPTH = 64
+"""The deepest nesting of dicts and lists a summary may have (mmicl's own go to about 8)."""
+MAX_BYTES = 256 * 2**20
+"""The largest summary file read (a full-size run's is about 2 MiB)."""
 
 
 DEFAULT_RTOL = 1e-9
@@ -48,6 +69,7 @@ class CompareError(InputError):
 class Change:
     claim: str
     kind: str  # "verdict" | "missing claim" | "check outcome" | "missing check" | "number" | "new claim" | "new check"
+    # | "new number"
     key: str  # what moved: the check's name and the number's path
     old: Any
     new: Any
@@ -78,22 +100,104 @@ class Comparison:
                 "regressions": len(self.regressions), "changes": [c.to_json() for c in self.changes]}
 
 
-def load_summary(path: str | Path) -> dict:
-    """The ``verdicts.json`` at ``path`` (a file, or a folder holding one), checked to be one."""
+def load_summary(path: str | Path, *, baseline: bool = False) -> dict:
+    """The ``verdicts.json`` at ``path`` (a file, or a folder holding one), checked to be one
+    (``check_summary``); ``CompareError`` in one line otherwise.  ``baseline``: it will be the old
+    side of a comparison, so a summary with no claims (which would pass anything) is refused too."""
     p = Path(path)
     if p.is_dir():
         p = p / "verdicts.json"
     try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
+        st = os.stat(p)
     except FileNotFoundError:
         raise CompareError(f"{path}: no verdicts.json there (give an output folder of mmicl verify, or its "
                            "verdicts.json)") from None
-    except (OSError, UnicodeDecodeError, ValueError) as e:
+    except OSError as e:
+        raise CompareError(f"{p}: cannot be read ({e.strerror or type(e).__name__})") from None
+    if not stat.S_ISREG(st.st_mode):  # a FIFO would be read forever
+        raise CompareError(f"{p}: not a regular file; give a verdicts.json file or the folder holding one")
+    if st.st_size > MAX_BYTES:
+        raise CompareError(f"{p}: {st.st_size} bytes, more than a verify summary ever holds ({MAX_BYTES})")
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as e:
         raise CompareError(f"{p}: not readable as JSON ({type(e).__name__})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list) or not all(
-            isinstance(c, dict) and isinstance(c.get("id"), str) for c in doc["claims"]):
-        raise CompareError(f"{p}: not a verify summary (no list of claims with ids)")
+    check_summary(doc, str(p))
+    if baseline:
+        _has_claims(doc, str(p))
     return doc
+
+
+def _has_claims(doc: dict, name: str) -> None:
+    if not doc["claims"]:
+        raise CompareError(f"{name}: lists no claims, so any run would match it; compare with a run that has claims")
+
+
+def check_summary(doc, name: str = "summary") -> None:
+    """``CompareError`` (one line naming ``name``) unless ``doc`` is a verify summary that can be
+    compared (the module docstring lists what is refused)."""
+    def bad(why: str):
+        raise CompareError(f"{name}: not a verify summary mmicl can compare: {why}")
+
+    if not isinstance(doc, dict) or not isinstance(doc.get("claims"), list):
+        bad("no list of claims")
+    if _depth(doc) > MAX_DEPTH:
+        bad(f"nested more than {MAX_DEPTH} deep")
+    version = doc.get("schema_version", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        bad(f"schema_version {version!r} is not a version number")
+    if version > SCHEMA_VERSION:
+        raise CompareError(f"{name}: schema_version {version} is newer than this mmicl reads ({SCHEMA_VERSION}); "
+                           "compare it with the mmicl that wrote it, or upgrade mmicl")
+    seen: set[str] = set()
+    for i, c in enumerate(doc["claims"]):
+        if not isinstance(c, dict) or not isinstance(c.get("id"), str):
+            bad(f"claim {i} has no text id")
+        cid = c["id"]
+        if cid in seen:
+            bad(f"two claims have the id {cid!r} (one would hide the other)")
+        seen.add(cid)
+        if "verdict" in c and c["verdict"] not in VERDICTS:
+            bad(f"claim {cid!r}: verdict {_shown(c['verdict'])} is none of {', '.join(VERDICTS)}")
+        ev = c.get("evidence", {})
+        if ev is None:
+            continue
+        if not isinstance(ev, dict):
+            bad(f"claim {cid!r}: evidence is a {type(ev).__name__}, not a dict")
+        if not isinstance(ev.get("summary", {}) if ev.get("summary") is not None else {}, dict):
+            bad(f"claim {cid!r}: its summary is a {type(ev['summary']).__name__}, not a dict")
+        checks = ev.get("checks") if ev.get("checks") is not None else []
+        if not isinstance(checks, list):
+            bad(f"claim {cid!r}: checks is a {type(checks).__name__}, not a list")
+        names: set = set()
+        for j, ck in enumerate(checks):
+            if not isinstance(ck, dict) or not isinstance(ck.get("name"), str):
+                bad(f"claim {cid!r}: check {j} is not a dict with a text name")
+            if ck["name"] in names:
+                bad(f"claim {cid!r}: two checks are named {ck['name']!r} (one would hide the other)")
+            names.add(ck["name"])
+            if ck.get("passed") not in (True, False, None):
+                bad(f"claim {cid!r}, check {ck['name']!r}: passed is {_shown(ck.get('passed'))}, not true, false or null")
+            if ck.get("numbers") is not None and not isinstance(ck["numbers"], dict):
+                bad(f"claim {cid!r}, check {ck['name']!r}: numbers is a {type(ck['numbers']).__name__}, not a dict")
+
+
+def _depth(value, limit: int = MAX_DEPTH + 1) -> int:
+    """How deep ``value``'s dicts and lists nest, counted without recursion (stops past ``limit``)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (dict, list)):
+            deepest = max(deepest, d)
+            if deepest > limit:
+                return deepest
+            stack.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
+def _shown(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def compare(old: dict, new: dict, rtol: float | None = None, old_name: str = "old", new_name: str = "new") -> Comparison:
@@ -101,6 +205,9 @@ def compare(old: dict, new: dict, rtol: float | None = None, old_name: str = "ol
     if rtol is not None and not (rtol >= 0 and math.isfinite(rtol)):
         raise CompareError(f"rtol must be a finite number ≥ 0, got {rtol!r}")
     rtol = DEFAULT_RTOL if rtol is None else rtol
+    check_summary(old, old_name)
+    check_summary(new, new_name)
+    _has_claims(old, old_name)
     out = Comparison(old_name, new_name)
     new_claims = {c["id"]: c for c in new["claims"]}
     old_ids = {c["id"] for c in old["claims"]}
@@ -193,6 +300,17 @@ def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+def _within(old, new, atol: float, rtol: float) -> bool:
+    """|new − old| ≤ atol + rtol·|old|, exactly (as rationals); two NaNs agree, and an infinity
+    agrees only with the same infinity."""
+    if isinstance(old, float) and math.isnan(old) or isinstance(new, float) and math.isnan(new):
+        return isinstance(old, float) and isinstance(new, float) and math.isnan(old) and math.isnan(new)
+    if isinstance(old, float) and math.isinf(old) or isinstance(new, float) and math.isinf(new):
+        return old == new
+    o, n = Fraction(old), Fraction(new)
+    return abs(n - o) <= Fraction(atol) + Fraction(rtol) * abs(o)
+
+
 def _numbers(out: Comparison, cid: str, where: str, old: dict, new: dict, tolerance) -> None:
     fo, fn = _flat(old), _flat(new)
     for key, (top, ov) in fo.items():
@@ -204,9 +322,12 @@ def _numbers(out: Comparison, cid: str, where: str, old: dict, new: dict, tolera
         nv = fn[key][1]
         if _is_number(ov) and _is_number(nv):
             out.compared_numbers += 1
-            if not abs(nv - ov) <= atol + rtol * abs(ov):
+            if not _within(ov, nv, atol, rtol):
                 out.changes.append(Change(cid, "number", path, ov, nv, said))
         elif _is_number(ov) or _is_number(nv):
             out.changes.append(Change(cid, "number", path, ov, nv, said))
         elif ov != nv and not isinstance(ov, str):
             out.changes.append(Change(cid, "number", path, ov, nv, "must be equal (not a number)"))
+    for key, (_, nv) in fn.items():
+        if key not in fo and _is_number(nv):
+            out.changes.append(Change(cid, "new number", f"{where}: {key}", None, nv))

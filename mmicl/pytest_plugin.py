@@ -40,7 +40,16 @@ beside the test file, ``<test dir>/baselines/<test file stem>/<name or test name
   outcome changed, a number that moved beyond its check's own tolerance (``Check.atol``,
   ``Check.rtol``) or, for a number whose check states none (and for a mapping's numbers), beyond
   ``rtol`` (default ``DEFAULT_RTOL`` = 1e-9); the message names each key, its old and new value
-  and the tolerance.
+  and the tolerance.  It fails too where the baseline does not cover what the test checks (a
+  claim, check or number that the baseline lacks, as in a baseline whose summary was emptied), and
+  where the baseline cannot be compared at all (no claims, a malformed or newer file, a folder in
+  its place, a folder that cannot be written): one line each, so that a baseline can never pass a
+  test just by saying nothing.
+
+The file name is the test's name (or ``name``) where that is letters, digits, ``.``, ``-`` and
+``_`` only; any other name has those characters replaced by ``_`` and ``~`` with 8 hex digits of
+its SHA-256 appended, so that two test ids never share a file (``test_x[s=point(2)]`` and
+``test_x[s_point_2]``).
 
 A baseline is a verify summary (``{"schema_version", "claims": [...]}``, strict JSON written by
 ``mmicl.numerics.atomic.write_json``), so ``mmicl compare`` reads it too; it leaves out each
@@ -51,6 +60,7 @@ Hypothesis test each example would compare against the same file.
 from __future__ import annotations
 
 import json
+import hashlib
 import re
 import sys
 from pathlib import Path
@@ -142,8 +152,18 @@ def mmicl_baseline(request) -> "Baseline":
 
 
 def _safe(name: str) -> str:
-    """``name`` as a file name: characters other than letters, digits, ``.``, ``-`` and ``_`` become
-    ``_`` (``test_x[s=point(2)]`` → ``test_x_s_point_2_``)."""
+    """``name`` as a file name, one file per name: a name of letters, digits, ``.``, ``-`` and ``_``
+    only is kept as it is; in any other, those other characters become ``_`` and ``~`` with the first
+    8 hex digits of the name's SHA-256 is appended (``test_x[s=point(2)]`` →
+    ``test_x_s_point_2~<hash>``), so that ``[s=point(2)]`` and ``[s_point_2]`` keep apart."""
+    plain = _legacy_safe(name)
+    if plain == name:
+        return name
+    return f"{plain}~{hashlib.sha256(name.encode()).hexdigest()[:8]}"
+
+
+def _legacy_safe(name: str) -> str:
+    """The file name mmicl 0.x before the hashed names gave ``name`` (two names could share it)."""
     return re.sub(r"[^\w.-]+", "_", name).strip("_") or "baseline"
 
 
@@ -176,6 +196,10 @@ class Baseline:
         from mmicl.compare import CompareError, compare, load_summary
 
         path = self.path(name)
+        shown = _shown(path, self._request.config)
+        if path.exists() and not path.is_file():
+            pytest.fail(f"mmicl baseline {shown}: it is {'a folder' if path.is_dir() else 'not a regular file'}, not a "
+                        "baseline file; move it away (the baseline is written there)", pytrace=False)
         if path in self._used:
             raise ValueError(f"{path.name}: this test checks a second value against the same baseline; give each "
                              "check in a test its own name=")
@@ -183,14 +207,16 @@ class Baseline:
         label = name or self._request.node.name
         doc = json.loads(dumps(_summary(value, label)))  # exactly what would be written
         config = self._request.config
-        shown = _shown(path, config)
         if not path.exists():
+            legacy = path.with_name(_legacy_safe(name or self._request.node.name) + ".json")
+            hint = (f" (an earlier mmicl named it {legacy.name}, a name that other test ids could share: rename it)"
+                    if legacy != path and legacy.is_file() else "")
             if config.getoption("mmicl_require_baseline"):
                 pytest.fail(f"no mmicl baseline at {shown} (--mmicl-require-baseline): run the tests once without it, "
-                            "or with --mmicl-update-baseline, and commit the file", pytrace=False)
+                            f"or with --mmicl-update-baseline, and commit the file{hint}", pytrace=False)
             return self._write(write_json, path, doc, "new")
         try:
-            old = load_summary(path)
+            old = load_summary(path, baseline=True)  # an empty one would pass anything
         except CompareError as e:
             if config.getoption("mmicl_update_baseline"):
                 return self._write(write_json, path, doc, "rewritten: it was not a baseline")
@@ -200,8 +226,15 @@ class Baseline:
         except CompareError as e:  # a bad rtol
             raise ValueError(str(e)) from None
         regressions = comparison.regressions
-        if regressions and config.getoption("mmicl_update_baseline"):
-            return self._write(write_json, path, doc, f"updated: {len(regressions)} change(s)")
+        uncovered = [c for c in comparison.changes if not c.regression]  # what the baseline does not hold
+        if (regressions or uncovered) and config.getoption("mmicl_update_baseline"):
+            return self._write(write_json, path, doc, f"updated: {len(regressions) + len(uncovered)} change(s)")
+        if uncovered and not regressions:
+            lines = [f"mmicl baseline {shown}: it does not cover {len(uncovered)} thing(s) this test checks, so it "
+                     "could not catch them moving"]
+            lines += [f"  - {_describe(c, mapping=_is_mapping(old))}" for c in uncovered]
+            lines.append("Rerun with --mmicl-update-baseline and commit the file.")
+            pytest.fail("\n".join(lines), pytrace=False)
         if regressions:
             lines = [f"mmicl baseline {shown}: {len(regressions)} change(s) from the baseline"]
             lines += [f"  - {_describe(c, mapping=_is_mapping(old))}" for c in regressions]
@@ -210,7 +243,11 @@ class Baseline:
         return comparison
 
     def _write(self, write_json, path: Path, doc: dict, why: str):
-        write_json(path, doc)
+        try:
+            write_json(path, doc)
+        except OSError as e:
+            pytest.fail(f"mmicl baseline {_shown(path, self._request.config)}: cannot write it "
+                        f"({e.strerror or type(e).__name__}); make its folder writable", pytrace=False)
         self._request.config.stash[_WRITTEN].append((self._request.node.nodeid, _shown(path, self._request.config), why))
         self._request.node.user_properties.append(("mmicl_baseline_written", str(path)))
         return None

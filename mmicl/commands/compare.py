@@ -12,11 +12,12 @@ __all__ = ["read_summary", "report_comparison", "compare_command"]
 
 
 
-def read_summary(path: Path, hint: str) -> dict:
-    """The verify summary at ``path``, or one usage error line (exit 2)."""
+def read_summary(path: Path, hint: str, baseline: bool = False) -> dict:
+    """The verify summary at ``path``, or one usage error line (exit 2); ``baseline``: the old side,
+    which must list claims."""
 
     try:
-        return load_summary(path)
+        return load_summary(path, baseline=baseline)
     except CompareError as e:
         raise click.BadParameter(str(e), param_hint=hint) from None
 
@@ -65,5 +66,5 @@ def compare_command(old, new, rtol, as_json):
     import sys
 
 
-    result = compare(read_summary(old, "OLD"), read_summary(new, "NEW"), rtol, str(old), str(new))
+    result = compare(read_summary(old, "OLD", baseline=True), read_summary(new, "NEW"), rtol, str(old), str(new))
     sys.exit(report_comparison(result, as_json))
