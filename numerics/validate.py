@@ -16,7 +16,7 @@ import numbers
 from mmicl.theory.errors import InputError
 
 __all__ = [
-    "MAX_TRAIN_DEPTH",
+    "MAX_TRAIN_DEPTH", "MAX_DEPTH_VARIANT", "MAX_FLOW_EVALUATIONS",
     "START_BOX",
     "MAX_CONTEXT",
     "MAX_BATCH_FLOATS",
@@ -121,6 +121,16 @@ MAX_DEPTH_FLOW_TWO = 100
 τ_max) on 2 shared cores; ~90 s at T = 100 was seen on 2 fully loaded cores, so 100 keeps a call
 within about a minute.  thm6.3 runs it up to T = 30, its basins up to T = 10, ``mmicl limits --model
 two --basin`` at T ≤ 20."""
+
+MAX_DEPTH_VARIANT = 10_000
+"""The LCA variants (``numerics.variants``: the loss, its minimiser, the excess at given
+parameters; ``VariantLCA``): T layer maps per evaluation; the variant claims go to T = 1000."""
+
+MAX_FLOW_EVALUATIONS = 20_000
+"""Evaluations of the loss (value, gradient, Hessian) one variant flow may make before it stops
+with the outcome ``"budget"``: a flow that comes to rest at T = 30 used about 9 500; from a start
+where the iterated state overflows float64, LSODA was seen to run for more than 10 minutes without
+this bound."""
 
 MAX_DEPTH_UNBOUNDED = 2000
 """``alpha_T_unbounded`` (an exponential law: mpmath root finding on the closed-form stationarity

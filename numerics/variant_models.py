@@ -40,7 +40,7 @@ from .models import Batch, as_moments
 from .montecarlo import conditional_excess
 from .sampling import Prompts
 from mmicl.numerics.laws.task import TaskLaw
-from .validate import InputError, check_depth, check_finite
+from .validate import MAX_DEPTH_VARIANT, InputError, check_depth, check_finite
 
 __all__ = ["VariantLCA", "sampled_excess_variant"]
 
@@ -71,7 +71,7 @@ class VariantLCA(nn.Module):
     def __init__(self, variant, T: int, params=()):
         super().__init__()
         self.variant = _variant(variant)
-        self.T = check_depth(T)
+        self.T = check_depth(T, MAX_DEPTH_VARIANT, "VariantLCA")
         self.names = tuple(str(p) for p in tv.derive(self.variant).params)
         values = [params] if isinstance(params, numbers.Real) else list(params)
         if len(values) != len(self.names):

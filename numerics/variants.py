@@ -33,14 +33,12 @@ from mmicl.theory.compile import compiled
 from mmicl.theory.model import s as s_sym
 from mmicl.numerics.laws.task import TaskLaw
 from mmicl.numerics.laws.language import takes_law
-from .validate import InputError, check_depth
+from .validate import MAX_DEPTH_VARIANT, MAX_FLOW_EVALUATIONS, InputError, check_depth, check_finite
 
-__all__ = ["Variant", "DEFAULT_VARIANT", "parse_variant", "VariantLoss", "MinimiseResult", "Floor", "VariantFlow", "minimise", "floor", "excess_at", "gradient_flow", "closed_form",
-           "MAX_DEPTH_VARIANT", "REST_STEP", "resolution",
-           "matrix_excess_variant"]
+__all__ = ["Variant", "DEFAULT_VARIANT", "parse_variant", "VariantLoss", "MinimiseResult", "Floor", "VariantFlow",
+           "FLOW_OUTCOMES", "minimise", "floor", "excess_at", "gradient_flow", "closed_form", "MAX_DEPTH_VARIANT",
+           "REST_STEP", "STATIONARY_STEP", "resolution", "matrix_excess_variant"]
 
-MAX_DEPTH_VARIANT = 10_000
-"""The deepest T the variants' numerics iterate (T layer maps per evaluation)."""
 
 GRID = {1: 161, 2: 41}
 """Grid points per parameter of the global search (``minimise``, ``floor``), by the number of
@@ -120,8 +118,12 @@ def _supported(variant) -> tv.Variant:
     return v
 
 
-def _bounded(law: TaskLaw) -> tuple[float, float]:
-    return law.require_signal("the LCA variants")
+def _bounded(law: TaskLaw, T: int = 1) -> tuple[float, float]:
+    """The ends of s, for a law with signal that float64 resolves at depth ``T`` (the rule of the
+    default LCA, ``TaskLaw.float64_unresolved``); a ``LawError`` otherwise."""
+    sig = law.require_signal("the LCA variants")
+    law.require_float64_resolved("the LCA variants", T)
+    return sig
 
 
 def _assemble(flat: np.ndarray, k: int) -> tuple[float, np.ndarray, np.ndarray]:
@@ -146,7 +148,7 @@ class VariantLoss:
     def __post_init__(self):
         self.variant = _supported(self.variant)
         self.T = check_depth(self.T, MAX_DEPTH_VARIANT, "the variant's loss")
-        _bounded(self.law)
+        _bounded(self.law, self.T)
         self.model = tv.derive(self.variant)
         self.k = len(self.model.params)
         self.rule = self.law.rule(depth=self.T)
@@ -214,7 +216,12 @@ class MinimiseResult:
     λP_T − 1 of 64·T·eps produces, E[ζ² s/(1+s)]·(64·T·eps)² (a bound: the iterated layer forms P_T
     to about T·u): there neither the excess nor ``params`` is guaranteed, since the loss may be
     flat to float64 around them (the default's specialised numerics, ``mmicl.alpha_T`` and
-    ``mmicl.minimise_two``, work in log scale and resolve it)."""
+    ``mmicl.minimise_two``, work in log scale and resolve it).
+
+    A parameter in which the loss is even (flipping its sign leaves the loss unchanged to
+    rounding: only its square enters, as ``a`` of ``readout=evolved-keys-and-query,param=two``) has
+    two mirror minimisers; the one returned is the representative with that parameter ≥ 0, on every
+    platform, and the mirror image does not count against ``unique``."""
 
     params: tuple[float, ...]
     excess: float
@@ -224,18 +231,51 @@ class MinimiseResult:
     note: str = ""
     resolution: float = 0.0
     resolved: bool = True
+    stationary: bool = True
+    """Whether the point found is a strict local minimum by Newton's step: the Hessian positive
+    definite and ``|H⁻¹∇L|`` below ``STATIONARY_STEP`` of the parameters' scale.  Where float64
+    overflows over most of the parameter range (a wide law at a large depth), the search can end
+    on the few finite grid points, far from any minimum: then False, and ``resolved`` is False."""
 
 
 def _grid_axes(law: TaskLaw, T: int, names: tuple[sp.Symbol, ...]) -> list[np.ndarray]:
     """The parameter values the search visits: for α and β, the scaled range ±12/(T(1 + s_lo))
     joined with the stable range of W^V = −α or β (|1 + w_V λ| < 1 up to 2/(1 + s_lo)), so that
-    every regime the large-depth analysis names is visited."""
-    lo, hi = _bounded(law)
-    lam_lo, n = 1.0 + lo, GRID.get(len(names), 1)
-    scaled = np.sinh(np.linspace(-4, 4, n // 2)) / math.sinh(4) * 12.0 / (T * lam_lo)
-    wide = np.linspace(-2.2 / lam_lo, 2.2 / lam_lo, n - n // 2)
-    axis = np.unique(np.concatenate([scaled, wide]))
+    every regime the large-depth analysis names is visited; where s is wide (1 + s_hi more than
+    4 times 1 + s_lo), the same two ranges at the scale of 1 + s_hi too, where the loss is finite
+    when the others overflow float64."""
+    lo, hi = _bounded(law, T)
+    n = GRID.get(len(names), 1)
+    lams = [1.0 + lo] + ([1.0 + hi] if (1.0 + hi) > 4 * (1.0 + lo) else [])
+    parts = []
+    for lam in lams:
+        parts.append(np.sinh(np.linspace(-4, 4, n // 2)) / math.sinh(4) * 12.0 / (T * lam))
+        parts.append(np.linspace(-2.2 / lam, 2.2 / lam, n - n // 2))
+    axis = np.unique(np.concatenate(parts))
     return [axis for _ in names]
+
+
+STATIONARY_STEP = 1e-6
+"""``MinimiseResult.stationary``: the Newton step at the point found is below this fraction of the
+parameters' scale (the larger of ``|θ|`` and the scale the caller gives, ``1/(T(1 + s_hi))`` for the
+depth-T model: a refined minimiser sits at ~1e-12 of it, a point far from any minimum at O(1))."""
+
+
+def _canonical(jet, x: tuple[float, ...], v: float) -> tuple[tuple[float, ...], tuple[int, ...]]:
+    """``x`` with each coordinate in which the loss is even (the loss at ``x`` with that
+    coordinate's sign flipped is within 8 ulps of ``v``) made ≥ 0, and those coordinates."""
+    even = []
+    x = list(x)
+    for i, xi in enumerate(x):
+        if xi == 0.0:
+            continue
+        y = np.array(x, float)
+        y[i] = -xi
+        w = jet(y)[0]
+        if np.isfinite(w) and abs(w - v) <= 8 * np.spacing(abs(v)):
+            even.append(i)
+            x[i] = abs(xi)
+    return tuple(x), tuple(even)
 
 
 def _refine(jet, x0: np.ndarray, v0: float) -> np.ndarray:
@@ -254,7 +294,7 @@ def _refine(jet, x0: np.ndarray, v0: float) -> np.ndarray:
     return res.x if np.isfinite(res.fun) and res.fun * scale <= v0 else x0
 
 
-def _search(fun_values, jet, axes: list[np.ndarray], k: int) -> MinimiseResult:
+def _search(fun_values, jet, axes: list[np.ndarray], k: int, scale: float = 0.0) -> MinimiseResult:
     if k == 0:
         v = float(fun_values(np.zeros((1, 0)))[0])
         return MinimiseResult((), v, 1, 0.0, True, "the prediction does not depend on the parameters")
@@ -276,9 +316,14 @@ def _search(fun_values, jet, axes: list[np.ndarray], k: int) -> MinimiseResult:
         raise InputError("the loss overflows float64 at every grid point: the depth is too large for this law")
     tried.sort()
     v, x, gn = tried[0]
-    unique = all(abs(w - v) > 1e-9 * max(abs(v), 1e-300) or np.allclose(y, x, rtol=1e-6, atol=1e-12)
+    x, even = _canonical(jet, x, v)
+    fold = lambda y: tuple(abs(c) if i in even else c for i, c in enumerate(y))  # noqa: E731 (mirror images)
+    unique = all(abs(w - v) > 1e-9 * max(abs(v), 1e-300) or np.allclose(fold(y), x, rtol=1e-6, atol=1e-12)
                  for w, y, _ in tried[1:])
-    return MinimiseResult(x, float(v), int(mesh.shape[0]), gn, bool(unique))
+    _, g, h = jet(np.array(x, float))
+    step = _newton_step(g, h)
+    stationary = bool(step is not None and step <= STATIONARY_STEP * max(float(np.linalg.norm(x)), scale))
+    return MinimiseResult(x, float(v), int(mesh.shape[0]), gn, bool(unique), stationary=stationary)
 
 
 def _closed_build(variant: tv.Variant):
@@ -303,10 +348,16 @@ def closed_form(variant):
 def minimise(law: TaskLaw, T: int, variant) -> MinimiseResult:
     """The minimiser of ``variant``'s population loss at depth ``T`` (module docstring)."""
     loss = VariantLoss(law, T, variant)
-    r = _search(loss.grid_values if loss.k else loss.values, loss.jet, _grid_axes(law, loss.T, loss.model.params), loss.k)
+    hi = _bounded(law, loss.T)[1]
+    r = _search(loss.grid_values if loss.k else loss.values, loss.jet, _grid_axes(law, loss.T, loss.model.params), loss.k,
+                scale=1.0 / (loss.T * (1.0 + hi)))
     r.resolution = resolution(law, loss.T)
-    r.resolved = bool(r.excess > r.resolution) or loss.k == 0
-    if not r.resolved:
+    r.resolved = loss.k == 0 or bool(r.excess > r.resolution) and r.stationary
+    if not r.resolved and not r.stationary and r.excess > r.resolution:
+        r.note = (f"the search ended at {r.params}, which is not a minimum (gradient norm {r.gradient_norm:.3g}): "
+                  "float64 overflows the iterated layer over most of the parameter range at this depth, so the "
+                  "search saw too few finite points; neither the excess nor the parameters are a result")
+    elif not r.resolved:
         r.note = (f"the least excess {r.excess:.3g} is below the rounding bound of the iterated layer at this depth "
                   f"({r.resolution:.3g}): neither it nor the parameters are guaranteed (for the default LCA, "
                   "alpha_T and minimise_two work in log scale and resolve them)")
@@ -324,7 +375,12 @@ def resolution(law: TaskLaw, T: int) -> float:
 def excess_at(law: TaskLaw, T: int, variant, params) -> float:
     """``variant``'s excess over Bayes at depth ``T`` and the parameters ``params``."""
     loss = VariantLoss(law, T, variant)
-    params = tuple(np.atleast_1d(np.asarray(params, float))) if loss.k else ()
+    try:
+        params = tuple(np.atleast_1d(np.asarray(params, float))) if loss.k else ()
+    except (TypeError, ValueError):
+        raise InputError(f"the parameters of variant {loss.variant.text} are numbers, got {params!r}") from None
+    for p in params:
+        check_finite("a variant's parameter", p, InputError)
     if len(params) != loss.k:
         raise InputError(f"variant {loss.variant.text} has {loss.k} parameter(s) "
                          f"({', '.join(map(str, loss.model.params)) or 'none'}), got {len(params)}")
@@ -360,7 +416,7 @@ def floor(law: TaskLaw, variant) -> Floor:
     stable family (fixed parameters with ``|1 + w_V λ| < 1`` on the support) and the scaled family
     (``params = φ/T``)."""
     v = _supported(variant)
-    _bounded(law)
+    lo, hi = _bounded(law)
     model = tv.derive(v)
     rule = law.rule(depth=1)
     out = {}
@@ -383,12 +439,12 @@ def floor(law: TaskLaw, variant) -> Floor:
 
         half = GRID.get(len(names), 1) // 2
         axes = [np.concatenate([-np.geomspace(30, 1e-3, half), np.geomspace(1e-3, 30, half)]) for _ in names]
-        out[which] = (_search(values, jet, axes, len(names)), tuple(map(str, names)))
+        out[which] = (_search(values, jet, axes, len(names), scale=1.0 / (1.0 + hi)), tuple(map(str, names)))
     (best, names) = min(out.values(), key=lambda r: r[0].excess)
     regime = "stable" if out["stable"][0] is best else "scaled"
     zero = best.excess <= ZERO_FLOOR * float(rule.expect(lambda s: s / (1 + s)))
     return Floor(best.excess, regime, best.params, names, out["stable"][0].excess, out["scaled"][0].excess, v.text,
-                 {"unique": best.unique, "gradient_norm": best.gradient_norm}, zero)
+                 {"unique": best.unique, "gradient_norm": best.gradient_norm, "stationary": best.stationary}, zero)
 
 
 def matrix_excess_variant(m: np.ndarray, zeta: float, variant, params, T: int) -> float:
@@ -414,11 +470,20 @@ def matrix_excess_variant(m: np.ndarray, zeta: float, variant, params, T: int) -
     return float(w @ Lam @ w - 2 * zeta * (w @ m) + zeta**2 * s / (1 + s))
 
 
+FLOW_OUTCOMES = ("minimum", "stationary", "moving", "overflow", "budget", "solver-failure")
+"""How a variant's flow ends (``VariantFlow.outcome``): at rest at a strict local minimum (the only
+one that is ``converged``); at a point whose gradient is exactly 0 but which is not a strict
+minimum; still moving at ``t_max``; at a point where the loss or its gradient overflows float64
+(the flow left the region the depth-T model can represent); after ``MAX_FLOW_EVALUATIONS``
+evaluations of the loss, not at rest; or the integrator failed (its message in ``reason``)."""
+
+
 @dataclass
 class VariantFlow:
     """The end of the gradient flow ``θ' = −∇L_T(θ)`` of a variant from ``start``: ``params`` at
     ``t_end``, ``converged`` (within ``REST_STEP`` of a strict local minimum of the population
-    loss, by Newton's step), the loss and gradient norm there."""
+    loss, by Newton's step), the loss and gradient norm there, and ``outcome`` (one of
+    ``FLOW_OUTCOMES``) with the ``reason`` in words."""
 
     params: tuple[float, ...]
     converged: bool
@@ -426,6 +491,7 @@ class VariantFlow:
     excess: float
     gradient_norm: float
     reason: str
+    outcome: str = "minimum"
 
 
 REST_STEP = 1e-12
@@ -438,11 +504,13 @@ def _newton_step(g: np.ndarray, h: np.ndarray) -> float | None:
     """``|H⁻¹g|`` where H is positive definite, else None."""
     if not (np.all(np.isfinite(h)) and np.all(np.isfinite(g))):
         return None
-    try:
-        np.linalg.cholesky(h)
+    try:  # through the Cholesky factor: a definite H whose LU solve would call it singular is still solved
+        c = np.linalg.cholesky(h)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            step = float(np.linalg.norm(np.linalg.solve(c.T, np.linalg.solve(c, g))))
     except np.linalg.LinAlgError:
         return None
-    return float(np.linalg.norm(np.linalg.solve(h, g)))
+    return step if np.isfinite(step) else None
 
 
 @takes_law
@@ -458,23 +526,68 @@ def gradient_flow(law: TaskLaw, T: int, variant, start=None, t_max: float = 1e9)
     if loss.k == 0:
         v = float(loss.values(np.zeros((1, 0)))[0])
         return VariantFlow((), True, 0.0, v, 0.0, "the loss does not depend on the parameters")
-    x0 = np.zeros(loss.k) if start is None else np.asarray(start, float).reshape(loss.k)
+    if start is None:
+        x0 = np.zeros(loss.k)
+    else:
+        try:
+            x0 = np.asarray(start, float).reshape(loss.k)
+        except (TypeError, ValueError):
+            raise InputError(f"the start of variant {loss.variant.text}'s flow is {loss.k} number(s), got {start!r}") from None
+        for c in x0:
+            check_finite("a flow's start", float(c), InputError)
+    if isinstance(t_max, bool) or not isinstance(t_max, (int, float)) or not (0 < t_max < math.inf):
+        raise InputError(f"t_max is a finite time > 0, got {t_max!r}")
+    calls = [0]
+    last = [x0.copy(), 0.0]
+
+    class _Stop(Exception):
+        def __init__(self, outcome: str, why: str):
+            self.outcome, self.why = outcome, why
+
+    def evaluate(t, x):
+        calls[0] += 1
+        if calls[0] > MAX_FLOW_EVALUATIONS:
+            raise _Stop("budget", f"not at rest after {MAX_FLOW_EVALUATIONS} evaluations of the loss, at t = {t:.3g}")
+        v, g, h = loss.jet(x)
+        if not (np.isfinite(v) and np.all(np.isfinite(g)) and np.all(np.isfinite(h))):
+            raise _Stop("overflow", f"the loss overflows float64 at {tuple(float(c) for c in x)}, t = {t:.3g}: the "
+                                    "flow left the region where the depth-T model's state is representable")
+        last[0], last[1] = np.array(x, float), float(t)
+        return v, g, h
 
     def rest(t, x):
-        v, g, h = loss.jet(x)
-        if not np.isfinite(v) or not np.any(g):
+        v, g, h = evaluate(t, x)
+        if not np.any(g):
             return -1.0
         step = _newton_step(g, h)
         return 1.0 if step is None else step - REST_STEP * (1 + float(np.linalg.norm(x)))
     rest.terminal = True
 
-    sol = solve_ivp(lambda t, x: -loss.jet(x)[1], (0.0, t_max), x0, method="LSODA", rtol=1e-10, atol=1e-14,
-                    jac=lambda t, x: -loss.jet(x)[2], events=rest)
-    x = sol.y[:, -1]
+    stopped = None
+    try:
+        evaluate(0.0, x0)
+        sol = solve_ivp(lambda t, x: -evaluate(t, x)[1], (0.0, float(t_max)), x0, method="LSODA", rtol=1e-10,
+                        atol=1e-14, jac=lambda t, x: -evaluate(t, x)[2], events=rest)
+        x, t_end = sol.y[:, -1], float(sol.t[-1])
+        if sol.status < 0:
+            stopped = ("solver-failure", f"the integrator failed at t = {t_end:.3g}: {sol.message}")
+    except _Stop as e:
+        (x, t_end), stopped = last, (e.outcome, e.why)
+    except (np.linalg.LinAlgError, ValueError, FloatingPointError) as e:
+        (x, t_end), stopped = last, ("solver-failure", f"the integrator failed ({type(e).__name__}: {e})")
     v, g, h = loss.jet(x)
-    gn, step = float(np.linalg.norm(g)), _newton_step(g, h)
+    finite = bool(np.isfinite(v) and np.all(np.isfinite(g)))
+    with np.errstate(over="ignore"):
+        gn = float(np.linalg.norm(g)) if finite else math.inf
+    step = _newton_step(g, h) if finite else None
     at_min = step is not None and step <= REST_STEP * (1 + float(np.linalg.norm(x))) * 1.0001
-    reason = ("at rest at a strict local minimum" if at_min else
-              "stuck at a stationary point that is not a strict minimum (the gradient is exactly 0 there)"
-              if not np.any(g) else f"not at rest by t = {sol.t[-1]:.3g} (gradient norm {gn:.3g})")
-    return VariantFlow(tuple(float(t) for t in x), bool(at_min), float(sol.t[-1]), float(v), gn, reason)
+    if at_min:
+        outcome, reason = "minimum", "at rest at a strict local minimum"
+    elif stopped is not None:
+        outcome, reason = stopped
+    elif finite and not np.any(g):
+        outcome, reason = "stationary", ("stuck at a stationary point that is not a strict minimum (the gradient is "
+                                         "exactly 0 there)")
+    else:
+        outcome, reason = "moving", f"not at rest by t = {t_end:.3g} (gradient norm {gn:.3g})"
+    return VariantFlow(tuple(float(c) for c in x), bool(at_min), float(t_end), float(v), gn, reason, outcome)

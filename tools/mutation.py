@@ -103,6 +103,7 @@ BASELINES = ["shell/test_regression_example.py"]
 BASELINE_GUARDS = ["shell/test_baseline_fixture.py"]
 CLAIM_GUARDS = ["proofs/test_claim_guards.py"]
 COMPARE = ["shell/test_compare.py"]
+VARIANT_GUARDS = ["numerics/test_variant_guards.py"]
 TOLERANCES = ["proofs/test_number_tolerances.py::test_a_per_key_tolerance_judges_each_number_by_its_own",
               "proofs/test_number_tolerances.py::test_a_summary_states_its_tolerance_through_summary",
               "proofs/test_number_tolerances.py::test_a_claims_summary_tolerance_reaches_its_result",
@@ -509,6 +510,15 @@ MUTATIONS: list[Mutation] = [
       VARIANTS, "the d×d check model reads both-evolved out with one factor of P"),
     N("floor_stable_only", "    (best, names) = min(out.values(), key=lambda r: r[0].excess)",
       '    (best, names) = out["stable"]', VARIANTS, "the floor ignores the 1/T-scaled family"),
+    N("variant_sign_not_canonical", "    x, even = _canonical(jet, x, v)\n", "    even = ()\n", VARIANT_GUARDS,
+      "a minimiser of a loss even in a parameter comes back with whichever sign the search landed on"),
+    N("variant_any_point_stationary", "    stationary = bool(step is not None and step <= STATIONARY_STEP",
+      "    stationary = True or bool(step is not None and step <= STATIONARY_STEP", VARIANT_GUARDS,
+      "a search that ended on a point far from any minimum calls it resolved (off by 10^11 on a wide law)"),
+    N("variant_unresolvable_law_accepted", '    law.require_float64_resolved("the LCA variants", T)\n', "    pass\n",
+      VARIANT_GUARDS, "variant_floor on s=uniform(5e-324,1e-300) gives a zero floor where alpha_T refuses the law"),
+    N("variant_flow_unbounded", "        if calls[0] > MAX_FLOW_EVALUATIONS:", "        if False:", VARIANT_GUARDS,
+      "a variant flow from where the state overflows repeats its first step for more than ten minutes"),
     N("limit_rule_any_slope", "if bool(np.all(np.diff(half) < 0)) and last is not None and last <= -0.5:",
       "if bool(np.all(np.diff(half) < 0)) and last is not None and last <= 0.5:", VARIANTS,
       "variant.floor's limit check holds for a gap that falls at any rate"),

@@ -196,6 +196,11 @@ def test_an_old_run_with_no_claims_would_pass_anything_and_is_refused(tmp_path):
     r = CliRunner().invoke(main, ["compare", str(_write(tmp_path, "a", _doc(claims=[]))),
                                   str(_write(tmp_path, "b", _doc()))])
     assert r.exit_code == 2 and "lists no claims" in r.output
+    from mmicl.compare import CompareError
+
+    with pytest.raises(CompareError, match="lists no claims"):  # the library refuses it too
+        compare(_doc(claims=[]), _doc())
+    assert compare(_doc(), _doc(claims=[])).regressions  # a new run with none: every claim is missing
 
 
 def test_json_recursion_and_a_huge_integer_are_one_line_or_compared_exactly(tmp_path):
