@@ -102,7 +102,8 @@ def _alpha_variant(law, Ts, variant, alpha0, as_json):
         fl = gradient_flow(law, T, variant, start=start)
         rows.append({"T": T, **variant_minimiser(law, T, variant),
                      "flow": {"params": named(names, fl.params), "start": named(names, start or [0.0] * len(names)),
-                              "converged": fl.converged, "t_end": fl.t_end, "excess": fl.excess, "reason": fl.reason}})
+                              "converged": fl.converged, "outcome": fl.outcome, "t_end": fl.t_end, "excess": fl.excess,
+                              "reason": fl.reason}})
     res = {"variant": variant.text, "law": law.spec(), "params": list(names), "floor": variant_floor(law, variant),
            "rows": rows}
     if as_json:
@@ -137,7 +138,8 @@ def flow2(law, T, alpha0, beta0, variant, as_json):
     With --variant V (param=two; readout, f0 or skip other than the default): V's gradient flow
     (numerics.variants.gradient_flow) from (alpha0, beta0) and V's minimiser θ_T
     (numerics.variants.minimise).  JSON: {"variant", "params": [names], "alpha", "beta",
-    "converged", "t_end", "excess", "reason", "minimiser": [θ_T], "minimiser_excess"}; "alpha" or
+    "converged", "outcome" (minimum, stationary, moving, overflow, budget or solver-failure), "t_end",
+    "excess", "reason", "minimiser": [θ_T], "minimiser_excess"}; "alpha" or
     "beta" is null where V's prediction does not depend on it (with "alpha_null_reason")."""
     if variant is not None and variant.param != "two":
         other = "'mmicl limits --model untied'" if variant.param == "untied" else f"'mmicl alpha --variant {variant.short}'"
@@ -180,7 +182,7 @@ def _flow2_variant(law, T, alpha0, beta0, variant, as_json):
         out[key] = end.get(key)
         if key not in end:
             out[null_reason_key(key)] = f"the prediction of {variant.short} does not depend on {key}"
-    out.update({"converged": r.converged, "t_end": r.t_end, "excess": r.excess, "reason": r.reason,
+    out.update({"converged": r.converged, "outcome": r.outcome, "t_end": r.t_end, "excess": r.excess, "reason": r.reason,
                 "minimiser": list(mini["theta"].values()), "minimiser_excess": mini["excess"]})
     if as_json:
         emit_json(out)
