@@ -57,7 +57,14 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 class LazyGroup(click.Group):
-    """A click group whose sub-commands are imported on first use."""
+    """A click group whose sub-commands are imported on first use, and whose output degrades to
+    ASCII on a terminal that cannot encode it (``mmicl.terminal``)."""
+
+    def main(self, *args, **kwargs):
+        from mmicl.terminal import ascii_fallback
+
+        ascii_fallback()
+        return super().main(*args, **kwargs)
 
     def list_commands(self, ctx):
         return sorted([*super().list_commands(ctx), *LAZY_COMMANDS])

@@ -139,3 +139,18 @@ def test_whitespace_and_newlines_keep_the_caret_in_its_column():
 def test_the_accepted_forms_are_still_accepted(text):
     law = parse_law(text)
     assert parse_law(law.spec()) == law
+
+
+@pytest.mark.parametrize("text, bad", [("s=uniform(０.5,4)", "０"), ("s=point(２)", "２"), ("s=uniform(−1,2)", "−"),
+                                       ("s=point(2); d1=３", "３")])
+def test_law_numbers_are_ascii_digits_only(text, bad):
+    """float() reads full-width digits ('１' is 1): LAW text refuses every character that is not ASCII."""
+    with pytest.raises(LawSyntaxError, match="LAW text is ASCII") as e:
+        parse_law(text)
+    assert e.value.position == text.index(bad)
+    dist = text[2:].split(";")[0]
+    if bad in dist:
+        with pytest.raises(LawSyntaxError, match="LAW text is ASCII"):
+            parse_scalar_law(dist)
+    with pytest.raises(LawSyntaxError, match="LAW text is ASCII"):
+        parse_zeta("const(１)")
