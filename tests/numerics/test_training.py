@@ -102,7 +102,7 @@ def test_risk_estimate_is_two_estimates_on_the_same_prompts():
 
 
 @pytest.mark.train
-@pytest.mark.parametrize("damage", ["other seed", "other law", "other model", "other depth", "other lr",
+@pytest.mark.parametrize("damage", ["other seed", "other law", "other model", "other depth", "variant depth", "other lr",
                                     "other schedule", "old version", "garbage", "pickle"])
 def test_a_checkpoint_of_another_run_or_unreadable_is_refused_in_one_line(tmp_path, damage):
     """Resuming reads with weights_only=True and checks the run the file records: another seed, law
@@ -118,6 +118,13 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_refused_in_one_line(tmp_pa
     model, law, seed, more = ReducedLCA(3, "one", 0.1), LAW, 0, {}
     if damage == "other depth":  # the same parameters (one α): only the recorded T tells the runs apart
         model = ReducedLCA(5, "one", 0.1)
+    elif damage == "variant depth":
+        from mmicl.numerics.variant_models import VariantLCA
+
+        v = "readout=evolved-keys-and-query"
+        ckpt.unlink()
+        train(VariantLCA(v, 3, [0.1]), LAW, n=None, steps=4, batch=8, seed=0, checkpoint=ckpt, checkpoint_every=2)
+        model = VariantLCA(v, 5, [0.1])
     elif damage == "other lr":
         more = {"lr": 0.5}
     elif damage == "other schedule":
@@ -142,6 +149,6 @@ def test_a_checkpoint_of_another_run_or_unreadable_is_refused_in_one_line(tmp_pa
     with pytest.raises(InputError) as e:
         train(model, law, n=None, steps=8, batch=8, seed=seed, checkpoint=ckpt, checkpoint_every=2, **more)
     assert "\n" not in str(e.value) and str(ckpt) in str(e.value)
-    if damage == "other depth":
+    if damage in ("other depth", "variant depth"):
         assert "model T 3 (this run: 5)" in str(e.value)
     assert "MMICL_PWNED" not in __import__("os").environ
