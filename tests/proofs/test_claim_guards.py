@@ -66,32 +66,37 @@ def test_a_hypothesis_met_no_is_an_error_not_holds():
     assert r.verdict == "error" and "hypothesis 'h': met must be True or False" in r.verdict_reason
 
 
+def _two_claims(tmp_path, first: str, second: str) -> tuple[int, dict, dict]:
+    """A plugin file of two claims, ``mine.first`` (its body ``first``) and ``mine.second``, run by
+    ``mmicl verify``: the exit status, the run block and the claims by id, from verdicts.json."""
+    (tmp_path / "mine.py").write_text(textwrap.dedent(f"""
+        import mmicl
+
+        @mmicl.claim("mine.first", title="t", statement="s")
+        def first(config):
+            {first}
+
+        @mmicl.claim("mine.second", title="t", statement="s")
+        def second(config):
+            {second}
+        """))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(main, ["verify", "--plugin", str(tmp_path / "mine.py"), "--claim", "mine.*",
+                                  "--out", str(out)])
+    doc = json.loads((out / "verdicts.json").read_text())
+    return r.exit_code, doc["run"], {c["id"]: c for c in doc["claims"]}
+
+
 @pytest.mark.parametrize("raise_it, says", [
     ("raise SystemExit(0)", "SystemExit (code 0): a claim cannot end the run"),
     ("import sys; sys.exit(3)", "SystemExit (code 3)"),
     ("raise KeyboardInterrupt", "KeyboardInterrupt raised by the claim itself"),
 ])
 def test_a_plugin_claim_that_exits_is_its_own_error_and_the_run_goes_on(tmp_path, raise_it, says):
-    (tmp_path / "mine.py").write_text(textwrap.dedent(f"""
-        import mmicl
-
-        @mmicl.claim("mine.exits", title="t", statement="s")
-        def exits(config):
-            {raise_it}
-
-        @mmicl.claim("mine.false", title="t", statement="s")
-        def false(config):
-            return [], [mmicl.Check("c", "x", False)]
-        """))
-    out = tmp_path / "out"
-    r = CliRunner().invoke(main, ["verify", "--plugin", str(tmp_path / "mine.py"), "--claim", "mine.*",
-                                  "--out", str(out)])
-    assert r.exit_code == 1, r.output  # the failing claim after it ran and fails the run
-    doc = json.loads((out / "verdicts.json").read_text())
-    assert doc["run"]["state"] == "complete"
-    got = {c["id"]: c for c in doc["claims"]}
-    assert got["mine.exits"]["verdict"] == "error" and says in got["mine.exits"]["verdict_reason"]
-    assert got["mine.false"]["verdict"] == "fails"
+    status, run, got = _two_claims(tmp_path, raise_it, 'return [], [mmicl.Check("c", "x", False)]')
+    assert status == 1 and run["state"] == "complete"  # the failing claim after it ran and fails the run
+    assert got["mine.first"]["verdict"] == "error" and says in got["mine.first"]["verdict_reason"]
+    assert got["mine.second"]["verdict"] == "fails"
 
 
 @pytest.mark.parametrize("body", ["import sys; sys.exit(3)", "raise SystemExit(0)"])
@@ -110,25 +115,10 @@ def test_a_folder_named_as_a_plugin_file_says_it_is_a_folder(tmp_path):
 
 @pytest.mark.parametrize("summary", ["{'x': {1, 2}}", "{'x': object()}", "{'x': 1.0, 'y': [{2}]}"])
 def test_a_claim_that_returns_what_json_cannot_hold_is_its_own_error(tmp_path, summary):
-    (tmp_path / "mine.py").write_text(textwrap.dedent(f"""
-        import mmicl
-
-        @mmicl.claim("mine.odd", title="t", statement="s")
-        def odd(config):
-            return [], [mmicl.Check("c", "x", True)], {summary}
-
-        @mmicl.claim("mine.fine", title="t", statement="s")
-        def fine(config):
-            return [], [mmicl.Check("c", "x", True)]
-        """))
-    out = tmp_path / "out"
-    r = CliRunner().invoke(main, ["verify", "--plugin", str(tmp_path / "mine.py"), "--claim", "mine.*",
-                                  "--out", str(out)])
-    assert r.exit_code == 1, r.output
-    doc = json.loads((out / "verdicts.json").read_text())
-    got = {c["id"]: c for c in doc["claims"]}
-    assert doc["run"]["state"] == "complete" and got["mine.fine"]["verdict"] == "holds"
-    assert got["mine.odd"]["verdict"] == "error" and "cannot be written as JSON" in got["mine.odd"]["verdict_reason"]
+    status, run, got = _two_claims(tmp_path, f'return [], [mmicl.Check("c", "x", True)], {summary}',
+                                   'return [], [mmicl.Check("c", "x", True)]')
+    assert status == 1 and run["state"] == "complete" and got["mine.second"]["verdict"] == "holds"
+    assert got["mine.first"]["verdict"] == "error" and "cannot be written as JSON" in got["mine.first"]["verdict_reason"]
 
 
 def test_a_claim_cannot_change_the_runs_seed(tmp_path):
