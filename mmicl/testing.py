@@ -494,15 +494,21 @@ curvature at α_T astronomically small (the flow then needs ~1e177 time units), 
 1e-148 adds ~1e-150 to the LSA gap, below anything float64 can tell from 0: numerical edges, not
 properties of the theory, so the strategies keep away from them."""
 positive_norms = st.floats(min_value=0.05, max_value=5.0)
+"""A squared norm in [0.05, 5], never 0 (the ends of a law with signal)."""
 grid_norms = st.integers(0, 20).map(lambda k: k / 4)
 """0, 0.25, …, 5: atoms on a grid are at least 1/4 apart, so a law that is not a point law has
 an LSA gap well above rounding."""
 shapes = st.floats(min_value=0.3, max_value=4.0)
 """Beta exponents; below 1 the density is singular at that end."""
 raw_weights = st.floats(min_value=0.05, max_value=1.0)
+"""An unnormalised weight in [0.05, 1] (``probability_vectors`` divides by their sum), so that no
+piece of a mixture or atom of a discrete law is negligible."""
 widths = st.floats(min_value=0.05, max_value=3.0)
+"""The width b − a of a support interval, in [0.05, 3]."""
 zeta_constants = st.one_of(st.floats(min_value=0.2, max_value=3.0), st.floats(min_value=-3.0, max_value=-0.2))
+"""The value c of ``zeta=const(c)``: |c| in [0.2, 3], either sign."""
 dims = st.integers(min_value=1, max_value=4)
+"""A modality's dimension d1 or d2, from 1 to 4."""
 
 
 def _normalised(raw) -> tuple[float, ...]:
@@ -535,13 +541,16 @@ def atoms(values=squared_norms):
 
 
 atoms_at_zero = st.just(Point(0.0))
+"""The point law at s = 0 (every prompt has m = 0: no signal)."""
 positive_atoms = atoms(positive_norms)
+"""A point law at a squared norm in [0.05, 5]."""
 
 # --------------------------------------------------------------------------- continuous pieces
 
 
 @st.composite
 def uniform_laws(draw, support=None):
+    """A uniform law on an interval drawn by ``support`` (default ``intervals()``), as ``Beta(1, 1, a, b)``."""
     a, b = draw(support if support is not None else intervals())
     return Beta(1.0, 1.0, a, b)
 
@@ -559,6 +568,7 @@ def beta_laws(draw, support=None, asymmetric: bool = False):
 
 
 continuous_laws = st.one_of(uniform_laws(), beta_laws())
+"""A uniform or Beta law of s on a bounded interval."""
 
 # --------------------------------------------------------------------------- discrete laws and mixtures
 
@@ -657,6 +667,7 @@ number_formats = st.sampled_from([
 ])
 """Ways to write a float that all read back as the same float."""
 spaces = st.sampled_from(["", " "])
+"""The white space LAW text may carry between its tokens (none or one space)."""
 
 
 @st.composite

@@ -201,14 +201,44 @@ def public_objects(package) -> dict[str, object]:
     return objects
 
 
-def missing_docstrings(objects: dict[str, object]) -> list[str]:
+def missing_docstrings(objects: dict[str, object], prefix: str = "mmicl.") -> list[str]:
     """The public names whose definition has no docstring (for an attribute: none after it)."""
-    return [f"mmicl.{name} ({obj.path})" for name, obj in objects.items()
+    return [f"{prefix}{name} ({obj.path})" for name, obj in objects.items()
             if obj.docstring is None or not obj.docstring.value.strip()]
 
 
-def reference_markdown(objects: dict[str, object]) -> str:
-    """The API reference page: a section per public name, at the place it is defined."""
+MODULE_SECTIONS = (
+    ("mmicl.testing", "Property tests: `mmicl.testing`",
+     "Hypothesis strategies yielding task laws and their facts, and the helpers that run and assert a "
+     "claim, for a repository of property tests (`import mmicl.testing as mt`)."),
+    ("mmicl.pytest_plugin", "The pytest plugin: `mmicl.pytest_plugin`",
+     "Loaded by its `pytest11` entry point once mmicl is installed: the fixtures `mmicl_baseline` and "
+     "`mmicl_size`, and the options `--mmicl-size`, `--mmicl-profile`, `--mmicl-update-baseline`, "
+     "`--mmicl-require-baseline` (its pytest hooks are not listed)."),
+)
+"""Modules a user imports by their own path, each documented name by name (their ``__all__``,
+less pytest's hooks) after the names of ``mmicl`` itself."""
+
+
+def module_names(module: str) -> list[str]:
+    """The documented names of ``module``: its ``__all__``, less pytest hooks (``pytest_*``)."""
+    import importlib
+
+    return [n for n in importlib.import_module(module).__all__ if not n.startswith("pytest_")]
+
+
+def module_objects(package) -> dict[str, object]:
+    """``module.NAME`` -> the griffe object of each name of ``MODULE_SECTIONS``' modules."""
+    objects = {}
+    for module, _, _ in MODULE_SECTIONS:
+        for name in module_names(module):
+            objects[f"{module}.{name}"] = _definition(package, module, name)
+    return objects
+
+
+def reference_markdown(objects: dict[str, object], modules: dict[str, object] | None = None) -> str:
+    """The API reference page: a section per public name, at the place it is defined; then a
+    section per module of ``MODULE_SECTIONS``, a part per name."""
     lines = [
         "# API reference",
         "",
@@ -234,6 +264,15 @@ def reference_markdown(objects: dict[str, object]) -> str:
                 f'      toc_label: "{name}"',
                 "",
             ]
+    for module, title, about in MODULE_SECTIONS if modules is not None else ():
+        lines += [f"## {title}", "", about, ""]
+        for name in module_names(module):
+            obj = modules[f"{module}.{name}"]
+            kind = "module" if obj.is_module else obj.kind.value
+            if obj.path != f"{module}.{name}":
+                lines += [f'<a id="{module}.{name}"></a>', ""]
+            lines += [f"**`{module}.{name}`** ({kind} `{obj.path}`)", "", f"::: {obj.path}", "    options:",
+                      "      heading_level: 3", f'      toc_label: "{name}"', ""]
     return "\n".join(lines)
 
 
@@ -516,10 +555,11 @@ def on_files(files, config, **kwargs):
         files.append(File.generated(config, page, content=text))
         _state.setdefault("generated", set()).add(page)
 
-    objects = public_objects(load_package(Path(_state["tmp"]) / "src"))
-    for missing in missing_docstrings(objects):
+    package = load_package(Path(_state["tmp"]) / "src")
+    objects, modules = public_objects(package), module_objects(package)
+    for missing in missing_docstrings(objects) + missing_docstrings(modules, prefix=""):
         log.warning("public name without a docstring: %s", missing)
-    files.append(File.generated(config, REFERENCE, content=reference_markdown(objects)))
+    files.append(File.generated(config, REFERENCE, content=reference_markdown(objects, modules)))
     add_tutorials(files, config)
     return files
 

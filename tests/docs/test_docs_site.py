@@ -44,6 +44,15 @@ def public_objects():
         yield hooks.public_objects(hooks.load_package(hooks.stage_package(Path(tmp) / "src")))
 
 
+@pytest.fixture(scope="module")
+def module_objects():
+    """``module.NAME`` -> its griffe object for the modules documented name by name (mmicl.testing,
+    the pytest plugin)."""
+    pytest.importorskip("griffe", reason="griffe (from mkdocstrings[python], in the test extra) is not installed")
+    with tempfile.TemporaryDirectory() as tmp:
+        yield hooks.module_objects(hooks.load_package(hooks.stage_package(Path(tmp) / "src")))
+
+
 # (a) ------------------------------------------------------------------------------------------
 
 
@@ -61,7 +70,7 @@ def test_the_warning_filter_sees_mkdocs_warnings_and_only_them():
 
 
 @pytest.mark.subprocess
-def test_site_builds_strict_with_a_reference_entry_per_public_name(tmp_path, public_objects):
+def test_site_builds_strict_with_a_reference_entry_per_public_name(tmp_path, public_objects, module_objects):
     for module in ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python", "mkdocs_jupyter",
                    "jupytext", "nbclient", "ipykernel"):
         if importlib.util.find_spec(module) is None:
@@ -84,6 +93,10 @@ def test_site_builds_strict_with_a_reference_entry_per_public_name(tmp_path, pub
     assert not no_anchor, f"the API reference has no anchor for {no_anchor}"
     not_rendered = [f"{n} ({obj.path})" for n, obj in public_objects.items() if obj.path not in ids]
     assert not not_rendered, f"the API reference does not document {not_rendered}"
+    # mmicl.testing and the pytest plugin's fixtures, name by name
+    absent = [name for name, obj in module_objects.items() if name not in ids or obj.path not in ids]
+    assert not absent, f"the API reference does not document {absent}"
+    assert {"mmicl.pytest_plugin.mmicl_baseline", "mmicl.pytest_plugin.mmicl_size"} <= set(module_objects)
     # the pages made from the README are there too
     for page in ("index.html", "guide/law_language/index.html", "guide/claims/index.html"):
         assert (site / page).is_file(), page
@@ -135,6 +148,14 @@ def test_every_public_name_is_in_the_readme_table():
 
 
 # (c) ------------------------------------------------------------------------------------------
+
+
+def test_every_name_of_the_modules_documented_by_name_has_a_docstring(module_objects):
+    import mmicl.testing
+
+    assert {n.split(".")[-1] for n in module_objects if n.startswith("mmicl.testing.")} == set(mmicl.testing.__all__)
+    missing = hooks.missing_docstrings(module_objects, prefix="")
+    assert not missing, "names without a docstring (add one where the object is defined):\n" + "\n".join(missing)
 
 
 def test_reference_groups_are_exactly_all():
