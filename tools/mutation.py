@@ -23,8 +23,9 @@ How it works
    and every ``mmicl.*`` module load from the copy (the editable install's finder, which points at
    /work/main, sits *after* the path finder on ``sys.meta_path`` and is never asked).  This is
    checked on every run, not assumed: a small pytest plugin (``-p _mutation_probe``) records the
-   file of every loaded ``mmicl*`` module, and a run where one of them lies outside the copy is an
-   error.
+   file of every loaded ``mmicl*`` module (after collection, and again at the end, so that a
+   mutant whose test never ends is still known to have run on the copy), and a run where one of
+   them lies outside the copy is an error.
 2. Each mutation is a snippet (exact text or a regular expression) and its replacement.  The
    snippet is searched for in every ``.py`` file under ``theory/``, ``numerics/`` (with
    ``numerics/testbed/``) and ``proofs/`` (with its certificates, sweep and claims), so a function that moved to another module is still found.  A snippet
@@ -639,11 +640,21 @@ def pytest_sessionstart(session):
     settings.load_profile("mutation-no-shrink")
 
 
-def pytest_sessionfinish(session, exitstatus):
+def _record():
     mods = {name: os.path.realpath(getattr(m, "__file__", "") or "")
             for name, m in list(sys.modules.items()) if name == "mmicl" or name.startswith("mmicl.")}
     with open(os.environ["MUTATION_PROBE_OUT"], "w") as f:
         json.dump(mods, f)
+
+
+def pytest_collection_finish(session):
+    # once the test modules are imported: a mutant whose test then never ends (a timeout) is still
+    # known to have run on the copy
+    _record()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _record()
 '''
 
 
