@@ -256,7 +256,7 @@ def verdict_table(title: str):
     from rich.table import Table
 
     table = Table(title=escape(title))
-    for col in ("claim", "verdict", "key numbers", "s"):
+    for col in ("claim", "verdict", "key numbers", "seconds"):  # "s" is the squared norm ‖m‖² here
         table.add_column(col)
     return table
 
