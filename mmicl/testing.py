@@ -7,10 +7,11 @@ strategies are the ones mmicl's own test suite draws its laws from.
 
 Laws that carry their facts
 ---------------------------
-``task_laws(...)`` and ``scalar_laws(...)`` draw a ``DrawnLaw``: the law (``.law``, a ``TaskLaw``
-or a ``ScalarLaw``), its LAW text (``.text``, written here from the same pieces, independently of
-``TaskLaw.spec()``) and its ``LawFacts`` (``.facts``), worked out from how the law was built and
-never by calling the code under test:
+``task_laws(...)`` and ``scalar_laws(...)`` draw a ``DrawnLaw``: the law itself (a ``TaskLaw``, or
+a ``ScalarLaw`` such as ``Beta``, so it goes wherever a law goes: ``mmicl.alpha_T(drawn, 7)``,
+``drawn.signal_bounds()``; ``.law`` is the same object), carrying its LAW text (``.text``, written
+here from the same pieces, independently of ``TaskLaw.spec()``) and its ``LawFacts`` (``.facts``),
+worked out from how the law was built and never by calling the code under test:
 
 - ``facts.bounded``: s = ‖m‖² is bounded (no exponential piece);
 - ``facts.signal_values``: how many distinct values s takes over the prompts with m ≠ 0, capped at
@@ -82,7 +83,7 @@ from typing import Iterable
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-from mmicl.numerics.laws.scalar import Beta, Discrete, Exponential, Mixture, Point, ScalarLaw, TwoPoint
+from mmicl.numerics.laws.scalar import Beta, Discrete, Exponential, Mixture, Point, TwoPoint
 from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
 from mmicl.numerics.validate import InputError
 from mmicl.proofs.verify import registered, verify
@@ -158,18 +159,72 @@ class LawFacts:
         return self.atoms is not None
 
 
-@dataclass(frozen=True)
 class DrawnLaw:
-    """A law drawn by ``task_laws`` or ``scalar_laws``: ``law`` (a ``TaskLaw``, or a ``ScalarLaw``
-    for ``scalar_laws``), ``text`` (its LAW text, or DIST text for a scalar law) and ``facts``.
-    Its repr shows the text and the facts, so a falsifying example reads as a law."""
+    """A law drawn by ``task_laws`` or ``scalar_laws``, and a law itself: an instance of the law's
+    own class (a ``TaskLaw``, or ``Beta``, ``Point``, … for ``scalar_laws``) that also carries
+    ``text`` (its LAW text, or DIST text for a scalar law) and ``facts`` (``LawFacts``).  So it
+    goes wherever a law goes: ``mmicl.alpha_T(drawn, 7)``, ``drawn.signal_bounds()``,
+    ``TaskLaw(s=drawn)``.  ``drawn.law`` is the drawn law itself (for code written when the law
+    was a field).  Its repr shows the text and the facts, so a falsifying example reads as a law;
+    ``isinstance(x, DrawnLaw)`` tells a drawn law from a plain one."""
 
-    law: TaskLaw | ScalarLaw = field(repr=False)
     text: str
     facts: LawFacts
 
+    @property
+    def law(self):
+        """The law itself (``self``)."""
+        return self
+
     def __str__(self) -> str:
         return self.text
+
+    def __repr__(self) -> str:
+        return f"DrawnLaw(text={self.text!r}, facts={self.facts!r})"
+
+    def __eq__(self, other) -> bool:  # a drawn Point(2) is Point(2): text and facts only describe it
+        return _plain(self) == _plain(other)
+
+    def __hash__(self) -> int:
+        return hash(_plain(self))
+
+
+_DRAWN_CLASSES: dict[type, type] = {}
+
+
+def _plain(law):
+    """A drawn law as a plain instance of its own class (the parts of a law that is drawn as a
+    whole: a mixture's components, a task law's s, sv, sr); a plain law as it is."""
+    if not isinstance(law, DrawnLaw):
+        return law
+    (cls,) = [c for c, sub in _DRAWN_CLASSES.items() if sub is type(law)]
+    plain = object.__new__(cls)
+    for name, value in vars(law).items():
+        if name not in ("text", "facts"):
+            object.__setattr__(plain, name, value)
+    return plain
+
+
+def _drawn(law, text: str, facts: LawFacts):
+    """``law`` as an instance of ``Drawn<its class>`` (its class and ``DrawnLaw``), carrying
+    ``text`` and ``facts``: the law's state copied as it is."""
+    import dataclasses
+
+    cls = type(law)
+    sub = _DRAWN_CLASSES.get(cls)
+    if sub is None:
+        namespace = {"__annotations__": {"text": "str", "facts": "LawFacts | None"}, "text": "", "facts": None,
+                     "__module__": __name__, "__qualname__": f"Drawn{cls.__name__}",
+                     "__doc__": f"A drawn {cls.__name__} (``DrawnLaw``)."}
+        sub = dataclasses.dataclass(frozen=True, eq=False, repr=False)(type(f"Drawn{cls.__name__}", (DrawnLaw, cls),
+                                                                            namespace))
+        _DRAWN_CLASSES[cls] = sub
+    drawn = object.__new__(sub)  # the law's state as it is: not made again (a constructor may renormalise)
+    for name, value in vars(law).items():
+        object.__setattr__(drawn, name, value)
+    object.__setattr__(drawn, "text", text)
+    object.__setattr__(drawn, "facts", facts)
+    return drawn
 
 
 def _atomic_facts(values: Iterable[float]) -> LawFacts:
@@ -229,7 +284,7 @@ def point_pieces(atom_at_zero: bool = True):
     """``point(c)``, c on the grid of ``ATOM_GRID``; ``point(0)`` (every prompt has m = 0) only
     with ``atom_at_zero``.  Shrinks toward ``point(0)`` (or ``point(0.0625)``)."""
     _check_bool("atom_at_zero", atom_at_zero)
-    return _atom_values(atom_at_zero).map(lambda c: DrawnLaw(Point(c), f"point({_n(c)})", _atomic_facts([c])))
+    return _atom_values(atom_at_zero).map(lambda c: _drawn(Point(c), f"point({_n(c)})", _atomic_facts([c])))
 
 
 @st.composite
@@ -243,7 +298,7 @@ def _support(draw):
 def uniform_pieces():
     """``uniform(a, b)`` on a support of ``_support`` (at least 0.05 wide, a = 0 allowed: a
     density reaching 0 is not an atom at 0).  Shrinks toward ``uniform(0, 0.05)``-like laws."""
-    return _support().map(lambda ab: DrawnLaw(Beta(1.0, 1.0, *ab), f"uniform({_n(ab[0])},{_n(ab[1])})",
+    return _support().map(lambda ab: _drawn(Beta(1.0, 1.0, *ab), f"uniform({_n(ab[0])},{_n(ab[1])})",
                                               _continuous_facts(*ab)))
 
 
@@ -253,7 +308,7 @@ def beta_pieces(draw):
     end) on a support of ``_support``."""
     p, q = draw(shapes), draw(shapes)
     a, b = draw(_support())
-    return DrawnLaw(Beta(p, q, a, b), f"beta({_n(p)},{_n(q)},{_n(a)},{_n(b)})", _continuous_facts(a, b))
+    return _drawn(Beta(p, q, a, b), f"beta({_n(p)},{_n(q)},{_n(a)},{_n(b)})", _continuous_facts(a, b))
 
 
 @st.composite
@@ -263,13 +318,13 @@ def discrete_pieces(draw, atom_at_zero: bool = True, min_size: int = 2, max_size
     vals = draw(st.lists(_atom_values(atom_at_zero), min_size=min_size, max_size=max_size, unique=True))
     probs = draw(probability_vectors(len(vals)))
     text = "discrete(" + ",".join(f"{_n(v)}:{_n(p)}" for v, p in zip(vals, probs)) + ")"
-    return DrawnLaw(Discrete(tuple(vals), probs), text, _atomic_facts(vals))
+    return _drawn(Discrete(tuple(vals), probs), text, _atomic_facts(vals))
 
 
 def exponential_pieces():
     """``exponential(rate)``, rate in [0.2, 5]: the unbounded piece (s_hi = ∞)."""
     rates = st.floats(min_value=0.2, max_value=5.0)
-    return rates.map(lambda r: DrawnLaw(Exponential(r), f"exponential({_n(r)})", _continuous_facts(0.0, math.inf)))
+    return rates.map(lambda r: _drawn(Exponential(r), f"exponential({_n(r)})", _continuous_facts(0.0, math.inf)))
 
 
 @st.composite
@@ -279,11 +334,11 @@ def mixture_pieces(draw, parts, min_size: int = 2, max_size: int = 3):
     comps = draw(st.lists(parts, min_size=min_size, max_size=max_size))
     probs = draw(probability_vectors(len(comps)))
     text = "mix(" + ",".join(f"{_n(w)}*{c.text}" for w, c in zip(probs, comps)) + ")"
-    return DrawnLaw(Mixture(tuple(c.law for c in comps), probs), text, _mixture_facts([c.facts for c in comps]))
+    return _drawn(Mixture(tuple(_plain(c) for c in comps), probs), text, _mixture_facts([c.facts for c in comps]))
 
 
 def scalar_laws(bounded: bool = True, atoms: bool = True, atom_at_zero: bool = True):
-    """A ``DrawnLaw`` of one squared norm (``.law`` a ``ScalarLaw``, ``.text`` its DIST text):
+    """A ``DrawnLaw`` of one squared norm (a ``ScalarLaw`` itself, ``.text`` its DIST text):
     a point, a uniform, a Beta piece, a discrete law, or a mixture of 2–3 of these.
 
     ``bounded``: True: every law is bounded; False: exponential pieces may appear too (alone or in
@@ -317,8 +372,8 @@ def _zeta_text(z: ZetaLaw) -> str:
 
 def task_laws(bounded: bool = True, modalities: Iterable[str] = _MODALITIES, atoms: bool = True,
               atom_at_zero: bool = True, zeta: Iterable[str] = _ZETAS, max_dim: int = 4):
-    """A ``DrawnLaw`` of a task: ``.law`` a ``TaskLaw``, ``.text`` its LAW text, ``.facts`` about
-    s = ‖m‖².
+    """A ``DrawnLaw`` of a task: a ``TaskLaw`` itself, with ``.text`` its LAW text and ``.facts``
+    about s = ‖m‖².
 
     ``modalities``: the forms drawn: ``"s"`` (the law of ‖m‖², direction uniform on the sphere)
     and ``"sv+sr"`` (independent laws of ‖v‖² and ‖r‖², one per modality; s is their sum).
@@ -343,13 +398,14 @@ def task_laws(bounded: bool = True, modalities: Iterable[str] = _MODALITIES, ato
         mode = draw(st.sampled_from(modalities))
         if mode == "s":
             s = draw(scalars)
-            kw, items, facts = {"s": s.law}, [f"s={s.text}"], s.facts
+            kw, items, facts = {"s": _plain(s)}, [f"s={s.text}"], s.facts
         else:
             v, r = draw(scalars), draw(scalars)
-            kw, items, facts = {"sv": v.law, "sr": r.law}, [f"sv={v.text}", f"sr={r.text}"], _sum_facts(v.facts, r.facts)
+            kw, items, facts = ({"sv": _plain(v), "sr": _plain(r)}, [f"sv={v.text}", f"sr={r.text}"],
+                                _sum_facts(v.facts, r.facts))
         z, d1, d2 = draw(zetas), draw(sizes), draw(sizes)
         items += [f"zeta={_zeta_text(z)}", f"d1={d1}", f"d2={d2}"]
-        return DrawnLaw(TaskLaw(d1=d1, d2=d2, zeta=z, **kw), "; ".join(items), facts)
+        return _drawn(TaskLaw(d1=d1, d2=d2, zeta=z, **kw), "; ".join(items), facts)
 
     return draw_task()
 
@@ -378,7 +434,7 @@ def _law_text(law) -> str | None:
     if law is None or isinstance(law, str):
         return law
     if isinstance(law, DrawnLaw):
-        if not isinstance(law.law, TaskLaw):
+        if not isinstance(law, TaskLaw):
             raise TypeError("a claim runs on a task law: draw it with task_laws(), not scalar_laws()")
         return law.text
     if isinstance(law, TaskLaw):

@@ -58,8 +58,8 @@ except AssertionError as error:
 # %% [markdown]
 # ## Laws that carry their facts
 #
-# `mt.task_laws()` draws a `DrawnLaw`: the law (`.law`), its LAW text (`.text`) and its facts
-# (`.facts`), worked out from how the law was built rather than by the code under test: whether s
+# `mt.task_laws()` draws a `DrawnLaw`: a `TaskLaw` itself, carrying its LAW text (`.text`) and its
+# facts (`.facts`), worked out from how the law was built rather than by the code under test: whether s
 # is bounded, how many values it takes over prompts with signal, its ends `s_lo` and `s_hi`.
 # A property can then say what the verdict must be from the facts alone.
 

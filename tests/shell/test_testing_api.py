@@ -252,3 +252,20 @@ def test_every_to_json_of_a_claim_on_a_drawn_law_is_strict_json(drawn):
     for doc in (result.to_json(), result.to_json(relative_to=".")):
         json.loads(json.dumps(doc, allow_nan=False))
     assert (result.verdict == "hypothesis-not-met") == (not (drawn.facts.bounded and drawn.facts.has_signal))
+
+
+@settings(max_examples=25, deadline=None)
+@given(mt.task_laws(atom_at_zero=False))
+def test_a_drawn_task_law_is_a_law_wherever_a_law_goes(law):
+    """Written the natural way, with no unwrapping: the drawn object is a TaskLaw carrying its facts."""
+    assert isinstance(law, mmicl.TaskLaw) and isinstance(law, mt.DrawnLaw) and law.law is law
+    assert law.facts.has_signal and tuple(law.signal_bounds()) == (law.facts.s_lo, law.facts.s_hi)
+    assert 0 < mmicl.alpha_T(law, 7) <= 1 / (1 + law.facts.s_lo) * (1 + 1e-12)
+    assert law == parse_law(law.text) and hash(law) == hash(parse_law(law.text)) and str(law) == law.text
+
+
+@settings(max_examples=25, deadline=None)
+@given(mt.scalar_laws())
+def test_a_drawn_scalar_law_is_a_scalar_law(s):
+    assert isinstance(s, mt.DrawnLaw) and s.support() == s.facts.support
+    assert mmicl.TaskLaw(s=s).s_bounds() == s.facts.support
