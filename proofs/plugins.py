@@ -28,13 +28,11 @@ from mmicl.numerics import interrupts
 from mmicl.numerics.validate import InputError
 
 from .claim import ClaimError
-from .registry import registering_as
+from .registry import GROUP, entry_point_origin, registering_as
 
 __all__ = ["GROUP", "PluginError", "load_installed", "load_plugins"]
 
 
-GROUP = "mmicl.claims"
-"""The entry-point group of claim plugins."""
 
 _installed_loaded = False
 _loaded: dict[str, str] = {}  # what was loaded (file path or module name) -> origin
@@ -67,9 +65,7 @@ def load_installed() -> None:
         return
     _installed_loaded = True  # set first: a failing plugin is reported once, not retried on every call
     for ep in sorted(metadata.entry_points(group=GROUP), key=lambda ep: ep.name):
-        dist = getattr(ep, "dist", None)
-        source = f"{dist.name} {dist.version}" if dist is not None else ep.value
-        origin = f"plugin {ep.name} ({source})"
+        origin = entry_point_origin(ep)
         if ep.value in _loaded:
             continue
         _loaded[ep.value] = origin

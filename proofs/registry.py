@@ -2,9 +2,11 @@
 
 ``register(claim)`` adds a ``Claim`` (``proofs.claim``) to ``REGISTRY``; ``@claim(id, ...)`` registers a
 function as a claim's ``evaluate``.  A claim registered without an origin gets the one in force where
-it is registered (``current_origin()``): ``"user"`` by default, the plugin being loaded inside
-``registering_as(origin)`` (``proofs.plugins``), ``"built-in"`` while mmicl loads its own claims
-(``proofs.claims``).  Ids are ``namespace.name``; the namespaces of the built-in claims are reserved
+it is registered (``current_origin()``): the plugin being loaded inside ``registering_as(origin)``
+(``proofs.plugins``), ``"built-in"`` while mmicl loads its own claims (``proofs.claims``), and
+otherwise where the claim's ``evaluate`` is defined: the installed plugin whose entry point names its
+module (or a package holding it), whatever imported it first (a test that imports the plugin's
+module before mmicl loads it records the same origin), else ``"user"``.  Ids are ``namespace.name``; the namespaces of the built-in claims are reserved
 (``RESERVED_NAMESPACES``).  Listing and running claims (which loads the built-in ones and the
 plugins first) is ``proofs.verify``.
 """
@@ -13,12 +15,16 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import lru_cache
 from typing import Callable, Iterator
 
 from .claim import BUILTIN, Claim, ClaimError
 
-__all__ = ["RESERVED_NAMESPACES", "REGISTRY", "check_claim_id", "register", "current_origin", "registering_as",
-           "claim"]
+__all__ = ["GROUP", "RESERVED_NAMESPACES", "REGISTRY", "check_claim_id", "register", "current_origin",
+           "registering_as", "claim", "entry_point_origin", "origin_of_module"]
+
+GROUP = "mmicl.claims"
+"""The entry-point group of claim plugins."""
 
 RESERVED_NAMESPACES = frozenset({"mmicl", "thm4", "thm6", "appF", "depth", "testbed", "ext", "variant"})
 """Namespaces of the built-in claims (the part of an id before its first dot, or the whole id where
@@ -53,7 +59,7 @@ def register(claim: Claim, replace: bool = False) -> Claim:
     built-in claim is never replaced by another origin's."""
     if not isinstance(claim, Claim):
         raise ClaimError(f"register takes an mmicl.Claim, got {type(claim).__name__}")
-    here = current_origin()
+    here = current_origin(getattr(claim.evaluate, "__module__", None))
     if claim.origin is None:
         claim.origin = here
     elif claim.origin == BUILTIN and here != BUILTIN:
@@ -69,13 +75,44 @@ def register(claim: Claim, replace: bool = False) -> Claim:
     return claim
 
 
-_ORIGIN: ContextVar[str] = ContextVar("mmicl_claim_origin", default="user")
-"""The origin given to claims registered now: ``"user"``, or the plugin being loaded (``plugins``)."""
+_ORIGIN: ContextVar[str | None] = ContextVar("mmicl_claim_origin", default=None)
+"""The origin given to claims registered now: the plugin being loaded (``plugins``) or
+``"built-in"``; None outside ``registering_as``."""
 
 
-def current_origin() -> str:
-    """The origin a claim registered now gets: ``"user"``, or what ``registering_as`` set."""
-    return _ORIGIN.get()
+def current_origin(module: str | None = None) -> str:
+    """The origin a claim registered now gets: what ``registering_as`` set, else that of the module
+    that defines its ``evaluate`` (``origin_of_module``)."""
+    here = _ORIGIN.get()
+    return here if here is not None else origin_of_module(module)
+
+
+def entry_point_origin(ep) -> str:
+    """``"plugin NAME (DIST VERSION)"`` for an entry point of ``GROUP``."""
+    dist = getattr(ep, "dist", None)
+    return f"plugin {ep.name} ({dist.name} {dist.version})" if dist is not None else f"plugin {ep.name} ({ep.value})"
+
+
+def origin_of_module(module: str | None) -> str:
+    """The origin of claims defined in ``module``: the installed plugin whose entry point names
+    that module or a package holding it, else ``"user"`` (a script, a notebook, a test file)."""
+    if module:
+        import sys
+
+        for ep in _entry_points(tuple(sys.path)):
+            target = ep.value.split(":")[0].strip()
+            if module == target or module.startswith(target + "."):
+                return entry_point_origin(ep)
+    return "user"
+
+
+@lru_cache(maxsize=4)
+def _entry_points(path: tuple[str, ...]) -> tuple:
+    """The entry points of ``GROUP``, by name, read once per ``sys.path`` (reading the metadata of
+    every installed distribution costs tens of milliseconds)."""
+    from importlib import metadata
+
+    return tuple(sorted(metadata.entry_points(group=GROUP), key=lambda ep: ep.name))
 
 
 @contextmanager
@@ -100,5 +137,6 @@ def claim(id: str, *, title: str, statement: str, default: bool = False, replace
     ``default``: run by a plain ``mmicl verify`` (off by default for claims of plugins: they run when
     asked for, ``--claim 'mine.*'``).  ``replace``: see ``register``."""
     def wrap(evaluate: Callable) -> Claim:
-        return register(Claim(id, title, statement, evaluate, default=default, origin=current_origin()), replace=replace)
+        return register(Claim(id, title, statement, evaluate, default=default,
+                              origin=current_origin(getattr(evaluate, "__module__", None))), replace=replace)
     return wrap

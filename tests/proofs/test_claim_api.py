@@ -248,3 +248,23 @@ def test_the_helpers_a_plugin_needs_are_public():
     assert (e.mean, e.samples) == (2.0, 3) and abs(e.se - 1 / 3 ** 0.5) < 1e-15
     p = subprocess.run([sys.executable, "-m", "mmicl", "--version"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and p.stdout.startswith("mmicl, version")
+
+
+@pytest.mark.subprocess
+def test_a_plugins_origin_does_not_depend_on_who_imported_it_first(tmp_path):
+    """A test that imports the plugin's module itself, before mmicl loads the entry point, records the
+    plugin as the origin, not "user"."""
+    _fake_distribution(tmp_path / "site", PLUGIN)
+    code = textwrap.dedent("""
+        import json
+        import mypkg.claims  # first, as a test file of the plugin's own would
+        import mmicl
+        from mmicl.proofs.registry import REGISTRY
+        first = REGISTRY["mine.good"].origin
+        res = mmicl.verify("mine.good", out="r")
+        print(json.dumps({"first": first, "run": res[0].origin, "count": sum(i.startswith("mine.") for i in mmicl.claims())}))
+    """)
+    p = _python(tmp_path / "site", code, tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    assert got["first"] == got["run"] == "plugin mine (mypkg 0.1.0)" and got["count"] >= 1
