@@ -235,7 +235,8 @@ def claims_command(plugins, as_json):
     from rich.table import Table
 
     table = Table(title="mmicl claims")
-    for col in ("claim", "title", "origin", "default"):
+    table.add_column("claim", overflow="fold")  # an id is folded onto the next line, never cut short
+    for col in ("title", "origin", "default"):
         table.add_column(col)
     for r in rows:
         table.add_row(escape(r["id"]), escape(r["title"]), escape(r["origin"]), "yes" if r["default"] else "no")
@@ -256,7 +257,8 @@ def verdict_table(title: str):
     from rich.table import Table
 
     table = Table(title=escape(title))
-    for col in ("claim", "verdict", "key numbers", "seconds"):  # "s" is the squared norm ‖m‖² here
+    table.add_column("claim", overflow="fold")  # an id is folded onto the next line, never cut short
+    for col in ("verdict", "key numbers", "seconds"):  # "s" is the squared norm ‖m‖² here
         table.add_column(col)
     return table
 

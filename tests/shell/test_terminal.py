@@ -3,6 +3,7 @@ of ending in a ``UnicodeEncodeError`` (mmicl/terminal.py)."""
 from __future__ import annotations
 
 import io
+import textwrap
 import os
 import subprocess
 import sys
@@ -39,3 +40,24 @@ def test_commands_on_an_ascii_terminal_print_ascii_not_a_traceback(env):
                            env={**os.environ, **env})
         assert p.returncode == 0, p.stderr.decode(errors="replace")[-2000:]
         assert b"Traceback" not in p.stderr and p.stdout.isascii() and b"alpha" in p.stdout
+
+
+def test_long_claim_ids_are_folded_not_cut_at_80_columns(tmp_path, clean_registry):
+    """`mmicl claims` on an 80-column terminal: every id appears whole (folded onto a second line
+    where it must be), never with an ellipsis."""
+    from click.testing import CliRunner
+
+    from mmicl.cli import main
+
+    long_id = "mine.an_unusually_long_claim_identifier_that_will_not_fit_in_its_column"
+    (tmp_path / "mine.py").write_text(textwrap.dedent(f"""
+        import mmicl
+
+        @mmicl.claim({long_id!r}, title="t", statement="s")
+        def long(config):
+            return [], [mmicl.Check("c", "x", True)]
+        """))
+    r = CliRunner().invoke(main, ["claims", "--plugin", str(tmp_path / "mine.py")], env={"COLUMNS": "80"})
+    assert r.exit_code == 0 and "…" not in r.output
+    cells = "".join(line.split("│")[1].strip() for line in r.output.splitlines() if line.count("│") >= 4)
+    assert long_id in cells
