@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from mmicl.proofs.claim import ClaimResult, RunConfig
+from mmicl.proofs.claim import BUILTIN, ClaimResult, RunConfig
 from mmicl.numerics.strict_json import to_strict
 from mmicl.numerics.provenance import __version__
 
@@ -247,7 +247,8 @@ def render_html(results: list[ClaimResult], config: RunConfig, run=None) -> str:
     figure_no = [0]
     for r, a in zip(results, ids):
         out += _claim_html(r, a, config, pending, figure_no)
-    out += _conventions_html()
+    if _uses_conventions(results):
+        out += _conventions_html()
     out += ["</main>", "</body>", "</html>"]
     return "\n".join(out) + "\n"
 
@@ -303,7 +304,7 @@ def _claim_html(r: ClaimResult, anchor: str, config: RunConfig, pending: set = f
         out.append("<h3>Figures</h3>")
         for f in r.figures:
             figure_no[0] += 1
-            out.append(_figure_html(f, config, f in pending, figure_no[0]))
+            out.append(_figure_html(f, config, f in pending, figure_no[0], conventions=r.origin == BUILTIN))
     out += ["</div>", "</details>"]
     return out
 
@@ -368,7 +369,8 @@ def hypothesis_groups(hypotheses) -> list[tuple[str | None, list]]:
     return named
 
 
-def _figure_html(fig: str, config: RunConfig, pending: bool = False, number: int | None = None) -> str:
+def _figure_html(fig: str, config: RunConfig, pending: bool = False, number: int | None = None,
+                 conventions: bool = True) -> str:
     import base64
 
     path = Path(fig)
@@ -390,8 +392,8 @@ def _figure_html(fig: str, config: RunConfig, pending: bool = False, number: int
     uri = f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
     label = f"<b>Figure {number}.</b> " if number else ""
     return (f'<figure><img src="{uri}" alt="{_e(path.stem)}" title="{_e(name)}">'
-            f"<figcaption>{label}{_e(figure_caption(path, data))} "
-            f'<a href="#conventions">Conventions</a></figcaption></figure>')
+            f"<figcaption>{label}{_e(figure_caption(path, data))}"
+            + (' <a href="#conventions">Conventions</a>' if conventions else "") + "</figcaption></figure>")
 
 
 CAPTION_KEY = "Description"
@@ -479,6 +481,12 @@ CONVENTIONS = [  # (the point, mmicl's choice): the ones the figures and numbers
     ("LCA readout", "ŷ = (1/n) Σ y_i x_iᵀ F^T_q: raw keys, evolved query, W^R = I"),
 ]
 CONVENTIONS_SOURCE = "docs/model.md, section “Conventions” (docs/model.md#conventions; the README's “Conventions” points there)"
+
+
+def _uses_conventions(results) -> bool:
+    """The conventions section (the LCA model's notation: s, λ, α, T, …) is for the built-in
+    claims' numbers and figures; a report of other claims only (a plugin's) leaves it out."""
+    return any(r.origin == BUILTIN for r in results)
 
 
 def _conventions_html() -> list[str]:

@@ -505,3 +505,15 @@ def test_importing_the_figure_module_does_not_import_matplotlib():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_a_report_of_plugin_claims_only_leaves_out_the_lca_conventions(tmp_path):
+    """The conventions section (the LCA notation) comes with the built-in claims, not with a plugin's."""
+    from mmicl.proofs.claim import ClaimResult, RunConfig
+    from mmicl.report import render_html
+
+    config = RunConfig(out=tmp_path)
+    mine = ClaimResult(id="mine.a", verdict="holds", statement="s", hypotheses=[], checks=[], origin="plugin file x.py")
+    builtin = ClaimResult(id="thm4.1", verdict="holds", statement="s", hypotheses=[], checks=[])
+    assert 'id="conventions"' not in render_html([mine], config)
+    assert 'id="conventions"' in render_html([mine, builtin], config)
