@@ -39,12 +39,16 @@ def signal_values(law: TaskLaw, cap: int = 3) -> int:
 
 @takes_law
 def bounded_s(law: TaskLaw) -> Hypothesis:
+    """"s = ‖m‖² is bounded": met where the support of s ends at a finite s_hi (not an exponential
+    piece); the detail gives the support [s_lo, s_hi] and the law."""
     lo, hi = law.s_bounds()
     return Hypothesis("s = ‖m‖² is bounded (s_hi < ∞)", math.isfinite(hi), f"s ∈ [{lo:g}, {hi:g}] for {law.spec()}")
 
 
 @takes_law
 def has_signal(law: TaskLaw) -> Hypothesis:
+    """"s is not a.s. 0": met where some prompts have m ≠ 0, so the tokens carry signal; the
+    detail gives the range of s over those prompts (an atom at s = 0 is left out of it)."""
     sig = law.signal_bounds()
     return Hypothesis("s is not a.s. 0 (the tokens carry signal)", sig is not None,
                       f"over prompts with m ≠ 0, s ∈ [{sig[0]:g}, {sig[1]:g}]" if sig else "s ≡ 0")
@@ -61,6 +65,9 @@ def label_scale(law: TaskLaw) -> Hypothesis:
 
 @takes_law
 def at_least_values(law: TaskLaw, k: int, why: str) -> Hypothesis:
+    """"s takes at least ``k`` values where m ≠ 0 (``why``)": met where the law of s over prompts
+    with m ≠ 0 has ``k`` or more distinct values (``signal_values``; a continuous piece counts as
+    any number), which a statement needs when it is about a spread of s (``why`` says which)."""
     n = signal_values(law, cap=k)
     return Hypothesis(f"s takes at least {k} values where m ≠ 0 ({why})", n >= k,
                       f"{n if n < k else f'≥ {k}'} distinct value(s) of s over prompts with m ≠ 0")
