@@ -101,6 +101,10 @@ def holding(out: Path) -> Iterator[Path]:
                          0o644)
         except OSError as e:  # a link or FIFO put there between the check and the open
             raise NotAFileError(f"cannot take the lock {path}: {e.strerror}; move it away or choose another --out") from None
+        if os.fstat(fd).st_nlink > 1:  # a hard link: writing the pid would change the other name's file too
+            os.close(fd)
+            raise NotAFileError(f"cannot take the lock {path}: it is a hard link to another file, which writing the "
+                                "pid would change; move it away or choose another --out")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:

@@ -323,6 +323,17 @@ def test_a_lock_that_is_a_link_is_refused_and_its_target_untouched(tmp_path):
     assert target.read_text() == "precious\n" and not (out / "verdicts.json").exists()
 
 
+def test_a_lock_that_is_a_hard_link_is_refused_and_the_other_file_untouched(tmp_path):
+    out = tmp_path / "hard"
+    out.mkdir()
+    other = tmp_path / "precious.txt"
+    other.write_text("precious\n")
+    os.link(other, out / LOCK_NAME)
+    r = _cli(["verify", "--claim", "fake.a", "--out", str(out)], env={"FAKE_SLEEP": "0"})
+    assert r.exit_code == 2 and "hard link" in r.output and "Traceback" not in r.output
+    assert other.read_text() == "precious\n" and not (out / "verdicts.json").exists()
+
+
 @pytest.mark.parametrize("name", ["verdicts.json", "report.md", "report.html", LOCK_NAME])
 def test_a_summary_name_that_is_a_folder_is_refused_before_anything_is_replaced(tmp_path, name):
     out = tmp_path / "named"
