@@ -430,6 +430,8 @@ MUTATIONS: list[Mutation] = [
     N("replace_any_non_link", "    if not stat.S_ISREG(mode):\n        raise NotAFileError",
       "    if stat.S_ISLNK(mode):\n        raise NotAFileError", FOLDER,
       "a folder or FIFO where a summary file goes is replaced after the other files (a traceback, files changed)"),
+    N("lock_through_hard_links", "        if os.fstat(fd).st_nlink > 1:", "        if False:", FOLDER,
+      "a lock file that is a hard link to a user's file has that file overwritten with the pid"),
     N("lock_through_links", "        check_replaceable(path)  # a link, folder or FIFO named .mmicl.lock",
       "        pass  # a link, folder or FIFO named .mmicl.lock", FOLDER,
       "a link named .mmicl.lock is not refused in the words that name it"),
