@@ -164,9 +164,10 @@ def check_summary(doc, name: str = "summary") -> None:
             continue
         if not isinstance(ev, dict):
             bad(f"claim {cid!r}: evidence is a {type(ev).__name__}, not a dict")
-        if not isinstance(ev.get("summary", {}) if ev.get("summary") is not None else {}, dict):
-            bad(f"claim {cid!r}: its summary is a {type(ev['summary']).__name__}, not a dict")
-        checks = ev.get("checks") if ev.get("checks") is not None else []
+        summary, checks = ev.get("summary"), ev.get("checks")
+        if summary is not None and not isinstance(summary, dict):
+            bad(f"claim {cid!r}: its summary is a {type(summary).__name__}, not a dict")
+        checks = [] if checks is None else checks
         if not isinstance(checks, list):
             bad(f"claim {cid!r}: checks is a {type(checks).__name__}, not a list")
         names: set = set()

@@ -171,8 +171,7 @@ class ResultsFolder:
         self.run = RunState("running", planned)
         self._t0 = time.perf_counter()
         self._provenance = software()
-        for name in SUMMARY:  # refused before anything is replaced or removed
-            check_replaceable(self.out / name)
+        # a summary name that is not a file is refused by the first write, before anything is replaced
         for name in ("figures", "montecarlo"):
             if (self.out / name).exists() and not (self.out / name).is_dir():
                 raise NotAFileError(f"cannot write into {self.out / name}: it exists and is not a folder; move it "

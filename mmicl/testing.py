@@ -197,8 +197,7 @@ def _plain(law):
     whole: a mixture's components, a task law's s, sv, sr); a plain law as it is."""
     if not isinstance(law, DrawnLaw):
         return law
-    (cls,) = [c for c, sub in _DRAWN_CLASSES.items() if sub is type(law)]
-    plain = object.__new__(cls)
+    plain = object.__new__(type(law)._plain_class)
     for name, value in vars(law).items():
         if name not in ("text", "facts"):
             object.__setattr__(plain, name, value)
@@ -215,7 +214,7 @@ def _drawn(law, text: str, facts: LawFacts):
     if sub is None:
         namespace = {"__annotations__": {"text": "str", "facts": "LawFacts | None"}, "text": "", "facts": None,
                      "__module__": __name__, "__qualname__": f"Drawn{cls.__name__}",
-                     "__doc__": f"A drawn {cls.__name__} (``DrawnLaw``)."}
+                     "__doc__": f"A drawn {cls.__name__} (``DrawnLaw``).", "_plain_class": cls}
         sub = dataclasses.dataclass(frozen=True, eq=False, repr=False)(type(f"Drawn{cls.__name__}", (DrawnLaw, cls),
                                                                             namespace))
         _DRAWN_CLASSES[cls] = sub

@@ -40,8 +40,9 @@ from mmicl.theory.errors import InputError, MmiclError
 
 from .strict_json import dumps
 
-__all__ = ["DiskFullError", "NotAFileError", "TEMP_SUFFIX", "is_temporary", "check_replaceable", "replacing", "write_text", "write_bytes", "write_json", "write_together", "save_figure",
-           "deferred_figures", "require_space", "free_bytes"]
+__all__ = ["DiskFullError", "NotAFileError", "TEMP_SUFFIX", "is_temporary", "check_replaceable", "replacing",
+           "write_text", "write_bytes", "write_json", "write_together", "save_figure", "deferred_figures",
+           "require_space", "free_bytes"]
 
 _FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
@@ -196,9 +197,7 @@ def write_together(files: dict[str | os.PathLike, bytes]) -> list[Path]:
     leave some new and some old.  A full disk names every file and the bytes of all of them."""
     staged: list[tuple[str, Path]] = []
     total = sum(map(len, files.values()))
-    for target in files:  # every name checked before any is staged or replaced
-        check_replaceable(target)
-    try:
+    try:  # a target that is not a file is refused while staging (_staged), before any is replaced
         for target, data in files.items():
             target = Path(target)
             try:

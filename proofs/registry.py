@@ -137,6 +137,5 @@ def claim(id: str, *, title: str, statement: str, default: bool = False, replace
     ``default``: run by a plain ``mmicl verify`` (off by default for claims of plugins: they run when
     asked for, ``--claim 'mine.*'``).  ``replace``: see ``register``."""
     def wrap(evaluate: Callable) -> Claim:
-        return register(Claim(id, title, statement, evaluate, default=default,
-                              origin=current_origin(getattr(evaluate, "__module__", None))), replace=replace)
+        return register(Claim(id, title, statement, evaluate, default=default), replace=replace)  # origin: register
     return wrap

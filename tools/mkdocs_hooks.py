@@ -251,29 +251,22 @@ def reference_markdown(objects: dict[str, object], modules: dict[str, object] | 
     for title, names in public_groups():
         lines += [f"## {title[0].upper()}{title[1:]}", ""]
         for name in names:
-            obj = objects[name]
-            kind = "module" if obj.is_module else obj.kind.value
-            if obj.path != f"mmicl.{name}":  # else mkdocstrings' own anchor is this one
-                lines += [f'<a id="mmicl.{name}"></a>', ""]
-            lines += [
-                f"**`mmicl.{name}`** ({kind} `{obj.path}`)",
-                "",
-                f"::: {obj.path}",
-                "    options:",
-                "      heading_level: 3",
-                f'      toc_label: "{name}"',
-                "",
-            ]
+            lines += _entry("mmicl", name, objects[name])
     for module, title, about in MODULE_SECTIONS if modules is not None else ():
         lines += [f"## {title}", "", about, ""]
         for name in module_names(module):
-            obj = modules[f"{module}.{name}"]
-            kind = "module" if obj.is_module else obj.kind.value
-            if obj.path != f"{module}.{name}":
-                lines += [f'<a id="{module}.{name}"></a>', ""]
-            lines += [f"**`{module}.{name}`** ({kind} `{obj.path}`)", "", f"::: {obj.path}", "    options:",
-                      "      heading_level: 3", f'      toc_label: "{name}"', ""]
+            lines += _entry(module, name, modules[f"{module}.{name}"])
     return "\n".join(lines)
+
+
+def _entry(module: str, name: str, obj) -> list[str]:
+    """The reference's part for ``module.name``, defined at ``obj``: an anchor under the imported
+    name (where it differs from the place of definition, whose anchor mkdocstrings makes), a line
+    naming both, and the mkdocstrings block."""
+    kind = "module" if obj.is_module else obj.kind.value
+    anchor = [f'<a id="{module}.{name}"></a>', ""] if obj.path != f"{module}.{name}" else []
+    return [*anchor, f"**`{module}.{name}`** ({kind} `{obj.path}`)", "", f"::: {obj.path}", "    options:",
+            "      heading_level: 3", f'      toc_label: "{name}"', ""]
 
 
 # --------------------------------------------------------------------------------------------

@@ -243,8 +243,7 @@ def _unknown(name: str, known, what: str) -> str:
 def parse_scalar_law(text: str) -> ScalarLaw:
     """Parse a ``DIST``; raise ``LawSyntaxError`` (with the caret and the grammar) or ``LawError``."""
     try:
-        if isinstance(text, str):
-            _ascii_only(text)
+        _ascii_only(text)
         _split_pieces(text)  # unbalanced parentheses, at their place
         return _parse_dist(text)
     except _Bad as e:
@@ -291,8 +290,7 @@ def split_pairs(args: list[str], sep: str, form: str) -> list[tuple[str, str]]:
 def parse_zeta(text: str) -> ZetaLaw:
     """Parse a ``ZETA``; raise ``LawSyntaxError`` (with the caret and the grammar) or ``LawError``."""
     try:
-        if isinstance(text, str):
-            _ascii_only(text)
+        _ascii_only(text)
         _split_pieces(text)
         return _zeta(text)
     except _Bad as e:
@@ -324,10 +322,11 @@ def parse_law(text: str, *, zeta: str | None = None, d1: int | None = None, d2: 
         raise LawSyntaxError(text, str(e), e.at) from None
 
 
-def _ascii_only(text: str) -> None:
-    """A ``_Bad`` at the first character of ``text`` that is not ASCII: Python's ``float`` and
-    ``int`` read full-width and other Unicode digits ("１" is 1), which a law must not."""
-    for i, ch in enumerate(text):
+def _ascii_only(text) -> None:
+    """A ``_Bad`` at the first character of ``text`` (where it is a str; anything else is refused
+    by the parser itself) that is not ASCII: Python's ``float`` and ``int`` read full-width and
+    other Unicode digits ("１" is 1), which a law must not."""
+    for i, ch in enumerate(text if isinstance(text, str) else ""):
         if ord(ch) > 127:
             hint = {"−": "write '-' for minus", "–": "write '-' for minus", "·": "write '*' or 'e' for powers of ten",
                     "×": "write 'e' for powers of ten"}.get(ch, "write numbers with the digits 0-9 and names in ASCII")
@@ -335,8 +334,7 @@ def _ascii_only(text: str) -> None:
 
 
 def _parse_law(text: str, zeta, d1, d2) -> TaskLaw:
-    if isinstance(text, str):
-        _ascii_only(text)
+    _ascii_only(text)
     items: dict[str, _Piece] = {}
     for part in _split_pieces(text, ";"):
         if not part:
