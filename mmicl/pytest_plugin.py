@@ -6,6 +6,17 @@ does nothing unless used: it adds its options, two fixtures and a line to the su
 wrote a baseline, and its import costs nothing (no Hypothesis, numpy or torch until a fixture or
 an option needs them).  ``-p no:mmicl`` turns it off.
 
+Deadlines
+---------
+Hypothesis fails a test whose example takes longer than its ``deadline`` (200 ms by default); a
+claim at the smoke size takes longer.  So the plugin drops the deadline of every Hypothesis test
+that uses mmicl, at collection: a test that requests one of the plugin's fixtures or names something
+of mmicl in its body (``check_claim``, ``mmicl.alpha_T``, ``mt.assert_verdict``; drawing from
+``mmicl.testing``'s strategies alone does not count, since Hypothesis leaves the time spent drawing
+out of the deadline).  A test that sets its own deadline (``@settings(deadline=...)``, any value other
+than the loaded profile's) keeps it, and Hypothesis tests that do not use mmicl are left alone.
+The line after collection says how many tests lost their deadline.
+
 Options
 -------
 ``--mmicl-size smoke|quick|full``
@@ -68,7 +79,9 @@ from pathlib import Path
 import pytest
 
 __all__ = ["SIZES", "PROFILES", "pytest_addoption", "pytest_plugin_registered", "pytest_configure",
-           "pytest_report_header", "pytest_terminal_summary", "mmicl_size", "mmicl_baseline", "Baseline"]
+           "pytest_report_header", "pytest_terminal_summary", "pytest_collection_modifyitems",
+           "pytest_report_collectionfinish", "uses_mmicl",
+           "mmicl_size", "mmicl_baseline", "Baseline"]
 
 
 SIZES = ("smoke", "quick", "full")
@@ -82,6 +95,9 @@ PROFILES: dict[str, dict] = {
 """The Hypothesis profiles of ``--mmicl-profile``."""
 
 _WRITTEN = pytest.StashKey[list]()
+_UNDEADLINED = pytest.StashKey[list]()
+FIXTURES = ("mmicl_size", "mmicl_baseline")
+"""The plugin's fixtures."""
 
 
 def pytest_addoption(parser):
@@ -113,6 +129,7 @@ def pytest_plugin_registered(plugin, plugin_name, manager):
 
 def pytest_configure(config):
     config.stash[_WRITTEN] = []
+    config.stash[_UNDEADLINED] = []
     profile = config.getoption("mmicl_profile", None)
     if profile:
         from hypothesis import settings
@@ -127,6 +144,61 @@ def pytest_report_header(config):
     if profile:
         return f"mmicl: Hypothesis profile {profile!r} (--mmicl-profile)"
     return None
+
+
+def pytest_report_collectionfinish(config, start_path, items):
+    undeadlined = config.stash.get(_UNDEADLINED, [])
+    if undeadlined:
+        return f"mmicl: {len(undeadlined)} Hypothesis test(s) that use mmicl run without a deadline"
+    return None
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Drop the Hypothesis deadline of the collected tests that use mmicl (see Deadlines in the
+    module docstring).  Hypothesis is imported only where a Hypothesis test was collected."""
+    seen: set[int] = set()
+    for item in items:
+        fn = getattr(getattr(item, "obj", None), "__func__", getattr(item, "obj", None))
+        if not getattr(fn, "is_hypothesis_test", False) or id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        if not (set(FIXTURES) & set(getattr(item, "fixturenames", ()))) and not uses_mmicl(fn):
+            continue
+        from hypothesis import settings
+
+        own = getattr(fn, "_hypothesis_internal_use_settings", None) or settings.default
+        if own.deadline is None or own.deadline != settings.default.deadline:
+            continue  # no deadline, or the test's own
+        fn._hypothesis_internal_use_settings = settings(own, deadline=None)
+        config.stash.setdefault(_UNDEADLINED, []).append(item.nodeid)
+
+
+def uses_mmicl(test) -> bool:
+    """Whether the body of the Hypothesis test ``test`` names something of mmicl: a global or
+    closure variable that is one of mmicl's modules, functions or classes."""
+    inner = getattr(getattr(test, "hypothesis", None), "inner_test", test)
+    code = getattr(inner, "__code__", None)
+    if code is None:
+        return False
+    names, codes = set(), [code]
+    while codes:  # the body's names, and those of functions defined in it
+        c = codes.pop()
+        names |= set(c.co_names)
+        codes += [k for k in c.co_consts if hasattr(k, "co_names")]
+    scope = dict(getattr(inner, "__globals__", {}))
+    for cell_name, cell in zip(code.co_freevars, getattr(inner, "__closure__", None) or ()):
+        try:
+            scope[cell_name] = cell.cell_contents
+        except ValueError:
+            pass
+    return any(_from_mmicl(scope.get(n)) for n in names | set(code.co_freevars))
+
+
+def _from_mmicl(value) -> bool:
+    if value is None:
+        return False
+    module = value.__name__ if isinstance(value, type(sys)) else getattr(value, "__module__", None)
+    return isinstance(module, str) and (module == "mmicl" or module.startswith("mmicl."))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):

@@ -107,7 +107,8 @@ def test_a_missing_baseline_is_written_unless_required_and_the_plugin_loads_eith
 
 def test_the_plugin_is_registered_and_changes_nothing_unless_used(pytestconfig):
     """This suite runs with the plugin loaded (the editable install's entry point): it adds options and
-    fixtures, no autouse fixture and no hook that touches collection, runs or reports."""
+    fixtures, no autouse fixture and no hook that touches runs or reports; at collection it only drops
+    the deadline of Hypothesis tests that use mmicl (``tests/shell/test_plugin_deadline.py``)."""
     from importlib import metadata
 
     import mmicl.pytest_plugin as plugin
@@ -119,7 +120,7 @@ def test_the_plugin_is_registered_and_changes_nothing_unless_used(pytestconfig):
     assert plugin.SIZES == SIZES
     hooks = {name for name in vars(plugin) if name.startswith("pytest_")}
     assert hooks == {"pytest_addoption", "pytest_configure", "pytest_report_header", "pytest_terminal_summary",
-                     "pytest_plugin_registered"}
+                     "pytest_plugin_registered", "pytest_collection_modifyitems", "pytest_report_collectionfinish"}
     assert pytestconfig.getoption("mmicl_profile") is None and plugin.pytest_report_header(pytestconfig) is None
     assert pytestconfig.getoption("mmicl_size") == "smoke"
     for name in ("mmicl_size", "mmicl_baseline"):

@@ -11,7 +11,7 @@ import mmicl.testing as mt
 from my_claims import DEFAULT_LAW
 
 
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=5)
 @given(drawn=mt.task_laws())
 def test_alpha_T_lies_between_the_reciprocals_of_the_ends(drawn):
     """α_T ∈ [1/(1 + s_hi), 1/(1 + s_lo)], the ends of s over prompts with m ≠ 0 (from the facts)."""
@@ -20,7 +20,7 @@ def test_alpha_T_lies_between_the_reciprocals_of_the_ends(drawn):
     assert 1 / (1 + drawn.facts.s_hi) * (1 - 1e-12) <= a <= 1 / (1 + drawn.facts.s_lo) * (1 + 1e-12), drawn
 
 
-@settings(max_examples=5, deadline=None)
+@settings(max_examples=5)
 @given(drawn=mt.task_laws(bounded=False))
 def test_thm62_never_fails_and_names_its_hypotheses(drawn, mmicl_size):
     """Theorem 6.2 needs s bounded and not a.s. 0; then it holds (or cannot decide), never fails."""
