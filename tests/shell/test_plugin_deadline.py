@@ -1,7 +1,11 @@
 """The pytest plugin drops Hypothesis's deadline for the tests that use mmicl, and only for them:
 a pytest run in a subprocess over a file of Hypothesis tests that each sleep past the 200 ms
 default deadline (``SLEEP``), so that a test keeping the deadline fails with ``DeadlineExceeded``
-(the control) and one that lost it passes."""
+(the control) and one that lost it passes.
+
+The subprocess loads a profile of its own with the 200 ms deadline (``CONFTEST``): Hypothesis loads
+its ``ci`` profile, which has no deadline, whenever it sees a CI environment variable, and the
+controls would then pass for the wrong reason."""
 from __future__ import annotations
 
 import os
@@ -14,6 +18,13 @@ import pytest
 SLEEP = 0.3
 """Seconds each example sleeps: 1.5 times Hypothesis's default deadline of 200 ms, beyond the 25 %
 grace Hypothesis gives before the final example."""
+
+CONFTEST = textwrap.dedent('''
+    from datetime import timedelta
+    from hypothesis import settings
+    settings.register_profile("deadline-200ms", deadline=timedelta(milliseconds=200))
+    settings.load_profile("deadline-200ms")
+''')
 
 TESTS = textwrap.dedent(f'''
     import time
@@ -63,6 +74,7 @@ TESTS = textwrap.dedent(f'''
 @pytest.mark.subprocess
 def test_hypothesis_tests_that_use_mmicl_lose_the_deadline_and_others_keep_theirs(tmp_path):
     (tmp_path / "test_props.py").write_text(TESTS, encoding="utf-8")
+    (tmp_path / "conftest.py").write_text(CONFTEST, encoding="utf-8")
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("PYTEST_ADDOPTS", None)
     p = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", "-p", "no:xdist",
