@@ -23,6 +23,23 @@ Everything listed is a *regression*: a baseline says what the results were, and 
 it is reported (``mmicl compare`` exits 1).  A claim, check or number that only the new run has is
 listed as new, not as a regression.
 
+**Runs that differ in their settings** (``differences``: seed, size, law, variant, device,
+platform, mmicl's version or its software) are said so first, and judged as what they are:
+
+- **another seed**: a number its check declares sampled (``Check.sampled``, ``Summary.sampled``)
+  is not a rerun.  Where the check states its standard error (``Check.se``) the two values are two
+  independent estimates and agree when |new − old| ≤ ``MOVE_Z``·√(se_old² + se_new²); where it
+  states none the number is left uncompared (counted, not listed: its check's outcome is still
+  compared).  Numbers not declared sampled do not depend on the seed and keep their tolerances.
+- **another size, law or variant**: the claims computed other numbers, so only verdicts (and
+  claims gone) are compared.
+- **another platform, device or software**: exactly what the tolerances are for; said, and
+  compared as usual.
+
+``render(comparison)`` writes the result for a reader: the differences, the verdicts that changed,
+the checks whose outcome changed, then the numbers that moved most beyond their tolerance (each
+tolerance's reason once, as a numbered note), a line each; ``every=True`` lists every change.
+
 What cannot be compared is refused with one line (``CompareError``) before anything is compared:
 a path that is not a regular file (a FIFO, a device), a file that is not a verify summary (no
 list of claims, a claim without a text id or with an unknown verdict, an ``evidence`` that is not
@@ -43,11 +60,16 @@ from pathlib import Path
 from typing import Any
 
 from mmicl.theory.errors import InputError
-from mmicl.proofs.claim import VERDICTS, tolerance_of
+from mmicl.proofs.claim import MOVE_Z, VERDICTS, tolerance_of
 from mmicl.numerics.strict_json import SCHEMA_VERSION, to_strict
 
-__all__ = ["DEFAULT_RTOL", "MAX_DEPTH", "MAX_BYTES", "CompareError", "Change", "Comparison", "load_summary",
-           "check_summary", "compare", "number_keys"]
+__all__ = ["DEFAULT_RTOL", "MAX_DEPTH", "MAX_BYTES", "MOVE_Z", "SHOWN", "SETTINGS", "CompareError", "Change",
+           "Comparison", "load_summary", "check_summary", "differences", "compare", "render", "number_keys"]
+
+SETTINGS = ("seed", "size", "law", "variant", "device")
+"""The run settings a verify summary records at its top level, compared first."""
+SHOWN = 10
+"""How many moved numbers ``render`` lists by default, largest move beyond tolerance first."""
 
 MAX_DEPTH = 64
 """The deepest nesting of dicts and lists a summary may have (mmicl's own go to about 8)."""
@@ -74,6 +96,19 @@ class Change:
     old: Any
     new: Any
     tolerance: str = ""
+    allowed: float | None = None
+    """For a number: how far it was allowed to move (atol + rtol·|old|, or the seed rule's bound)."""
+
+    @property
+    def excess(self) -> float:
+        """|new − old| / allowed for a number (inf where it was allowed no move, or is not a
+        number on one side); inf for every other change, which is listed before the numbers."""
+        if self.kind != "number" or self.allowed is None:
+            return math.inf
+        d = _distance(self.old, self.new)
+        if d is None or math.isnan(d):
+            return math.inf
+        return d / self.allowed if self.allowed > 0 else math.inf
 
     @property
     def regression(self) -> bool:
@@ -90,6 +125,15 @@ class Comparison:
     new: str
     changes: list[Change] = field(default_factory=list)
     compared_numbers: int = 0
+    differences: list[tuple[str, Any, Any]] = field(default_factory=list)
+    """The settings the two runs differ in: ``(name, old, new)`` (``differences``)."""
+    seed_dependent: int = 0
+    """Numbers left uncompared: they depend on the seed, the seeds differ and no se is stated."""
+    independent_estimates: int = 0
+    """Numbers compared as two independent estimates (the seeds differ)."""
+    numbers_compared: bool = True
+    """False where the runs differ in size, law or variant: only verdicts were compared."""
+    claims: int = 0
 
     @property
     def regressions(self) -> list[Change]:
@@ -97,6 +141,9 @@ class Comparison:
 
     def to_json(self) -> dict:
         return {"old": self.old, "new": self.new, "compared_numbers": self.compared_numbers,
+                "differences": [{"setting": k, "old": o, "new": n} for k, o, n in self.differences],
+                "numbers_compared": self.numbers_compared, "independent_estimates": self.independent_estimates,
+                "seed_dependent_not_compared": self.seed_dependent,
                 "regressions": len(self.regressions), "changes": [c.to_json() for c in self.changes]}
 
 
@@ -209,7 +256,10 @@ def compare(old: dict, new: dict, rtol: float | None = None, old_name: str = "ol
     check_summary(old, old_name)
     check_summary(new, new_name)
     _has_claims(old, old_name)
-    out = Comparison(old_name, new_name)
+    out = Comparison(old_name, new_name, differences=differences(old, new), claims=len(old["claims"]))
+    differ = {k for k, _, _ in out.differences}
+    out.numbers_compared = not differ & {"size", "law", "variant"}
+    other_seed = "seed" in differ
     new_claims = {c["id"]: c for c in new["claims"]}
     old_ids = {c["id"] for c in old["claims"]}
     for oc in old["claims"]:
@@ -220,9 +270,12 @@ def compare(old: dict, new: dict, rtol: float | None = None, old_name: str = "ol
             continue
         if oc.get("verdict") != nc.get("verdict"):
             out.changes.append(Change(cid, "verdict", cid, oc.get("verdict"), nc.get("verdict")))
+        if not out.numbers_compared:
+            continue
         oe, ne = oc.get("evidence") or {}, nc.get("evidence") or {}
         _numbers(out, cid, "summary", oe.get("summary") or {}, ne.get("summary") or {},
-                 _tolerances(oe.get("summary_atol"), oe.get("summary_rtol"), oe.get("summary_tolerance"), rtol, "summary"))
+                 _tolerances(oe.get("summary_atol"), oe.get("summary_rtol"), oe.get("summary_tolerance"), rtol, "summary"),
+                 _seed_rule(other_seed, oe.get("summary_sampled"), oe.get("summary_se"), ne.get("summary_se")))
         new_checks = {c.get("name"): c for c in ne.get("checks") or []}
         old_names = set()
         for ock in oe.get("checks") or []:
@@ -236,10 +289,13 @@ def compare(old: dict, new: dict, rtol: float | None = None, old_name: str = "ol
                 out.changes.append(Change(cid, "check outcome", str(name), ock.get("passed"), nck.get("passed")))
             _numbers(out, cid, str(name), ock.get("numbers") or {}, nck.get("numbers") or {},
                      _tolerances(ock.get("atol"), ock.get("rtol"), ock.get("numbers_tolerance") or ock.get("tolerance"),
-                                 rtol, "check"))
+                                 rtol, "check"),
+                     _seed_rule(other_seed, ock.get("sampled"), ock.get("se"), nck.get("se")))
         for name in new_checks:
             if name not in old_names:
                 out.changes.append(Change(cid, "new check", str(name), None, new_checks[name].get("passed")))
+    if not out.numbers_compared:
+        return out
     for cid in new_claims:
         if cid not in old_ids:
             out.changes.append(Change(cid, "new claim", cid, None, new_claims[cid].get("verdict")))
@@ -312,23 +368,198 @@ def _within(old, new, atol: float, rtol: float) -> bool:
     return abs(n - o) <= Fraction(atol) + Fraction(rtol) * abs(o)
 
 
-def _numbers(out: Comparison, cid: str, where: str, old: dict, new: dict, tolerance) -> None:
+def _distance(old, new) -> float | None:
+    """|new − old| as a float, computed exactly first (integers beyond float's range are fine:
+    a distance beyond it is inf); None where one side is not a number; NaN where one side is."""
+    if not (_is_number(old) and _is_number(new)):
+        return None
+    if any(isinstance(v, float) and not math.isfinite(v) for v in (old, new)):
+        if any(isinstance(v, float) and math.isnan(v) for v in (old, new)):
+            return float("nan")
+        return 0.0 if old == new else math.inf
+    d = abs(Fraction(new) - Fraction(old))
+    try:
+        return float(d)
+    except OverflowError:
+        return math.inf
+
+
+def _allowed(old, atol: float, rtol: float) -> float:
+    """atol + rtol·|old| as a float (inf where it overflows; atol where ``old`` is not finite)."""
+    if not _is_number(old) or isinstance(old, float) and not math.isfinite(old):
+        return atol
+    try:
+        return float(Fraction(atol) + Fraction(rtol) * abs(Fraction(old)))
+    except OverflowError:
+        return math.inf
+
+
+_UNCOMPARED = "uncompared"
+
+
+def _seed_rule(other_seed: bool, sampled, se_old, se_new):
+    """A function from a top-level number key to how a number under it is judged: ``None`` (as a
+    rerun, by its tolerance: the seeds agree, or it does not depend on the seed), ``_UNCOMPARED``
+    (sampled, no se stated), or ``(se_old, se_new)`` (the se's as the check states them: a number,
+    or the name of the key holding them)."""
+    keys = sampled if sampled is True else set(sampled) if isinstance(sampled, list) else set()
+    se_old = se_old if isinstance(se_old, dict) else {}
+    se_new = se_new if isinstance(se_new, dict) else {}
+
+    def of(top: str):
+        if not other_seed or not (keys is True or top in keys):
+            return None
+        if top not in se_old:
+            return _UNCOMPARED
+        return se_old[top], se_new.get(top, se_old[top])
+    return of
+
+
+def _se_at(stated, flat: dict, key: str, top: str) -> float | None:
+    """The se of the number at ``key`` (under ``top``): a stated number, or the number at the same
+    place under the key ``stated`` names (``alpha_inf[0]`` → ``alpha_inf_se[0]``), or the one
+    number under that key; None where there is none or it is not a finite number ≥ 0."""
+    if isinstance(stated, str):
+        place = stated + key[len(top):]
+        value = flat.get(place, flat.get(stated, (None, None)))[1]
+    else:
+        value = stated
+    if not _is_number(value):
+        return None
+    value = float(value)
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _numbers(out: Comparison, cid: str, where: str, old: dict, new: dict, tolerance, seed_rule) -> None:
     fo, fn = _flat(old), _flat(new)
     for key, (top, ov) in fo.items():
         path = f"{where}: {key}"
+        rule = seed_rule(top)
+        if rule == _UNCOMPARED:
+            out.seed_dependent += 1
+            continue
         atol, rtol, said = tolerance(top)
+        if rule is not None and key in fn and _is_number(ov) and _is_number(fn[key][1]):
+            so, sn = _se_at(rule[0], fo, key, top), _se_at(rule[1], fn, key, top)
+            if so is None or sn is None:
+                out.seed_dependent += 1
+                continue
+            atol, rtol = MOVE_Z * math.hypot(so, sn), 0.0
+            said = (f"{MOVE_Z:g}·√(se_old² + se_new²): the seeds differ, so the two values are independent "
+                    f"estimates (se {so:.3g} and {sn:.3g})")
+            out.independent_estimates += 1
+        allowed = _allowed(ov, atol, rtol)
         if key not in fn:
-            out.changes.append(Change(cid, "number" if _is_number(ov) else "missing check", path, ov, None, said))
+            out.changes.append(Change(cid, "number", path, ov, None, said))
             continue
         nv = fn[key][1]
         if _is_number(ov) and _is_number(nv):
             out.compared_numbers += 1
             if not _within(ov, nv, atol, rtol):
-                out.changes.append(Change(cid, "number", path, ov, nv, said))
+                out.changes.append(Change(cid, "number", path, ov, nv, said, allowed))
         elif _is_number(ov) or _is_number(nv):
             out.changes.append(Change(cid, "number", path, ov, nv, said))
         elif ov != nv and not isinstance(ov, str):
             out.changes.append(Change(cid, "number", path, ov, nv, "must be equal (not a number)"))
-    for key, (_, nv) in fn.items():
-        if key not in fo and _is_number(nv):
+    for key, (top, nv) in fn.items():
+        if key not in fo and _is_number(nv) and seed_rule(top) != _UNCOMPARED:
             out.changes.append(Change(cid, "new number", f"{where}: {key}", None, nv))
+
+
+def differences(old: dict, new: dict) -> list[tuple[str, Any, Any]]:
+    """The settings two verify summaries differ in, ``(name, old, new)``: the run settings
+    (``SETTINGS``; a summary written before a setting was recorded says nothing about it), the
+    platform, mmicl's version, and the versions of the software under it (one entry,
+    ``"software"``, listing each that differs)."""
+    out = []
+    for k in SETTINGS:
+        if k in old and k in new and old[k] != new[k]:
+            out.append((k, old[k], new[k]))
+    po = old.get("provenance") if isinstance(old.get("provenance"), dict) else {}
+    pn = new.get("provenance") if isinstance(new.get("provenance"), dict) else {}
+    for k, name in (("platform", "platform"), ("mmicl", "mmicl version")):
+        if k in po and k in pn and po[k] != pn[k]:
+            out.append((name, po[k], pn[k]))
+    soft = [f"{k} {po[k]} → {pn[k]}" for k in ("python", "numpy", "scipy", "sympy", "torch")
+            if k in po and k in pn and po[k] != pn[k]]
+    if soft:
+        out.append(("software", None, "; ".join(soft)))
+    return out
+
+
+_MEANING = {
+    "seed": "sampled numbers are judged as two independent estimates where their check states an se, and left "
+            "uncompared where it does not",
+    "size": "the claims computed other numbers: only verdicts compared",
+    "law": "the claims ran on other laws: only verdicts compared",
+    "variant": "the claims checked another model: only verdicts compared",
+}
+
+
+def render(result: Comparison, every: bool = False, shown: int = SHOWN, width: int = 100) -> list[str]:
+    """The comparison for a reader, a line per item (see the module docstring); ``every``: every
+    change, not only the ``shown`` numbers that moved most beyond their tolerance; ``width``: a
+    check's name is cut to fit it (never with ``every``)."""
+    lines = [f"mmicl compare {result.old} → {result.new}"]
+    if result.differences:
+        lines.append("the runs differ in:")
+        for k, o, n in result.differences:
+            said = n if k == "software" else f"{_value(o)} → {_value(n)}"
+            lines.append(f"  {k}: {said}" + (f" ({_MEANING[k]})" if k in _MEANING else ""))
+    verdicts = [c for c in result.changes if c.kind in ("verdict", "missing claim")]
+    lines.append(f"verdicts: {result.claims} claim(s); " + (f"{len(verdicts)} changed:" if verdicts else "none changed"))
+    lines += [f"  {c.claim}: {c.old} → {c.new if c.kind == 'verdict' else 'gone'}" for c in verdicts]
+    if result.numbers_compared:
+        outcomes = [c for c in result.changes if c.kind in ("check outcome", "missing check")]
+        lines.append("check outcomes: " + (f"{len(outcomes)} changed:" if outcomes else "none changed"))
+        lines += [f"  {c.claim} · {_cut(c.key, width, every)}: {_outcome(c.old)} → "
+                  f"{_outcome(c.new) if c.kind == 'check outcome' else 'gone'}" for c in outcomes]
+        moved = sorted((c for c in result.changes if c.kind == "number"), key=lambda c: -c.excess)
+        text = f"numbers: {result.compared_numbers} compared"
+        if result.independent_estimates:
+            text += f" ({result.independent_estimates} as independent estimates)"
+        text += f", {len(moved)} beyond tolerance"
+        if result.seed_dependent:
+            text += f"; {result.seed_dependent} depend on the seed and state no se: not compared"
+        lines.append(text)
+        listed = moved if every else moved[:shown]
+        notes: dict[str, int] = {}
+        if listed:
+            lines.append("beyond tolerance" + ("" if every or len(moved) <= shown else
+                                               f", the {shown} largest of {len(moved)} (--all for every one)") + ":")
+        for c in listed:
+            note = notes.setdefault(c.tolerance, len(notes) + 1)
+            check, _, key = c.key.partition(": ")
+            d = _distance(c.old, c.new)
+            move = f" (|Δ| {d:.3g}, allowed {c.allowed:.3g})" if c.allowed is not None and d is not None else ""
+            lines.append(f"  {c.claim} · {_cut(check, width, every)}: {key} {_value(c.old)} → {_value(c.new)}{move} [{note}]")
+        if notes:
+            lines.append("tolerances:")
+            lines += [f"  [{i}] {why}" for why, i in notes.items()]
+        new = [c for c in result.changes if not c.regression]
+        if new:
+            kinds = {}
+            for c in new:
+                kinds[c.kind] = kinds.get(c.kind, 0) + 1
+            lines.append("only in the new run (not regressions): " + ", ".join(f"{n} {k[4:]}(s)" for k, n in kinds.items()))
+            if every:
+                lines += [f"  {c.claim} · {c.key}: {_value(c.new)}" for c in new]
+    n = len(result.regressions)
+    lines.append(f"{n} regression(s)" + ("" if n else ": nothing moved beyond its tolerance"))
+    return lines
+
+
+def _cut(text: str, width: int, every: bool) -> str:
+    limit = max(20, width // 2)
+    return text if every or len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    text = repr(v) if not isinstance(v, str) else v
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _outcome(passed) -> str:
+    return {True: "pass", False: "FAIL", None: "undecided"}.get(passed, repr(passed))

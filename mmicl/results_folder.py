@@ -183,6 +183,10 @@ class ResultsFolder:
 
         self.run.wall_seconds = time.perf_counter() - self._t0
         doc = {"seed": self.config.seed, "quick": self.config.quick, "size": self.config.size,
+               "law": self.config.law, "variant": self.config.variant, "device": self.config.device,
+               **({} if self.config.law is not None else {"law_null_reason": "no --law: each claim ran on its own laws"}),
+               **({} if self.config.variant is not None else
+                  {"variant_null_reason": "no --variant: the claims ran on mmicl's default model"}),
                "provenance": self._provenance, "run": self.run.to_json(self.out),
                "claims": [r.to_json(relative_to=self.out) for r in self.results]}
         write_together({self.out / "verdicts.json": (dumps(doc) + "\n").encode(),

@@ -2,7 +2,8 @@
 and when.
 
 - ``__version__``: mmicl's version (what ``mmicl --version`` prints and the build reads);
-- ``software()``: the versions of mmicl, Python, numpy, scipy, sympy and torch, and the git commit
+- ``software()``: the platform (system and machine), the versions of mmicl, Python, numpy, scipy,
+  sympy and torch, and the git commit
   of mmicl's own checkout where it runs from one (``None`` with its reason otherwise): what a later
   comparison of two runs needs to know;
 - ``host()``: the machine and the process (``{"host", "pid"}``);
@@ -36,7 +37,8 @@ def software() -> dict:
         except metadata.PackageNotFoundError:
             return None
 
-    out = {"mmicl": __version__, "git_commit": git_commit(), "python": platform.python_version(),
+    out = {"mmicl": __version__, "git_commit": git_commit(), "platform": f"{platform.system()} {platform.machine()}",
+           "python": platform.python_version(),
            **{name: version(name) for name in ("numpy", "scipy", "sympy", "torch")}}
     for k, v in list(out.items()):
         if v is None:

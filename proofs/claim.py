@@ -30,8 +30,8 @@ from mmicl.theory.errors import InputError
 from mmicl.numerics.strict_json import to_strict
 from mmicl.numerics.atomic import DiskFullError
 
-__all__ = ["Verdict", "VERDICTS", "Role", "ROLES", "DECISIVE", "CORROBORATING", "BUILTIN", "Check",
-           "check_number_tolerance", "tolerance_of", "corroborating", "Summary", "Hypothesis", "SIZES", "RunConfig",
+__all__ = ["Verdict", "VERDICTS", "Role", "ROLES", "DECISIVE", "CORROBORATING", "BUILTIN", "MOVE_Z", "Check",
+           "check_number_tolerance", "check_sampled", "tolerance_of", "corroborating", "Summary", "Hypothesis", "SIZES", "RunConfig",
            "ClaimResult", "relative_path", "decide", "judged_outcome", "judged_met", "verdict_of", "check_verdict",
            "ClaimError", "Claim"]
 
@@ -44,6 +44,10 @@ ROLES: tuple[str, ...] = ("decisive", "corroborating")
 DECISIVE, CORROBORATING = ROLES
 BUILTIN = "built-in"
 """The origin of the claims that ship with mmicl."""
+MOVE_Z = 4.0
+"""Standard errors of a difference that a sampled number may move by between two runs and still be
+the same result (two-sided, for two independent estimates: a false alarm on about 6 numbers in
+100 000).  Used by ``mmicl compare`` across seeds and by the built-in checks' ``atol``s."""
 
 
 @dataclass
@@ -71,8 +75,20 @@ class Check:
     numbers_tolerance: str = ""
     """Where ``atol`` and ``rtol`` come from (the decision's tolerance is ``tolerance``): the
     accuracy of the computation behind each number, or its sampling error."""
+    sampled: bool | tuple[str, ...] = ()
+    """The top-level keys of ``numbers`` whose values depend on the run's seed (``True``: all of
+    them): Monte Carlo estimates, trained parameters, which restart won.  Two runs with different
+    seeds are not reruns of each other: ``mmicl compare`` judges a sampled number that has an
+    ``se`` as two independent estimates, and leaves one without an ``se`` uncompared (its check's
+    outcome still is).  The other keys are the same whatever the seed, and keep ``atol``/``rtol``."""
+    se: dict[str, float | str] | None = None
+    """Standard errors of sampled keys that are estimates: per key, a number (the se of every number
+    under the key) or the name of another key of ``numbers`` holding the se's, element by element
+    (``{"alpha_inf": "alpha_inf_se"}``).  Two runs with different seeds agree on such a number when
+    |new − old| ≤ ``MOVE_Z``·√(se_old² + se_new²) (``mmicl.compare``)."""
 
     def __post_init__(self):
+        self.sampled, self.se = check_sampled(self.sampled, self.se, f"check {self.name!r}")
         for name in ("atol", "rtol"):
             check_number_tolerance(getattr(self, name), f"a check's {name}", f"check {self.name!r}")
             value = getattr(self, name)  # plain floats (a numpy scalar prints as np.float64(…))
@@ -99,6 +115,34 @@ def check_number_tolerance(value, what: str, where: str) -> None:
         raise ValueError(f"{what} is a finite number ≥ 0, a dict of them per number key, or None, got {value!r} ({where})")
 
 
+def check_sampled(sampled, se, where: str) -> tuple[bool | tuple[str, ...], dict | None]:
+    """``sampled`` and ``se`` as ``Check`` states them (``True``, or a tuple of key names; a dict
+    from key names to an se ≥ 0 or the name of the key holding the se's), or ``ValueError``."""
+    if isinstance(sampled, bool):
+        keys = sampled
+    elif isinstance(sampled, (list, tuple, set, frozenset)) and all(isinstance(k, str) for k in sampled):
+        keys = tuple(sorted(set(sampled)))
+    else:
+        raise ValueError(f"sampled is True, False or a tuple of number keys, got {sampled!r} ({where})")
+    if se is None:
+        return keys, None
+    if not isinstance(se, dict) or not all(isinstance(k, str) for k in se):
+        raise ValueError(f"se maps number keys to standard errors, got {se!r} ({where})")
+    out = {}
+    for k, v in se.items():
+        if isinstance(v, str):
+            out[k] = v
+        elif isinstance(v, bool) or not isinstance(v, (int, float)) or not (0 <= v < float("inf")):
+            raise ValueError(f"se[{k!r}] is a finite number ≥ 0 or the name of a key holding the se's, got {v!r} "
+                             f"({where})")
+        else:
+            out[k] = float(v)
+    if keys is not True and not set(out) <= set(keys):
+        raise ValueError(f"se names keys that sampled does not list: {sorted(set(out) - set(keys))} ({where}); "
+                         "an estimate with a standard error depends on the seed")
+    return keys, out
+
+
 def tolerance_of(atol, rtol, key: str) -> tuple[float, float] | None:
     """The ``(atol, rtol)`` that ``atol`` and ``rtol`` (each None, a number or a dict per key, as
     in ``Check``) give the number under the top-level ``key``; None when neither states one."""
@@ -117,14 +161,16 @@ def corroborating(check: Check) -> Check:
 
 class Summary(dict):
     """A claim's key numbers (a dict) with how far they may move between two runs: ``atol`` and
-    ``rtol`` as in ``Check`` (a number, or a dict per key), ``why`` where they come from.  Return
+    ``rtol`` as in ``Check`` (a number, or a dict per key), ``why`` where they come from;
+    ``sampled`` and ``se`` as in ``Check``.  Return
     it from ``evaluate`` in place of a plain dict; a plain dict states no numeric tolerance."""
 
-    def __init__(self, numbers=(), *, atol=None, rtol=None, why: str = ""):
+    def __init__(self, numbers=(), *, atol=None, rtol=None, why: str = "", sampled=(), se=None):
         super().__init__(numbers)
         for name, v in (("atol", atol), ("rtol", rtol)):
             check_number_tolerance(v, f"a summary's {name}", "Summary")
         self.atol, self.rtol, self.why = atol, rtol, why
+        self.sampled, self.se = check_sampled(sampled, se, "Summary")
 
 
 @dataclass
@@ -256,10 +302,16 @@ class ClaimResult:
     summary_tolerance: str = ""
     """How far the ``summary``'s numbers may move between two runs, as ``Check.atol`` and
     ``Check.rtol`` for a check's numbers, and where that comes from."""
+    summary_sampled: bool | tuple[str, ...] = ()
+    summary_se: dict[str, float | str] | None = None
+    """The ``summary``'s numbers that depend on the seed, and their se's, as ``Check.sampled`` and
+    ``Check.se``."""
 
     def __post_init__(self):
         for name in ("summary_atol", "summary_rtol"):
             check_number_tolerance(getattr(self, name), name, f"claim {self.id!r}")
+        self.summary_sampled, self.summary_se = check_sampled(self.summary_sampled, self.summary_se,
+                                                              f"claim {self.id!r}")
 
     def to_json(self, relative_to: str | Path | None = None) -> dict:
         """The result as JSON of plain Python types only (dict, list, str, int, float, bool, None),
@@ -280,6 +332,8 @@ class ClaimResult:
                 "summary": self.summary,
                 **{k: getattr(self, k) for k in ("summary_atol", "summary_rtol") if getattr(self, k) is not None},
                 **({"summary_tolerance": self.summary_tolerance} if self.summary_tolerance else {}),
+                **({"summary_sampled": self.summary_sampled} if self.summary_sampled else {}),
+                **({"summary_se": self.summary_se} if self.summary_se else {}),
                 "hypotheses": [asdict(h) for h in self.hypotheses],
                 "checks": [_check_json(c) for c in self.checks],
                 "figures": [relative_path(f, relative_to) for f in self.figures],
@@ -289,10 +343,11 @@ class ClaimResult:
 
 
 def _check_json(c: Check) -> dict:
-    """A check as JSON; ``atol``, ``rtol`` and ``numbers_tolerance`` only where the check states them."""
+    """A check as JSON; ``atol``, ``rtol``, ``numbers_tolerance``, ``sampled`` and ``se`` only where
+    the check states them."""
     d = asdict(c)
-    for k in ("atol", "rtol", "numbers_tolerance"):
-        if d[k] is None or d[k] == "":
+    for k in ("atol", "rtol", "numbers_tolerance", "sampled", "se"):
+        if d[k] is None or d[k] == "" or d[k] == () or d[k] is False:
             del d[k]
     return d
 
@@ -459,6 +514,8 @@ class Claim:
                 summary_atol=getattr(summary, "atol", None),
                 summary_rtol=getattr(summary, "rtol", None),
                 summary_tolerance=getattr(summary, "why", ""),
+                summary_sampled=getattr(summary, "sampled", ()),
+                summary_se=getattr(summary, "se", None),
                 id=self.id,
                 verdict=verdict,
                 verdict_reason=reason,

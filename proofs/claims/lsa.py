@@ -316,6 +316,8 @@ def _mc_risk_check(law: TaskLaw, n: int | None, gamma, exact_risk: float, exact_
         numbers={"n": None if n is None else n, "exact_risk": float(exact_risk), "mc_risk": risk, "mc_risk_se": se_r,
                  "z_risk": z_r, "exact_gap": float(exact_gap), "mc_gap": gap, "mc_gap_se": se_g, "z_gap": z_g,
                  "samples": samples, "k": k, "decidable": decidable},
+        sampled=("mc_risk", "mc_risk_se", "z_risk", "mc_gap", "mc_gap_se", "z_gap", "decidable"),
+        se={"mc_risk": "mc_risk_se", "mc_gap": "mc_gap_se"},
         atol={**exact("n", "samples", "k"), "exact_risk": _rounding(law), "exact_gap": _rounding(law),
               "mc_risk": sampling_atol(se_r), "mc_risk_se": sampling_atol(se_r), "mc_gap": sampling_atol(se_g),
               "mc_gap_se": sampling_atol(se_g), "z_risk": Z_ATOL, "z_gap": Z_ATOL},
@@ -385,6 +387,7 @@ def _stationarity_check(law: TaskLaw, n: int | None, gamma, samples: int, seed: 
     decidable = resolution <= gap_est / 2
     passed = None if not decidable else bool(t2 <= thr)
     worst = int(np.argmax(np.abs(gbar) / np.sqrt(np.maximum(np.diag(S) / N, 1e-300))))
+    se_gap = float(_estimate(sum_ex, sum_ex2, N).se)
     nn = "∞" if n is None else n
     return Check(
         f"the best LSA's weights are a stationary point of the sampled loss of the full layer (n={nn}) "
@@ -393,6 +396,8 @@ def _stationarity_check(law: TaskLaw, n: int | None, gamma, samples: int, seed: 
                  "chi2_threshold": thr, "largest_z": float(gbar[worst] / math.sqrt(S[worst, worst] / N)),
                  "largest_z_index": worst, "mean_gradient": gbar.tolist(),
                  "resolution_risk": resolution, "mc_gap": gap_est, "tail": tail, "decidable": decidable},
+        sampled=("T2", "largest_z", "largest_z_index", "mean_gradient", "resolution_risk", "mc_gap", "decidable"),
+        se={"mc_gap": se_gap} if math.isfinite(se_gap) else None,
         atol={**exact("n", "samples", "parameters", "rank", "largest_z_index", "chi2_threshold", "tail"),
               "T2": sampling_atol(math.sqrt(2 * rank + 4 * t2)), "largest_z": Z_ATOL,
               "mean_gradient": sampling_atol(float(np.sqrt(np.max(np.diag(S)) / N))),
@@ -431,6 +436,7 @@ def _conclusion_check(law: TaskLaw, gap: float, gap_tol: float, mc_gap: Estimate
         f"the best LSA is not Bayes-optimal (n=∞) on {law.spec()}", "quadrature+monte-carlo", passed,
         numbers={"gap": gap, "gap_tolerance": gap_tol, "mc_gap": mc_gap.mean, "mc_gap_se": mc_gap.se,
                  "mc_lower_bound": lower},
+        sampled=("mc_gap", "mc_gap_se", "mc_lower_bound"), se={"mc_gap": "mc_gap_se"},
         atol={"gap": gap_tol, "gap_tolerance": gap_tol, "mc_gap": sampling_atol(mc_gap.se),
               "mc_gap_se": sampling_atol(mc_gap.se), "mc_lower_bound": (1 + k) * sampling_atol(mc_gap.se)},
         numbers_tolerance=("gap: its error bound (gap_tolerance, which the bound lies within too); the lower bound "
@@ -497,6 +503,15 @@ def _train_restarts(law: TaskLaw, n: int, sz: Sizes, gamma, seed: int, device: s
     return runs
 
 
+TRAINING_SAMPLED = ("restarts", "tested_restarts", "stalled_restarts", "far_above_at_screening",
+                    "far_above_at_screening_by_init", "diverged_restarts", "best_restart_seed", "trained_minus_best",
+                    "trained_minus_best_se", "z", "trained_test_risk")
+"""The training check's numbers that depend on the seed (``Check.sampled``): which restarts were
+drawn, how they trained, and the best one's paired difference.  None has an se across seeds (a
+trained model differs from seed to seed beyond its test sample's se), so two seeds compare the
+check's outcome, not these numbers."""
+
+
 def _training_verdict(runs: list[dict], exact_risk: float, gap_n: float, meta: dict, k: float = K_SE,
                       exact_atol: float = EXACT) -> Check:
     """Two-sided: the best tested restart's paired difference (trained − best LSA) within ±k se.
@@ -540,7 +555,7 @@ def _training_verdict(runs: list[dict], exact_risk: float, gap_n: float, meta: d
                  "z": Z_ATOL, "trained_test_risk": sampling_atol(best["trained_test_risk"]["se"])}
     return Check(
         "the trained full LSA reaches the exact best LSA and does not beat it", "monte-carlo", passed,
-        numbers=numbers, atol=atol, rtol={"best_gamma": GAMMA_RTOL},
+        numbers=numbers, atol=atol, rtol={"best_gamma": GAMMA_RTOL}, sampled=TRAINING_SAMPLED,
         numbers_tolerance=("paired difference, test risk and se's: sampling_atol(se); z: 4·√2; the restarts' "
                            "records (seeds, losses, se's, γ's and z's under one key): 4·√2, what their z's may "
                            "move by; the exact best risk and gap at n: best_lsa's K-node rounding (K + d²)·ε·E[ζ²]; "
@@ -837,7 +852,8 @@ def evaluate(config: RunConfig):
     figs = [] if config.smoke else [_figure(theorem + controls, config.figures)]  # a figure decides nothing
     summary = Summary(summary, atol=atol, rtol={"k_se": QUANTILE_RTOL, **rtol},
                       why="each number's tolerance in the check it comes from (the conclusion at n = ∞, the closed "
-                          "form at n = ∞ for γ, training); k: QUANTILE_RTOL")
+                          "form at n = ∞ for γ, training); k: QUANTILE_RTOL",
+                      sampled=("mc_gap", "mc_gap_se", *TRAINING_SAMPLED), se={"mc_gap": "mc_gap_se"})
     return hyps, checks, summary, figs
 
 

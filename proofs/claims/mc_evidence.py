@@ -22,6 +22,7 @@ from mmicl.proofs.claims.number_tolerances import SAMPLING_WHY, exact, sampling_
 from mmicl.proofs.claim import Check, RunConfig, corroborating
 
 __all__ = ["Z", "EPS", "Z_ATOL", "CLOSED_FORM_RTOL", "alpha_T_atol", "excess_rtol", "trained_tolerance", "TRAINED_WHY",
+           "TRAINED_SAMPLED", "TRAINED_SE",
            "MINIMISE_TWO_ATOL", "thm62_mc_checks", "thm63_mc_checks"]
 
 
@@ -77,6 +78,17 @@ TRAINED_WHY = ("trained α (float32, Adam): sampling_atol of the SAA se of the m
                f"their parts' tolerances (first order); α_T: brentq's stated 1e-16 + 8·eps·α; {SAMPLING_WHY}")
 
 
+TRAINED_SAMPLED = ("trained", "alpha_n", "alpha_n_se", "alpha_inf", "alpha_inf_se", "optimisation_error",
+                   "finite_n_bias", "stated_error", "risk", "diverged", "saa_converged_for_the_sampled_loss", "z",
+                   "z_alpha", "z_beta", "gap", "sampled_loss", "distance_trained")
+"""The numbers of a trained check that depend on the seed (``Check.sampled``): everything the
+training and the SAA sample give; the depth, context length, steps and the theory's α_T do not."""
+TRAINED_SE = {"alpha_n": "alpha_n_se", "alpha_inf": "alpha_inf_se"}
+"""The SAA estimates and the keys of their sandwich se's (``Check.se``).  The trained point has no
+se (its optimisation error is not a sampling error), so across seeds it is not compared; its
+check's outcome is."""
+
+
 MINIMISE_TWO_ATOL = 1e-15
 """``numerics.lca.minimise_two`` proves no bound: β is refined by Brent's bounded method to
 ``xatol = 1e-15`` (then Newton-polished to steps below 1e-16); α = γ − β adds u·|β|."""
@@ -114,7 +126,8 @@ def _thm62_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
             atol = {**trained_tolerance(r), "alpha_T": alpha_T_atol(a_T)}
             if r.diverged:
                 checks.append(Check(f"MC training lca1 T={T} n={n or '∞'}", "monte-carlo", False, nums,
-                                    detail="training diverged", atol=atol, numbers_tolerance=TRAINED_WHY))
+                                    detail="training diverged", atol=atol, numbers_tolerance=TRAINED_WHY,
+                                    sampled=TRAINED_SAMPLED, se=TRAINED_SE))
                 continue
             if n is None and lo == hi and T >= 2:
                 checks += _degenerate_checks(config, law, T, a_T, r, nums, sz)
@@ -124,13 +137,15 @@ def _thm62_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
                 checks.append(Check(
                     f"SAA stationary point (Newton) of the sampled large-context loss = α_T (T={T})", "monte-carlo",
                     z <= Z, {**nums, "z": z}, tolerance=f"{Z} standard errors (sandwich se of the SAA estimate)",
-                    atol={**atol, "z": Z_ATOL}, numbers_tolerance=TRAINED_WHY + "; z: 4·√2"))
+                    atol={**atol, "z": Z_ATOL}, numbers_tolerance=TRAINED_WHY + "; z: 4·√2",
+                    sampled=TRAINED_SAMPLED, se=TRAINED_SE))
             gap = abs(r.trained["alpha"] - a_T)
             checks.append(Check(
                 f"trained α within its stated error of α_T (T={T}, n={nums['n']})", "monte-carlo",
                 gap <= r.stated_error, {**nums, "gap": gap},
                 tolerance="|optimisation error| + |finite-n bias| + 3 se(α_n) + 3 se(α_∞), all measured",
-                atol={**atol, "gap": atol["trained"] + atol["alpha_T"]}, numbers_tolerance=TRAINED_WHY))
+                atol={**atol, "gap": atol["trained"] + atol["alpha_T"]}, numbers_tolerance=TRAINED_WHY,
+                sampled=TRAINED_SAMPLED, se=TRAINED_SE))
     return checks
 
 
@@ -166,14 +181,15 @@ def _degenerate_checks(config: RunConfig, law: TaskLaw, T: int, a_T: float, r, n
               rtol={"alpha_probed": CLOSED_FORM_RTOL, "sampled_loss": sz["saa"] * EPS},
               numbers_tolerance=("α probed: α_T's accuracy + the rounding of δ; sampled loss (the same prompts on "
                                  "every machine): ŷ's rounding T·ε·|ŷ_Bayes| propagated, 2√(loss·floor) + floor, "
-                                 "plus the rounding of a sum of `saa` terms; " + why)),
+                                 "plus the rounding of a sum of `saa` terms; " + why),
+              sampled=TRAINED_SAMPLED, se=TRAINED_SE),
         Check(f"training moves α towards α_T (T={T}; flat minimum of order 2T)", "monte-carlo",
               gap < start_gap, {**nums, "distance_at_start": start_gap, "distance_trained": gap},
               tolerance="strict decrease of |α − α_T| from the start α₀ = α_T/2",
               detail="at a minimum flat to order 2T the training error decays algebraically, so no "
                      "standard-error statement about the trained α is available",
               atol={**atol, "distance_at_start": a_T_atol, "distance_trained": gap + a_T_atol},
-              numbers_tolerance=why),
+              numbers_tolerance=why, sampled=TRAINED_SAMPLED, se=TRAINED_SE),
     ]
 
 
@@ -211,5 +227,6 @@ def _thm63_checks(config: RunConfig, law: TaskLaw) -> list[Check]:
                                   "theory_excess": float(TwoParameterLoss(law, T).terms_and_bounds(a2, b2)[1][0])},
                             numbers_tolerance=("minimise_two (no bound proved): Brent's xatol 1e-15 on β, plus "
                                                "u·|β| on α = γ − β; theory excess: the rounding bound of "
-                                               "TwoParameterLoss.terms_and_bounds; z's: 4·√2; " + TRAINED_WHY)))
+                                               "TwoParameterLoss.terms_and_bounds; z's: 4·√2; " + TRAINED_WHY),
+                            sampled=TRAINED_SAMPLED, se=TRAINED_SE))
     return checks

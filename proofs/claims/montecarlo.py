@@ -55,7 +55,8 @@ def _noskip_flat_check(first: dict, last: dict) -> Check:
                  tolerance=f"falls by less than {Z} se of the difference (independent samples)",
                  atol={**exact("T_first", "T_last"), "risk_first": sampling_atol(first["risk_se"]),
                        "risk_last": sampling_atol(last["risk_se"]), "se_of_difference": sampling_atol(se)},
-                 numbers_tolerance=SAMPLING_WHY)
+                 numbers_tolerance=SAMPLING_WHY, sampled=("risk_first", "risk_last", "se_of_difference"),
+                 se={"risk_first": first["risk_se"], "risk_last": last["risk_se"]})
 
 
 def _noskip_vs_sample_mean_check(r: dict, ez2: float, n: int) -> Check:
@@ -76,7 +77,13 @@ def _noskip_tolerance(r: dict) -> dict:
                       "finite_n_bias": EXACT, "E_zeta2": EXACT},
                 rtol={"max_abs_prediction_weight": sampling_atol(r["risk_se"] / r["risk"]) if r["risk"] > 0 else EXACT,
                       "finite_n_bias": CLOSED_FORM_RTOL, "E_zeta2": CLOSED_FORM_RTOL},
-                numbers_tolerance=NOSKIP_WHY)
+                numbers_tolerance=NOSKIP_WHY, sampled=NOSKIP_SAMPLED,
+                se={"risk": "risk_se", "minus_label_mean": "minus_label_mean_se"})
+
+
+NOSKIP_SAMPLED = ("risk", "risk_se", "minus_label_mean", "minus_label_mean_se", "z", "max_abs_prediction_weight",
+                  "diverged")
+"""The numbers of a no-skip row that depend on the seed (``Check.sampled``)."""
 
 
 def _noskip_vs_zero_check(r: dict, ez2: float) -> Check:
@@ -118,8 +125,9 @@ def evaluate_appF(config: RunConfig):
         summary["sample_mean_risk"] = base["label_mean"][0]
         atol["sample_mean_risk"] = sampling_atol(base["label_mean"][1])
     figs = [] if config.smoke else [_appF_figure(config, law, rows, base, ez2, n)]  # a figure decides nothing
+    se = {"risk_T_max": rows[-1]["risk_se"], **({} if base is None else {"sample_mean_risk": base["label_mean"][1]})}
     return hyps, checks, Summary(summary, atol=atol, rtol={"E_zeta2": CLOSED_FORM_RTOL},
-                                 why=f"E[ζ²]: a closed form; {SAMPLING_WHY}"), figs
+                                 why=f"E[ζ²]: a closed form; {SAMPLING_WHY}", sampled=tuple(se), se=se), figs
 
 
 def appF_series(rows: list[dict], base: dict | None, ez2: float, n: int) -> dict:
@@ -207,7 +215,14 @@ def _falls_check(a: dict, b: dict, short_training: int | None = None) -> Check:
                  atol={"excess_before": sampling_atol(a["excess_se"]), "excess_after": sampling_atol(b["excess_se"]),
                        "se": sampling_atol(se), **exact("resolution_after", "training_steps")},
                  rtol={"resolution_after": CLOSED_FORM_RTOL},
-                 numbers_tolerance=f"the rounding floor: a closed form; {SAMPLING_WHY}")
+                 numbers_tolerance=f"the rounding floor: a closed form; {SAMPLING_WHY}",
+                 sampled=("excess_before", "excess_after", "se"))
+
+
+DEPTH_SAMPLED = ("alpha", "excess", "excess_se", "theory_excess_at_trained_alpha", "z", "diverged")
+"""The numbers of a depth row that depend on the seed (``Check.sampled``).  None has an se that
+spans two seeds: the measured excess estimates the excess at the trained α, which moves with the
+training, so across seeds they are left uncompared (the checks' outcomes are compared)."""
 
 
 def _depth_row_tolerance(law, r: dict) -> dict:
@@ -222,6 +237,7 @@ def _depth_row_tolerance(law, r: dict) -> dict:
                       "resolution": EXACT, "z": Z_ATOL},
                 rtol={"theory_excess_at_alpha_T": excess_rtol(law, r["T"]), "theory_excess_at_trained_alpha":
                       excess_rtol(law, r["T"]), "resolution": CLOSED_FORM_RTOL},
+                sampled=DEPTH_SAMPLED,
                 numbers_tolerance=("trained α: 2·|α − α_T| (no se stated; two trainings each within their own "
                                    "error of α_T); theory's excess: excess_risk's stated T·u/ρ, at the trained α "
                                    "also the measured excess's sampling_atol(excess_se); α_T: brentq's stated "
@@ -281,6 +297,8 @@ def _rate_check(law, rows: list[dict]) -> Check:
                                     "at α_T: Σ |w_i|·(excess_risk's stated relative accuracy T·u/ρ), w the least-squares weights; "
                                     "the shift: the sum of the two"),
                  detail="slope_theory is the rate at α_T, the ideal the training approaches",
+                 sampled=("slope_measured", "slope_theory_at_trained_alpha", "slope_se",
+                          "slope_shift_from_training_error"),
                  role=CORROBORATING)  # the statement reports the comparison; it does not claim a match
 
 
@@ -312,7 +330,8 @@ def evaluate_depth(config: RunConfig):
                "slope_mc": rate.numbers["slope_measured"], "slope_theory": rate.numbers["slope_theory"]}
     atol = {"excess_T_min": sampling_atol(rows[0]["excess_se"]), "excess_T_max": sampling_atol(rows[-1]["excess_se"]),
             "slope_mc": rate.atol["slope_measured"], "slope_theory": rate.atol["slope_theory"]}
-    return hyps, checks, Summary(summary, atol=atol, why=rate.numbers_tolerance + f"; {SAMPLING_WHY}"), figs
+    return hyps, checks, Summary(summary, atol=atol, why=rate.numbers_tolerance + f"; {SAMPLING_WHY}",
+                                 sampled=("excess_T_min", "excess_T_max", "slope_mc")), figs
 
 
 def _depth_figure(config: RunConfig, rows):

@@ -26,15 +26,13 @@ from __future__ import annotations
 
 import math
 
+from mmicl.proofs.claim import MOVE_Z
+
 __all__ = ["EXACT", "MOVE_Z", "SAMPLING_WHY", "sampling_atol", "exact"]
 
 
 EXACT = 0.0
 """The tolerance of an exact number: any move is a change."""
-
-MOVE_Z = 4.0
-"""Standard errors of a difference that a sampled number may move by (two-sided, for two
-independent estimates: a false alarm on about 6 numbers in 100 000)."""
 
 SAMPLING_WHY = (f"sampled numbers: {MOVE_Z:g}·√2·se (two runs on different machines are at worst two "
                 "independent estimates); settings and counts exact")

@@ -244,6 +244,7 @@ def _mc_check(text: str, law: TaskLaw, variant: nv.Variant, T: int, theta: tuple
         "4 standard errors (two-sided, a false alarm about 6e-5)",
         "the variant's torch model (numerics.variant_models) on sampled prompts with C = Λ, h = ζm, the query "
         "integrated out exactly",
+        sampled=("mc_excess", "mc_se", "z"), se={"mc_excess": "mc_se"},
         role=CORROBORATING,  # a second route to the loss, through the real layer
         atol={"mc_excess": sampling_atol(est.se), "mc_se": sampling_atol(est.se), "z": 4 * math.sqrt(2.0),
               "excess": EXCESS_RTOL * exact_value, "params": 1e-6 * (1 + float(np.linalg.norm(theta))),
