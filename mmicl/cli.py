@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+import time
 from importlib import import_module
 from pathlib import Path
 
@@ -56,6 +57,11 @@ LAZY_COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+_command_started: float | None = None
+"""``time.perf_counter()`` when the command line started (``LazyGroup.main``): a verify run's wall
+time counts from it, start-up included (``results_folder.RunState``)."""
+
+
 class LazyGroup(click.Group):
     """A click group whose sub-commands are imported on first use, and whose output degrades to
     ASCII on a terminal that cannot encode it (``mmicl.terminal``)."""
@@ -63,6 +69,8 @@ class LazyGroup(click.Group):
     def main(self, *args, **kwargs):
         from mmicl.terminal import ascii_fallback
 
+        global _command_started
+        _command_started = time.perf_counter()
         ascii_fallback()
         return super().main(*args, **kwargs)
 
@@ -174,16 +182,16 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
             raise click.BadParameter(str(e), param_hint="--variant") from None
         raise
     require_space(out, SPACE_PER_CLAIM * len(chosen), f"a run of {len(chosen)} claim(s)")
-    _one_torch_thread()
     law_spec = None if law is None else parse_law(law).spec()  # shown once, in the title, not in each row
     table = verdict_table(f"mmicl verify ({size}, seed {seed}" + (f", law {law_spec})" if law_spec else ")"))
     with holding(out):  # a FolderBusyError (another live run) is one line, exit 2 (Command)
-        folder = ResultsFolder(config, [c.id for c in chosen])
+        folder = ResultsFolder(config, [c.id for c in chosen], started=_command_started)
         folder.write()
         with interrupts.watching(), folder.stopping_on_exit():  # the folder ends complete or stopped
             for claim in chosen:
                 # text from a claim, a law or a path is escaped: rich would read "[...]" in it as markup
                 console.print(f"[bold]{escape(claim.id)}[/]: {escape(claim.title)} …")
+                _one_torch_thread(claim)
                 res = folder.run_claim(claim)  # a LawError from --law becomes a usage error (Command)
                 add_result(table, res, law_spec)
         if folder.run.state == "stopped":  # Ctrl-C: the claims finished are kept
@@ -243,12 +251,21 @@ def claims_command(plugins, as_json):
     Console().print(table)
 
 
-def _one_torch_thread() -> None:
+def _one_torch_thread(claim) -> None:
     """The Monte Carlo claims train many small models: one torch thread each is fastest on the CPU.
-    Set here, by the command line, never on import or by a library call."""
-    import torch
+    Set here, by the command line, never on import or by a library call, before each claim runs,
+    once torch is imported: a built-in claim's module is imported first (it imports torch), so a run
+    of claims that need no torch (a plugin's, say) does not pay for importing it.  A module that
+    cannot be imported is left for the claim's run to report (its verdict ``error``)."""
+    from mmicl.proofs.claim import ModuleFunction
 
-    torch.set_num_threads(1)
+    if isinstance(claim.evaluate, ModuleFunction):
+        try:
+            claim.evaluate.function()
+        except Exception:  # noqa: BLE001 -- Claim.run reports it, as the claim's error
+            pass
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
 
 
 def verdict_table(title: str):

@@ -32,7 +32,7 @@ def render_report(results: list[ClaimResult], config: RunConfig, run=None) -> st
         f"Size: {config.size}; seed {config.seed}; device {config.device}"
         + (f"; law `{config.law}`" if config.law else ""),
         "",
-        *([f"Run: {run.line(len(results))}; wall time {run.wall_seconds:.1f} s", ""] if run is not None else []),
+        *([f"Run: {run.line(len(results))}; wall time {_wall(run)}", ""] if run is not None else []),
         "| claim | verdict | key numbers | seconds | origin |",
         "|---|---|---|---|---|",
     ]
@@ -208,7 +208,7 @@ def render_html(results: list[ClaimResult], config: RunConfig, run=None) -> str:
         meta.append(("law", config.law))
     meta.append(("claims", ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "none"))
     if run is not None:
-        meta += [("run", run.line(len(results))), ("wall time", f"{run.wall_seconds:.1f} s")]
+        meta += [("run", run.line(len(results))), ("wall time", _wall(run))]
     # the claims' own times add up to less than the wall time (setup, the reports) or, for a run
     # that sends work elsewhere, to more: both are shown, each under its name
     meta.append(("claims' time (sum)", f"{sum(_float(r.seconds) for r in results):.1f} s"))
@@ -634,3 +634,8 @@ def _records(rows: list, depth: int) -> str:
         body += (f'<tr><td colspan="{len(keys) + 1}"><span class="more">… {len(rows) - len(shown)} more rows '
                  f"({len(rows)} in all)</span></td></tr>")
     return f'<table class="kv"><thead>{head}</thead><tbody>{body}</tbody></table>'
+
+
+def _wall(run) -> str:
+    """The run's wall time with its start-up (``RunState.startup_seconds``: included in it)."""
+    return f"{run.wall_seconds:.1f} s (start-up {getattr(run, 'startup_seconds', 0.0):.1f} s of it, before the first claim)"

@@ -62,6 +62,11 @@ class RunState:
     pid: int = field(default_factory=os.getpid)
     started: float = field(default_factory=time.time)
     wall_seconds: float = 0.0
+    """From the command's start to the last write: start-up included."""
+    startup_seconds: float = 0.0
+    """From the command's start to the run's folder, before the first claim: the command line,
+    the plugins, selecting the claims (the claims' own modules are imported as each first runs,
+    in its ``seconds``)."""
     pending_figures: list[str] = field(default_factory=list)
     reason: str = ""
 
@@ -69,7 +74,7 @@ class RunState:
 
         return {"state": self.state, "planned": self.planned, "pid": self.pid,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.started)),
-                "wall_seconds": round(self.wall_seconds, 3),
+                "wall_seconds": round(self.wall_seconds, 3), "startup_seconds": round(self.startup_seconds, 3),
                 "pending_figures": [relative_path(f, out) for f in self.pending_figures], "reason": self.reason}
 
     def line(self, done: int) -> str:
@@ -164,12 +169,16 @@ def _alive(pid: int) -> bool:
 class ResultsFolder:
     """The summary of one run into ``config.out`` (hold the folder first: ``holding``)."""
 
-    def __init__(self, config: RunConfig, planned: list[str]):
+    def __init__(self, config: RunConfig, planned: list[str], started: float | None = None):
+        """``started``: ``time.perf_counter()`` when the command started (the wall time counts from
+        it, ``RunState.startup_seconds`` up to here); None: from here."""
         self.config = config
         self.out = Path(config.out)
         self.results: list[ClaimResult] = []
         self.run = RunState("running", planned)
-        self._t0 = time.perf_counter()
+        now = time.perf_counter()
+        self._t0 = now if started is None or started > now else started
+        self.run.startup_seconds = now - self._t0
         self._provenance = software()
         # a summary name that is not a file is refused by the first write, before anything is replaced
         for name in ("figures", "montecarlo"):

@@ -16,6 +16,7 @@ import numbers
 from mmicl.theory.errors import InputError
 
 __all__ = [
+    "cuda_driver_present",
     "MAX_TRAIN_DEPTH", "MAX_DEPTH_VARIANT", "MAX_FLOW_EVALUATIONS",
     "START_BOX",
     "MAX_CONTEXT",
@@ -402,6 +403,22 @@ def check_lsa_size(task, what: str = "best_lsa") -> None:
                          f"d = d1 + d2 = {law.d}, so one moment array holds {k} × d² = {floats:.3g} float64s "
                          f"({floats * 8 / 2**30:.3g} GiB); at most {MAX_LSA_FLOATS:.3g} (2 GiB) are allowed: lower "
                          "d1 + d2, or give s=DIST (one rule) instead of sv and sr")
+
+
+def cuda_driver_present() -> bool:
+    """Whether this machine may have a CUDA GPU at all, asked without importing torch: an NVIDIA
+    driver (``/proc/driver/nvidia``, ``/dev/nvidiactl``, or the CUDA driver library on the library
+    path).  False means ``torch.cuda.is_available()`` is False too (torch needs that driver); True
+    means only that torch must be asked."""
+    import os
+    import sys
+    from ctypes.util import find_library
+
+    if sys.platform == "darwin":
+        return False  # no CUDA build of torch for macOS
+    if os.path.exists("/proc/driver/nvidia/version") or os.path.exists("/dev/nvidiactl"):
+        return True
+    return find_library("nvcuda" if sys.platform == "win32" else "cuda") is not None
 
 
 def check_device(device) -> str:

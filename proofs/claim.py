@@ -33,7 +33,7 @@ from mmicl.numerics.atomic import DiskFullError
 __all__ = ["Verdict", "VERDICTS", "Role", "ROLES", "DECISIVE", "CORROBORATING", "BUILTIN", "MOVE_Z", "Check",
            "check_number_tolerance", "check_sampled", "tolerance_of", "corroborating", "Summary", "Hypothesis", "SIZES", "RunConfig",
            "ClaimResult", "relative_path", "decide", "judged_outcome", "judged_met", "verdict_of", "check_verdict",
-           "ClaimError", "Claim"]
+           "ClaimError", "Claim", "ModuleFunction"]
 
 Verdict = Literal["holds", "fails", "hypothesis-not-met", "inconclusive", "error"]
 VERDICTS: tuple[str, ...] = ("holds", "fails", "hypothesis-not-met", "inconclusive", "error")
@@ -449,6 +449,38 @@ def check_verdict(check: Check) -> Verdict:
     from dataclasses import replace
 
     return verdict_of([], [replace(check, role=DECISIVE)])
+
+
+class ModuleFunction:
+    """A function named by its module and name, imported at its first call: a claim's ``evaluate``
+    that listing the claim does not import (the built-in claims', ``proofs.claims.catalog``, whose
+    modules import torch, SciPy and SymPy).  Calling it calls the function; ``function()`` imports
+    and returns it; it pickles as its two names."""
+
+    def __init__(self, module: str, name: str):
+        self.module, self.name = module, name
+        self.__module__ = module  # where the function is defined (registry.current_origin reads it)
+        self._function = None
+
+    def function(self) -> Callable:
+        """The function, imported on the first call."""
+        if self._function is None:
+            from importlib import import_module
+
+            self._function = getattr(import_module(self.module), self.name)
+        return self._function
+
+    def __call__(self, *args, **kwargs):
+        return self.function()(*args, **kwargs)
+
+    def __getstate__(self) -> dict:
+        return {"module": self.module, "name": self.name}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["module"], state["name"])
+
+    def __repr__(self) -> str:
+        return f"ModuleFunction({self.module!r}, {self.name!r})"
 
 
 class ClaimError(InputError):

@@ -7,7 +7,8 @@ A package declares its claims under the entry-point group ``mmicl.claims``::
 
 and, once it is installed, ``mmicl claims``, ``mmicl verify --claim 'mine.*'`` and
 ``mmicl.verify("mine.*")`` see them: the first time claims are listed or run, each entry point's
-module is imported (once per process), and the claims it registers (``@mmicl.claim`` or
+module is imported (once per process; not for a selection that can match only built-in claims,
+``verify.built_in_only``), and the claims it registers (``@mmicl.claim`` or
 ``mmicl.register``) carry its origin, ``"plugin mine (mypkg 0.1.0)"``.  Code that is not installed
 is loaded with ``mmicl verify --plugin FILE_OR_MODULE`` or ``mmicl.verify(..., plugins=[...])``:
 a ``.py`` file (its origin ``"plugin file claims.py"``) or an importable module name.

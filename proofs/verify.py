@@ -10,21 +10,35 @@ import fnmatch
 from pathlib import Path
 
 from .claim import Claim, ClaimResult, RunConfig
-from .registry import REGISTRY
+from .registry import REGISTRY, RESERVED_NAMESPACES
 from mmicl.proofs.plugins import load_installed, load_plugins
 from mmicl.numerics.validate import MAX_DIM_VERIFY, check_device
 
-__all__ = ["registered", "claims", "select", "verify"]
+__all__ = ["registered", "built_in_only", "claims", "select", "verify"]
 
 
 def registered() -> dict[str, Claim]:
     """Every claim: the built-in ones and those of the installed plugins (entry-point group
     ``mmicl.claims``), loaded on the first call; a plugin that cannot be loaded is a
     ``plugins.PluginError``."""
-    from . import claims as _builtin  # noqa: F401  (importing registers every built-in claim)
-
     load_installed()
+    return _builtin()
+
+
+def _builtin() -> dict[str, Claim]:
+    """The registry with the built-in claims in it (from their table: no claim module is imported)."""
+    from . import claims as _claims  # noqa: F401  (importing registers every built-in claim)
+
     return REGISTRY
+
+
+def built_in_only(pattern: str) -> bool:
+    """Whether the glob ``pattern`` can match only built-in claims: its namespace (the part before
+    the first dot, or all of it) is written out, with no glob character, and is reserved for
+    mmicl's own claims (``RESERVED_NAMESPACES``), which no plugin may register.  Selecting by such
+    patterns imports no installed plugin."""
+    namespace = pattern.split(".", 1)[0]
+    return not any(ch in namespace for ch in "*?[") and namespace in RESERVED_NAMESPACES
 
 
 def claims(everything: bool = True) -> dict[str, str]:
@@ -34,8 +48,9 @@ def claims(everything: bool = True) -> dict[str, str]:
 
 def select(patterns: list[str] | tuple[str, ...], everything: bool = False) -> list[Claim]:
     """The claims whose ids match any of the glob patterns; with no pattern, the default claims
-    (or all of them with ``everything``)."""
-    reg = registered()
+    (or all of them with ``everything``).  Installed plugins are imported unless every pattern can
+    match only built-in claims (``built_in_only``)."""
+    reg = _builtin() if patterns and all(built_in_only(p) for p in patterns) else registered()
     if not patterns:
         return [c for c in reg.values() if c.default or everything]
     chosen = [c for c in reg.values() if any(fnmatch.fnmatchcase(c.id, p) for p in patterns)]

@@ -21,7 +21,7 @@ import click
 from mmicl.numerics.validate import (MAX_BATCH_FLOATS, MAX_CONTEXT, MAX_DEPTH_FLOW_TWO,  # noqa: F401  light: no numpy
                                      MAX_DEPTH_ONE, MAX_DIM, MAX_MC, MAX_PROFILE, MAX_SAMPLES, MAX_SEED, MAX_STEPS,
                                      MAX_TRAIN_DEPTH, START_BOX)
-from mmicl.numerics.validate import check_batch_memory as batch_memory
+from mmicl.numerics.validate import check_batch_memory as batch_memory, cuda_driver_present
 from mmicl.theory.errors import InputError, MmiclError
 from mmicl.numerics.atomic import DiskFullError
 from mmicl.numerics.strict_json import dumps
@@ -162,8 +162,8 @@ class Device(click.Choice):
 
     def convert(self, value, param, ctx):
         choice = super().convert(value, param, ctx)
-        if choice == "cpu":
-            return choice
+        if choice == "cpu" or choice == "auto" and not cuda_driver_present():
+            return "cpu"  # no NVIDIA driver: torch cannot see a GPU, and need not be imported to say so
         import torch
 
         available = torch.cuda.is_available()

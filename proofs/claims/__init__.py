@@ -1,13 +1,16 @@
-"""Importing this package registers every built-in claim (one module per claim or family), with
-the origin ``"built-in"``."""
+"""Importing this package registers every built-in claim, with the origin ``"built-in"``, from the
+table ``catalog.CATALOG``: no claim module is imported until its claim runs (a claim's ``evaluate``
+is a ``claim.ModuleFunction``), so listing the claims costs no torch, SciPy or SymPy import."""
 from mmicl.proofs.claim import BUILTIN
-from mmicl.proofs.registry import registering_as
+from mmicl.proofs.registry import register, registering_as
 
-CLAIM_MODULES = ["lca", "testbed", "montecarlo", "lsa", "untied", "variants"]
-"""The modules (and the testbed package) whose import registers the built-in claims, in the order the
-registry lists them."""
+from .catalog import CATALOG
+
+CLAIM_MODULES = sorted({entry.module for entry in CATALOG})
+"""The modules (and the testbed package) that evaluate the built-in claims."""
 
 __all__ = ["CLAIM_MODULES"]
 
 with registering_as(BUILTIN):
-    from . import lca, testbed, montecarlo, lsa, untied, variants  # noqa: F401,E402  (importing registers)
+    for _entry in CATALOG:
+        register(_entry.claim())

@@ -28,8 +28,7 @@ from mmicl.numerics.lca_matrix import matrix_excess
 from mmicl.proofs import figures
 from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.number_tolerances import EXACT, exact
-from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
-from mmicl.proofs.registry import register
+from mmicl.proofs.claim import CORROBORATING, Check, Hypothesis, RunConfig, Summary
 
 __all__ = ["QUICK_LAWS", "FULL_LAWS", "FLOW_VS_ROOT_TOL", "FLOW2_VS_MIN_TOL", "EPS", "ALPHA_T_MOVE",
            "CLOSED_FORM_RTOL", "EXCESS_RTOL", "LOG10_EXCESS_ATOL", "TWO_MOVE", "FLOW_ONE_CLOCK_RTOL", "HORIZON_ATOL",
@@ -459,15 +458,6 @@ def evaluate_thm62(config: RunConfig):
     return hyps, checks, summary, figs
 
 
-register(Claim(
-    id="thm6.2",
-    title="one-parameter LCA: gradient flow → α_T → α*, Bayes-optimal as T → ∞",
-    statement=("For W^S = −W^V = αI, gradient flow on the large-context population loss converges to a "
-               "unique α_T; as T → ∞, α_T → α* = 2/(2 + s_lo + s_hi) and the predictor tends to the Bayes "
-               "predictor ζ Λ⁻¹ m · x_q."),
-    evaluate=evaluate_thm62,
-))
-
 
 # ---------------------------------------------------------------------------------------------
 # thm6.3
@@ -724,12 +714,3 @@ def _plane_figure(config, law, T, basin, mini, a_star):
         config.figures / f"thm6.3_plane_T{T}.png", T=T, grid_alpha=ga, grid_beta=gb, loss=z,
         trajectories=basin["paths"], starts=basin["starts"], minimiser=mini, alpha_star=a_star)
 
-
-register(Claim(
-    id="thm6.3",
-    title="two-parameter LCA: under conditions on the start, flow → (α_T, β_T) with β_T → −α_T, α_T → α*",
-    statement=("For W^S = αI, W^V = βI, under conditions on the initialisation gradient flow on the "
-               "large-context population loss converges; as T → ∞, β_T → −α_T, α_T → α* and the predictor "
-               "is Bayes-optimal."),
-    evaluate=evaluate_thm63,
-))

@@ -73,8 +73,7 @@ from mmicl.numerics.laws.task import TaskLaw
 from mmicl.proofs import hypotheses as hyp
 from .mc_evidence import Z_ATOL, alpha_T_atol
 from .number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
-from ..claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
-from ..registry import register
+from ..claim import CORROBORATING, Check, Hypothesis, RunConfig, Summary
 from mmicl.numerics.models import LinearSelfAttention
 from mmicl.numerics.sampling import sample_moments
 from mmicl.numerics.training import train
@@ -856,14 +855,3 @@ def evaluate(config: RunConfig):
                       sampled=("mc_gap", "mc_gap_se", *TRAINING_SAMPLED), se={"mc_gap": "mc_gap_se"})
     return hyps, checks, summary, figs
 
-
-register(Claim(
-    id="thm4.1",
-    title="single-layer LSA is not Bayes-optimal uniformly over the task law",
-    statement=("When s = ‖m‖² is not a.s. constant on {s > 0} (so the covariance Λ = I + mmᵀ varies across "
-               "prompts beyond its direction), the best single LSA layer (exact, from the normal equations of "
-               "the full layer, which collapses to ŷ = x_qᵀΓ(1/n)Σy_i x_i) has excess risk over Bayes > 0; "
-               "training the full layer reaches it and does not beat it."),
-    evaluate=evaluate,
-    default=True,
-))

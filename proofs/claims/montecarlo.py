@@ -30,8 +30,7 @@ from mmicl.numerics.mc_studies import depth_study, log_log_slope, noskip_study, 
 from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.mc_evidence import CLOSED_FORM_RTOL, Z_ATOL, alpha_T_atol, excess_rtol
 from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
-from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
-from mmicl.proofs.registry import register
+from mmicl.proofs.claim import CORROBORATING, Check, Hypothesis, RunConfig, Summary
 
 __all__ = ["DEFAULT_LAW", "Z", "NOSKIP_WHY", "evaluate_appF", "appF_series", "evaluate_depth"]
 
@@ -371,10 +370,3 @@ def _depth_figure(config: RunConfig, rows):
     save_figure(fig, path, dpi=120)
     return path
 
-
-register(Claim("appF", "no skip: the ablated LCA falls back to the sample-mean risk",
-               "Without the skip S (W^S = 0) the LCA's risk does not fall with T and equals the risk of the "
-               "plain sample-mean predictor, within Monte Carlo error.", evaluate_appF))
-register(Claim("depth", "deeper is better: the trained LCA's excess risk falls with T",
-               "The trained LCA's excess risk falls with T towards 0 (a single layer is not enough); "
-               "the measured rate is compared with the theory's.", evaluate_depth))

@@ -31,8 +31,7 @@ from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.lca import (CLOSED_FORM_RTOL, MATRIX_ATOL, MATRIX_NUMBERS_WHY, MATRIX_TOLERANCE,
                                      random_prompt)
 from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
-from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
-from mmicl.proofs.registry import register
+from mmicl.proofs.claim import CORROBORATING, Check, Hypothesis, RunConfig, Summary
 
 __all__ = ["QUICK_LAWS", "FULL_LAWS", "REL_ACCURACY", "LOG10_ACCURACY", "EPS", "Z", "ALPHA_RTOL",
            "BFGS_ALPHA_ACCURACY", "AT_REST_ELSEWHERE_RTOL", "evaluate_untied"]
@@ -552,19 +551,3 @@ def _figure(path, curves: dict):
     save_figure(fig, path, dpi=110)
     return path
 
-
-register(Claim(
-    id="ext.untied",
-    title="extension beyond the paper (not one of its claims): the untied LCA, one α_t per layer, "
-          "beats the tied one exponentially",
-    statement=("Extension beyond arXiv:2602.04872, not a claim of the paper. With one scalar per layer "
-               "(W^S_t = −W^V_t = α_t I) the large-context excess is E[ζ² s/(1+s) ∏_t(1 − α_t(1+s))²]. Its "
-               "minimum over schedules is 1/Σ_{k≤T} π_k(0)² (π_k orthonormal for μ = E[ζ²] s/(1+s) dP(s) in "
-               "λ = 1+s), reached at α_t = 1/(Gauss nodes of λ dμ); it is never above the tied excess at α_T, is "
-               "exactly 0 from T = m on for a law with m atoms, and for a density on [s_lo, s_hi] falls per layer "
-               "like ((√κ−1)/(√κ+1))² against ((κ−1)/(κ+1))² tied, κ = (1+s_hi)/(1+s_lo). Gradient flow on the "
-               "schedule from random starts and Monte Carlo training reach it."),
-    evaluate=evaluate_untied,
-    default=False,
-    variants=("readout=raw-keys,f0=zero,skip=on,param=untied",),  # its model; it compares with the default
-))

@@ -31,8 +31,7 @@ from mmicl.numerics.laws.language import parse_law
 from mmicl.numerics.laws.task import TaskLaw
 from mmicl.proofs import hypotheses as hyp
 from mmicl.proofs.claims.number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
-from mmicl.proofs.claim import CORROBORATING, Check, Claim, Hypothesis, RunConfig, Summary
-from mmicl.proofs.registry import register
+from mmicl.proofs.claim import CORROBORATING, Check, Hypothesis, RunConfig, Summary
 
 __all__ = ["LAW", "DEFAULT_VARIANTS", "EPS", "CLOSED_RTOL", "EXCESS_RTOL", "evaluate_floor"]
 
@@ -293,16 +292,3 @@ def evaluate_floor(config: RunConfig):
     moves = {k: (EXACT if isinstance(v, str) else EXCESS_RTOL * abs(v)) for k, v in summary.items()}
     return hyps, checks, Summary(summary, atol=moves, why="the floors and excesses to EXCESS_RTOL; regimes exact")
 
-
-register(Claim(
-    id="variant.floor",
-    title="LCA variants: the least excess tends to the derived floor (0 for the default)",
-    statement=("For an LCA variant (readout, F⁰, skip, one or two tied parameters) on a bounded task law, the least "
-               "excess risk over Bayes at depth T tends, as T → ∞, to the floor derived from the variant's layer map: "
-               "the least excess over the stable family (fixed weights with |1 + w_V λ| < 1) and the 1/T-scaled "
-               "family. It is 0 for mmicl's default (raw keys, F⁰ = 0, skip on) and positive with both sides of the "
-               "readout evolved."),
-    evaluate=evaluate_floor,
-    default=True,
-    variants=("*",),
-))

@@ -216,7 +216,7 @@ def test_an_installed_plugin_is_seen_once_by_claims_and_verify(tmp_path):
 def test_a_broken_installed_plugin_is_one_line_exit_2(tmp_path):
     _fake_distribution(tmp_path / "site", "import no_such_dependency_xyz\n")
     code = ("import sys\nfrom mmicl.cli import main\n"
-            "sys.argv = ['mmicl', 'verify', '--claim', 'thm4.1', '--out', 'r']\nmain()")
+            "sys.argv = ['mmicl', 'verify', '--claim', 'mine.*', '--out', 'r']\nmain()")
     p = _python(tmp_path / "site", code, tmp_path)
     assert p.returncode == 2, p.stderr[-2000:]
     assert ("Error: plugin mine (mypkg 0.1.0): cannot import mypkg.claims: ModuleNotFoundError: "
@@ -268,3 +268,26 @@ def test_a_plugins_origin_does_not_depend_on_who_imported_it_first(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     got = json.loads(p.stdout.strip().splitlines()[-1])
     assert got["first"] == got["run"] == "plugin mine (mypkg 0.1.0)" and got["count"] >= 1
+
+
+@pytest.mark.parametrize("pattern, only", [
+    ("thm6.2", True), ("testbed.*", True), ("appF", True), ("variant.floor", True), ("thm4.*", True),
+    ("thm*", False), ("*", False), ("mine.*", False), ("[t]hm6.2", False), ("t?stbed.claim1", False),
+])
+def test_a_pattern_whose_namespace_is_reserved_and_written_out_can_match_only_built_in_claims(pattern, only):
+    from mmicl.proofs.verify import built_in_only
+
+    assert built_in_only(pattern) is only
+
+
+def test_selecting_built_in_claims_imports_no_installed_plugin(monkeypatch):
+    """No plugin may register a reserved namespace, so ``--claim thm6.2`` need not import any; a
+    pattern that could match a plugin's claim does."""
+    from mmicl.proofs import verify as V
+
+    calls = []
+    monkeypatch.setattr(V, "load_installed", lambda: calls.append(1))
+    assert [c.id for c in V.select(["thm6.2", "testbed.claim1"])] == ["thm6.2", "testbed.claim1"]
+    assert calls == []
+    V.select(["thm*"])
+    assert calls == [1]

@@ -169,6 +169,51 @@ def test_the_command_line_starts_without_the_heavy_libraries():
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
 
 
+@pytest.mark.subprocess
+def test_listing_claims_and_running_a_light_plugin_import_no_claim_module_and_no_heavy_library(tmp_path):
+    """``mmicl claims`` lists the built-in claims from their table, and ``verify`` of a plugin claim
+    that needs nothing heavy imports only what it runs: no built-in claim's module, no torch, SciPy,
+    SymPy or matplotlib (``--device cpu``: ``auto`` asks torch where a GPU driver is present)."""
+    (tmp_path / "light.py").write_text(
+        "import mmicl\n"
+        "@mmicl.claim('light.one', title='one', statement='1 == 1')\n"
+        "def one(config):\n"
+        "    return [], [mmicl.Check('one', 'exact', True, {'one': 1})]\n", encoding="utf-8")
+    code = (
+        "import sys\n"
+        "from mmicl.cli import main\n"
+        f"for args in (['claims'], ['claims', '--json'], ['verify', '--plugin', {str(tmp_path / 'light.py')!r}, "
+        f"'--claim', 'light.*', '--device', 'cpu', '--out', {str(tmp_path / 'out')!r}]):\n"
+        "    try: main(args)\n"
+        "    except SystemExit as e: assert not e.code, (args, e.code)\n"
+        "heavy = [m for m in ('torch', 'scipy', 'sympy', 'matplotlib') if m in sys.modules]\n"
+        "claims = [m for m in sys.modules if m.startswith('mmicl.proofs.claims.') and m != 'mmicl.proofs.claims.catalog']\n"
+        "assert not heavy and not claims, (heavy, claims)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "thm4.1" in p.stdout and "light.one" in p.stdout
+    import json
+
+    assert json.loads((tmp_path / "out" / "verdicts.json").read_text())["claims"][0]["verdict"] == "holds"
+
+
+def test_a_built_in_claim_names_its_evaluate_and_imports_it_on_first_run():
+    """Every entry of the catalog names a function that exists, and the registry's claim calls it."""
+    import pickle
+
+    from mmicl.proofs.claim import ModuleFunction
+    from mmicl.proofs.claims.catalog import CATALOG
+    from mmicl.proofs.verify import registered
+
+    reg = registered()
+    for entry in CATALOG:
+        ev = reg[entry.id].evaluate
+        assert isinstance(ev, ModuleFunction) and callable(ev.function()), entry.id
+        again = pickle.loads(pickle.dumps(ev))  # a claim travels to a Dask worker as its two names
+        assert (again.module, again.name) == (ev.module, ev.name) and again.function() is ev.function()
+
+
 def test_every_public_numerics_function_with_a_law_parameter_takes_law_text():
     """Structural: each public function of ``mmicl.numerics`` whose signature has ``law`` is wrapped
     by ``takes_law`` (so the rule holds for functions added later too)."""
