@@ -13,7 +13,7 @@ once and would flatter the median).  Then, per claim, one untimed run on ``s=uni
 warm up (compiled formulas, caches), and one timed ``Claim.run`` per law (wall time,
 ``time.perf_counter``; a law's own quadrature rules are built in its timed run).  torch runs on one
 CPU thread, as ``mmicl verify`` runs these claims.  Each verdict's reason is kept in the JSON: at
-smoke thm4.1 is at best inconclusive (it does not train there).  Printed (and with ``--json FILE`` written as JSON): per claim
+smoke thm4.1 trains briefly (4 restarts; a best restart above the optimum is undecided there).  Printed (and with ``--json FILE`` written as JSON): per claim
 the median and the maximum seconds over the laws and the count of each verdict; the machine's load
 average (``os.getloadavg``) before and after, since the machine may be shared.
 

@@ -43,8 +43,11 @@ A Monte Carlo check says ``None`` (inconclusive) when its standard error is too 
 best LSA from Bayes: k se must be below half the estimated gap.
 
 At the smoke size (property tests over many laws) only the checks at n = ∞ run, with quick's
-sizes, and training does not: the decisive training check is reported undecided, so the claim is
-inconclusive there (or hypothesis-not-met), never holds (``evaluate``, ``_law_checks``).
+Monte Carlo sizes, and training is short (``sizes``: 4 restarts, about half a second per law): it
+decides ``holds`` when the best restart reaches the exact optimum within k se and ``fails`` when it
+beats it, but a best restart above the optimum is undecided there, not a failure, since so short a
+training cannot tell a restart that has not yet converged from one that cannot reach the optimum
+(the quick and full sizes, which train longer, decide that) (``_training_verdict``).
 
 The hypotheses are computed from the law: s bounded, 0 < E[ζ²] and E[ζ⁴] < ∞, the spectrum of Λ
 varies (s is not a point mass) and, as the statement requires, s is not a.s. constant on {s > 0}
@@ -121,7 +124,18 @@ class Sizes:
     smaller, 10 of 16 (and 9 of 16 on the per-modality law).  Half the starts are of each kind, so
     16 starts all miss with probability ≈ 0.92⁸·0.4⁸ ≈ 3e-4.  The paired test size keeps the
     optimisation residual of a continued restart (≈ 1e-4 after 600 steps of 1024 prompts) inside
-    the k·se band."""
+    the k·se band.
+
+    The smoke size (``sizes(smoke=True)``) starts every restart of the second kind
+    (``small_starts_only``) and trains briefly.  Chosen on pilot seeds 1000–1011, not the seeds of
+    any run: 4 such restarts of 40 steps of 128 prompts, the best continued 200 steps of 256, and a
+    paired test of 2000 prompts gave ``holds`` on 12 of 12 seeds on each of s ~ U(0.5, 4), the
+    per-modality theorem law, s=beta(2,3,0.5,4) and s=twopoint(0.5,3,0.3) (|z| ≤ 3.1), the
+    training 0.6–0.75 s median per law.  Tried first on the same seeds: 50 + 250 steps (24 of 24
+    holds, 0.6–0.8 s); a paired test of 8000 prompts, which resolved the per-modality law's
+    optimisation residual after 200 steps (z up to 4.7: one false ``fails`` in 12); and 4 starts of
+    both kinds, which once all stalled (a ``fails`` in 12, before a stalled best was undecided at
+    this size)."""
 
     mc: int  # prompts per Monte Carlo check
     screen_restarts: int  # random starts of the full layer
@@ -132,6 +146,8 @@ class Sizes:
     steps: int
     batch: int
     test: int  # paired test prompts per kept restart
+    small_starts_only: bool = False  # every start has the rank-1 weights ×0.1 (else every other one)
+    smoke: bool = False  # a best restart above the optimum is undecided, not a failure (see the module)
 
 
 def k_family(comparisons: int) -> float:
@@ -143,7 +159,11 @@ def k_family(comparisons: int) -> float:
     return float(stats.norm.isf(P_TAIL / (2 * max(int(comparisons), 1))))
 
 
-def sizes(quick: bool) -> Sizes:
+def sizes(quick: bool, smoke: bool = False) -> Sizes:
+    """The sizes of a run: ``smoke`` (quick's Monte Carlo, a short training), quick or full."""
+    if smoke:
+        return Sizes(mc=50_000, screen_restarts=4, screen_steps=40, screen_batch=128, screen_eval=2048,
+                     keep=1, steps=200, batch=256, test=2000, small_starts_only=True, smoke=True)
     if quick:
         return Sizes(mc=50_000, screen_restarts=16, screen_steps=100, screen_batch=256, screen_eval=8192,
                      keep=2, steps=600, batch=1024, test=20_000)
@@ -470,7 +490,7 @@ def _train_restarts(law: TaskLaw, n: int, sz: Sizes, gamma, seed: int, device: s
     runs = []
     for k in range(sz.screen_restarts):
         model = LinearSelfAttention(law.d, init_scale=0.3, generator=torch.Generator().manual_seed(seed + 1 + k))
-        small = k % 2 == 1
+        small = sz.small_starts_only or k % 2 == 1
         if small:
             with torch.no_grad():
                 model.value[law.d, : law.d] *= 0.1
@@ -512,13 +532,15 @@ check's outcome, not these numbers."""
 
 
 def _training_verdict(runs: list[dict], exact_risk: float, gap_n: float, meta: dict, k: float = K_SE,
-                      exact_atol: float = EXACT) -> Check:
+                      exact_atol: float = EXACT, smoke: bool = False) -> Check:
     """Two-sided: the best tested restart's paired difference (trained − best LSA) within ±k se.
     Below: something beats the exact optimum (contradiction).  Above: no restart reached it.
     Inconclusive when k se is not below half the gap at this n, or when no restart could be tested.
     A tested restart more than k se above is 'stalled'; a screened-out one is only counted as 'far
     above at screening' (more than gap(n)/2 above the exact risk: stalled, or not yet converged).
-    ``exact_atol``: the accuracy of ``exact_risk`` and ``gap_n`` (their numeric tolerance only)."""
+    ``exact_atol``: the accuracy of ``exact_risk`` and ``gap_n`` (their numeric tolerance only).
+    ``smoke``: a best restart above the optimum is undecided (its short training cannot tell "not yet
+    converged" from "cannot reach it"); below it still fails."""
     tested = [r for r in runs if "difference" in r]
     for r in tested:
         d = r["difference"]
@@ -545,6 +567,8 @@ def _training_verdict(runs: list[dict], exact_risk: float, gap_n: float, meta: d
                     "trained_test_risk": best["trained_test_risk"]["mean"]}
         if not _decidable(d["se"], gap_n, k):
             passed = None
+        elif smoke and d["mean"] > k * d["se"]:
+            passed = None
         else:
             passed = bool(abs(d["mean"]) <= k * d["se"])
     atol = {**{key: EXACT for key, v in numbers.items() if isinstance(v, int)}, "best_gamma": EXACT,
@@ -560,24 +584,14 @@ def _training_verdict(runs: list[dict], exact_risk: float, gap_n: float, meta: d
                            "move by; the exact best risk and gap at n: best_lsa's K-node rounding (K + d²)·ε·E[ζ²]; "
                            f"best γ: GAMMA_RTOL; settings and counts exact; {SAMPLING_WHY}"),
         tolerance=(f"best restart: |paired mean(trained − best LSA)| ≤ k·se, k = {k:.3g} (below: the exact optimum "
-                   f"is beaten; above: no restart reached it); inconclusive unless k·se < gap(n)/2 or if no "
+                   f"is beaten; above: no restart reached it" + ("; at the smoke size above is undecided: a "
+                   "short training" if smoke else "") + "); inconclusive unless k·se < gap(n)/2 or if no "
                    "restart could be tested"),
         detail=(f"{meta.get('screen_restarts')} random starts screened ({meta.get('screen_steps')} Adam steps), the "
                 f"{meta.get('keep')} lowest on {meta.get('screen_eval')} common prompts trained {meta.get('steps')} more "
                 "steps; 'stalled' = a tested restart more than k se above the best LSA; 'far above at screening' = "
                 "a screening loss more than gap(n)/2 above the exact risk (the rank-1 local minimum of docs/lsa.md "
                 "sits ≈ 0.2 above; a slow restart may also be there after few steps)"),
-    )
-
-
-def _training_left_out() -> Check:
-    """The training check at the smoke size: not run, undecided (see ``evaluate``)."""
-    return Check(
-        "the trained full LSA reaches the exact best LSA and does not beat it", "monte-carlo", None,
-        numbers={"left_out_at": "smoke", "n": N_CONTEXT},
-        tolerance="not run: see the quick and full sizes", atol=EXACT,
-        detail=("not trained at the smoke size (screened random restarts of the full layer: seconds to minutes "
-                "per law); undecided, so the claim is at best inconclusive at this size"),
     )
 
 
@@ -589,7 +603,7 @@ def _training_check(law: TaskLaw, sz: Sizes, seed: int, device: str, k: float = 
     meta = {"n": N_CONTEXT, "screen_restarts": sz.screen_restarts, "screen_steps": sz.screen_steps,
             "screen_batch": sz.screen_batch, "screen_eval": sz.screen_eval, "keep": sz.keep, "steps": sz.steps, "batch": sz.batch,
             "test_prompts": sz.test, "best_gamma": best.gamma.tolist()}
-    return _training_verdict(runs, best.lsa_risk, best.gap, meta, k, exact_atol=_rounding(law))
+    return _training_verdict(runs, best.lsa_risk, best.gap, meta, k, exact_atol=_rounding(law), smoke=sz.smoke)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -788,7 +802,7 @@ def _law_checks(law: TaskLaw, sz: Sizes, seed: int, device: str, role: str = "",
 
 
 def evaluate(config: RunConfig):
-    sz = sizes(config.quick)
+    sz = sizes(config.quick, config.smoke)
     theorem = [parse_law(config.law)] if config.law else [parse_law(t) for t in THEOREM_LAWS]
     controls = [] if config.law else [parse_law(t) for t in CONTROL_LAWS]
     tagged = len(theorem) > 1
@@ -837,11 +851,9 @@ def evaluate(config: RunConfig):
             rtol = {} if closed else {"gamma": GAMMA_RTOL}
     for law in controls:
         checks += _law_checks(law, sz, config.seed, config.device, role=" (control: gap 0 expected)")[0]
-    # The smoke size does not train: 16 screened restarts of the full layer and two continued ones
-    # take 10 s to minutes per law, and a shorter training could not tell "no restart reached the
-    # optimum" from a real failure.  The decisive training check is then undecided (the verdict at
-    # smoke is at best inconclusive, never a holds without it); quick and full train.
-    train = _training_left_out() if config.smoke else _training_check(theorem[0], sz, config.seed, config.device, k)
+    # The smoke size trains briefly (Sizes): it can reach holds, and fails only on a restart that
+    # beats the optimum; one that stays above it is undecided there (quick and full decide it).
+    train = _training_check(theorem[0], sz, config.seed, config.device, k)
     checks.append(train)
     tn = train.numbers
     summary |= {key: tn[key] for key in ("trained_minus_best", "trained_minus_best_se", "tested_restarts",

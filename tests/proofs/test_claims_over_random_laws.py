@@ -142,6 +142,20 @@ def test_thm63_never_fails_and_names_its_hypotheses(case, tmp_path):
     assert (verdict == "hypothesis-not-met") == (not expect_met), (case, verdict)
 
 
+@settings(max_examples=max(EXAMPLES // 2, 3), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=law_cases)
+def test_thm41_never_fails_at_the_smoke_size(case, tmp_path):
+    """thm4.1 trains at the smoke size (briefly): on any law it holds, is inconclusive or has a
+    hypothesis not met, and never fails (a restart above the optimum is undecided there; one below
+    would contradict the exact optimum).  Its hypotheses need s bounded and at least 2 values of s
+    where m ≠ 0 (a constant s on {s > 0} lets one Γ invert Λ: the gap is 0)."""
+    verdict, failed = _run("thm4.1", case, tmp_path)
+    assert verdict != "fails", (case, failed)
+    if not case.bounded or case.signal_values < 2:
+        assert verdict == "hypothesis-not-met", (case, verdict)
+
+
 @pytest.mark.parametrize("text, bounded, count", [
     ("s=point(2)", True, 1), ("s=point(0.99999)", True, 1), ("s=point(0)", True, 0),
     ("s=exponential(1)", False, MANY),

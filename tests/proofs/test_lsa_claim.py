@@ -103,6 +103,29 @@ def test_training_verdict_is_two_sided_reports_stalls_and_can_be_inconclusive():
     assert verdict([_run(0, 2e-3, 2e-4)]).passed is False  # training stalled short of the optimum
     assert verdict([_run(0, 1e-3, 0.05)]).passed is None  # 3 se > gap/2: cannot decide
     assert verdict([_screened_out(0), {**_screened_out(1), "diverged": True}]).passed is None  # nothing tested
+    # the smoke size's short training: a best restart above the optimum is undecided, not a failure
+    smoke = lambda runs: C._training_verdict(runs, risk, gap, {}, smoke=True)  # noqa: E731
+    assert smoke([_run(0, 2e-3, 2e-4)]).passed is None
+    assert smoke([_run(0, 0.21, 0.01), _run(1, 0.2, 0.01)]).passed is None
+    assert smoke([_run(0, -1e-3, 2e-4)]).passed is False  # beating the exact optimum still fails
+    assert smoke([_run(0, 1e-4, 2e-4)]).passed is True
+    assert smoke([_run(0, 1e-3, 0.05)]).passed is None
+
+
+def test_the_smoke_size_trains_so_thm41_decides_there(tmp_path):
+    """At the smoke size (the default of property tests) the claim trains briefly and can hold:
+    on its own law s ~ U(0.5, 4) every decisive check decides.  (On pilot seeds the smoke training
+    reached the optimum on 48 of 48 runs over four laws; a best restart that does not is undecided,
+    so this test fails only where the exact optimum is missed by more than k se of a test that
+    resolves a tenth of the gap.)"""
+    import mmicl.testing as mt
+
+    r = mt.check_claim("thm4.1", law="s=uniform(0.5,4)", size="smoke", out=tmp_path)
+    train = [c for c in r.checks if c.name.startswith("the trained full LSA")]
+    assert r.verdict == "holds", (r.verdict_reason, [c.detail for c in train])
+    n = train[0].numbers
+    assert n["tested_restarts"] == 1 and n["screen_restarts"] == 4
+    assert 3 * n["trained_minus_best_se"] < n["gap_at_n"] / 2  # the paired test resolves the gap
 
 
 # ------------------------------------------------------------------ hypotheses and the claim
