@@ -90,6 +90,10 @@ _API: dict[str, tuple[str, str | None]] = {
     "register": ("mmicl.proofs.registry", "register"),
     "decide": ("mmicl.proofs.claim", "decide"),
     "ClaimError": ("mmicl.proofs.claim", "ClaimError"),
+    "CaseType": ("mmicl.proofs.cases", "CaseType"),
+    "CaseError": ("mmicl.proofs.cases", "CaseError"),
+    "z_check": ("mmicl.proofs.z_check", "z_check"),
+    "rejection_power": ("mmicl.proofs.z_check", "rejection_power"),
     "PluginError": ("mmicl.proofs.plugins", "PluginError"),
     # the one root of mmicl's exceptions, and of every caller mistake
     "MmiclError": ("mmicl.theory.errors", "MmiclError"),

@@ -141,12 +141,17 @@ def _law_text(ctx, param, value):
               help="An LCA variant, e.g. readout=evolved-keys-and-query or f0=tokens,skip=off (keys readout, f0, "
                    "skip, param; see docs/variants.md): the paper's theorems then say hypothesis-not-met, and "
                    "variant.floor checks the variant.")
+@click.option("--case", default=None, metavar="TEXT",
+              help="For claims with their own kind of case (a plugin's, e.g. a covariance and a context length): "
+                   "the case to check them on, in the text their case type reads; each chosen claim reads it "
+                   "before any runs.")
 @click.option("--baseline", type=click.Path(exists=True, path_type=Path), default=None, metavar="OLD",
               help="After the run, compare it with an earlier one (its folder or verdicts.json), as "
                    "`mmicl compare OLD OUT` does; exit 1 on any regression.")
 @click.option("--rtol", type=click.FloatRange(0, None, max_open=True), default=None,
               help="With --baseline: the relative change allowed where a check states no numeric tolerance.")
-def verify(quick, size, claims, everything, out, seed, device, law, threads, scheduler, plugins, variant, baseline, rtol):
+def verify(quick, size, claims, everything, out, seed, device, law, threads, scheduler, plugins, variant, case, baseline,
+           rtol):
     """Run the registry: print a verdict table; write OUT/verdicts.json, OUT/report.md, OUT/report.html.
 
     Figure paths in verdicts.json and report.md are relative to OUT, so the folder can be moved.
@@ -171,19 +176,28 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
         chosen = select(list(claims), everything)
     except KeyError as e:
         raise click.BadParameter(str(e.args[0]), param_hint="--claim") from None
+    if case is not None:
+        from mmicl.proofs.cases import CaseError
+        from mmicl.proofs.verify import case_text
+
+        try:
+            case_text(chosen, case)
+        except CaseError as e:
+            raise click.BadParameter(str(e), param_hint="--case") from None
     if quick and size not in (None, "quick"):
         raise click.BadParameter(f"--quick means --size quick; it cannot go with --size {size}", param_hint="--size")
     size = size or ("quick" if quick else "full")
     try:
         config = RunConfig.sized(size, out=out, seed=seed, device=device, law=law, scheduler=scheduler,
-                                 testbed_threads=threads, variant=variant)
+                                 testbed_threads=threads, variant=variant, case=case)
     except InputError as e:
         if variant is not None and str(e).startswith("variant"):
             raise click.BadParameter(str(e), param_hint="--variant") from None
         raise
     require_space(out, SPACE_PER_CLAIM * len(chosen), f"a run of {len(chosen)} claim(s)")
     law_spec = None if law is None else parse_law(law).spec()  # shown once, in the title, not in each row
-    table = verdict_table(f"mmicl verify ({size}, seed {seed}" + (f", law {law_spec})" if law_spec else ")"))
+    table = verdict_table(f"mmicl verify ({size}, seed {seed}" + (f", law {law_spec}" if law_spec else "")
+                          + (f", case {case}" if case is not None else "") + ")")
     with holding(out):  # a FolderBusyError (another live run) is one line, exit 2 (Command)
         folder = ResultsFolder(config, [c.id for c in chosen], started=_command_started)
         folder.write()

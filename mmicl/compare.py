@@ -31,8 +31,8 @@ platform, mmicl's version or its software) are said so first, and judged as what
   independent estimates and agree when |new − old| ≤ ``MOVE_Z``·√(se_old² + se_new²); where it
   states none the number is left uncompared (counted, not listed: its check's outcome is still
   compared).  Numbers not declared sampled do not depend on the seed and keep their tolerances.
-- **another size, law or variant**: the claims computed other numbers, so only verdicts (and
-  claims gone) are compared.
+- **another size, law, variant or case**: the claims computed other numbers, so only verdicts
+  (and claims gone) are compared.
 - **another platform, device or software**: exactly what the tolerances are for; said, and
   compared as usual.
 
@@ -66,7 +66,7 @@ from mmicl.numerics.strict_json import SCHEMA_VERSION, to_strict
 __all__ = ["DEFAULT_RTOL", "MAX_DEPTH", "MAX_BYTES", "MOVE_Z", "SHOWN", "SETTINGS", "CompareError", "Change",
            "Comparison", "load_summary", "check_summary", "differences", "compare", "render", "number_keys"]
 
-SETTINGS = ("seed", "size", "law", "variant", "device")
+SETTINGS = ("seed", "size", "law", "variant", "case", "device")
 """The run settings a verify summary records at its top level, compared first."""
 SHOWN = 10
 """How many moved numbers ``render`` lists by default, largest move beyond tolerance first."""
@@ -258,7 +258,7 @@ def compare(old: dict, new: dict, rtol: float | None = None, old_name: str = "ol
     _has_claims(old, old_name)
     out = Comparison(old_name, new_name, differences=differences(old, new), claims=len(old["claims"]))
     differ = {k for k, _, _ in out.differences}
-    out.numbers_compared = not differ & {"size", "law", "variant"}
+    out.numbers_compared = not differ & {"size", "law", "variant", "case"}
     other_seed = "seed" in differ
     new_claims = {c["id"]: c for c in new["claims"]}
     old_ids = {c["id"] for c in old["claims"]}
@@ -493,6 +493,7 @@ _MEANING = {
     "size": "the claims computed other numbers: only verdicts compared",
     "law": "the claims ran on other laws: only verdicts compared",
     "variant": "the claims checked another model: only verdicts compared",
+    "case": "the claims ran on another case: only verdicts compared",
 }
 
 

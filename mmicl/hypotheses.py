@@ -19,8 +19,15 @@ decided from the law's own numbers, with those numbers in its ``detail``::
 - ``float64_resolution_check(label, law, T=1)``: ``None`` where float64 resolves the law at depth
   T, else an undecided ``Check`` saying why (add it to your checks: the claim is then
   ``inconclusive``, never ``fails`` from rounding).
-"""
-from mmicl.proofs.hypotheses import (at_least_values, bounded_s, float64_resolution_check, has_signal,
-                                     label_scale, signal_values)
 
-__all__ = ["bounded_s", "has_signal", "label_scale", "at_least_values", "signal_values", "float64_resolution_check"]
+For a claim with its own kind of case (``mmicl.CaseType``), the builders take the case's numbers:
+
+- ``positive_definite(matrix, name="Λ")``: symmetric (exactly) with least eigenvalue > 0;
+- ``spectrum_within(matrix, lo, hi, name="Λ")``: every eigenvalue in [lo, hi];
+- ``integer_in(value, lo, hi=None, name="N")``: a whole number (not a float or a bool) in range.
+"""
+from mmicl.proofs.hypotheses import (at_least_values, bounded_s, float64_resolution_check, has_signal, integer_in,
+                                     label_scale, positive_definite, signal_values, spectrum_within)
+
+__all__ = ["bounded_s", "has_signal", "label_scale", "at_least_values", "signal_values", "float64_resolution_check",
+           "positive_definite", "spectrum_within", "integer_in"]

@@ -30,7 +30,7 @@ def render_report(results: list[ClaimResult], config: RunConfig, run=None) -> st
         "# mmicl verification report",
         "",
         f"Size: {config.size}; seed {config.seed}; device {config.device}"
-        + (f"; law `{config.law}`" if config.law else ""),
+        + (f"; law `{config.law}`" if config.law else "") + (f"; case `{config.case}`" if config.case else ""),
         "",
         *([f"Run: {run.line(len(results))}; wall time {_wall(run)}", ""] if run is not None else []),
         "| claim | verdict | key numbers | seconds | origin |",
@@ -206,6 +206,8 @@ def render_html(results: list[ClaimResult], config: RunConfig, run=None) -> str:
             ("device", config.device)]
     if config.law:
         meta.append(("law", config.law))
+    if config.case:
+        meta.append(("case", config.case))
     meta.append(("claims", ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "none"))
     if run is not None:
         meta += [("run", run.line(len(results))), ("wall time", _wall(run))]

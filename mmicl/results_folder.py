@@ -193,6 +193,8 @@ class ResultsFolder:
         self.run.wall_seconds = time.perf_counter() - self._t0
         doc = {"seed": self.config.seed, "quick": self.config.quick, "size": self.config.size,
                "law": self.config.law, "variant": self.config.variant, "device": self.config.device,
+               "case": self.config.case,
+               **({} if self.config.case is not None else {"case_null_reason": "no --case: each claim ran on its own cases"}),
                **({} if self.config.law is not None else {"law_null_reason": "no --law: each claim ran on its own laws"}),
                **({} if self.config.variant is not None else
                   {"variant_null_reason": "no --variant: the claims ran on mmicl's default model"}),

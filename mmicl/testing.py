@@ -50,6 +50,14 @@ at a size and returns its ``ClaimResult``; ``assert_verdict(claim_id, law, expec
 verdict, and its failure says which hypotheses were not met and which checks failed or were
 undecided, with their numbers and where each tolerance comes from.
 
+Cases beyond laws
+-----------------
+A claim with its own kind of case (``mmicl.CaseType``: a covariance, a context length, a noise
+level) is checked with ``check_claim(claim_id, case=...)``; ``cases(claim_id)`` is the strategy its
+case type declares.  Pieces for such strategies: ``spectra(d, lo, hi)`` (sorted eigenvalues) and
+``positive_definite_matrices(d, lo, hi)`` (symmetric positive definite matrices with a spectrum in
+``[lo, hi]``); whole numbers and ranges are Hypothesis's own ``st.integers(lo, hi)``.
+
 The plain-law strategies
 ------------------------
 Strategies drawing plain ``ScalarLaw``/``TaskLaw`` objects (no facts), for properties of the
@@ -94,7 +102,9 @@ __all__ = [
     "MANY", "ATOM_GRID", "LawFacts", "DrawnLaw", "task_laws", "scalar_laws", "zeta_laws", "depths",
     "point_pieces", "uniform_pieces", "beta_pieces", "discrete_pieces", "exponential_pieces", "mixture_pieces",
     # claims as assertions
-    "check_claim", "assert_verdict", "explain",
+    "check_claim", "assert_verdict", "explain", "cases",
+    # cases beyond laws
+    "spectra", "positive_definite_matrices",
     # plain laws
     "squared_norms", "positive_norms", "grid_norms", "shapes", "raw_weights", "widths", "zeta_constants", "dims",
     "probability_vectors", "intervals", "atoms", "atoms_at_zero", "positive_atoms", "uniform_laws", "beta_laws",
@@ -441,7 +451,7 @@ def _law_text(law) -> str | None:
     raise TypeError(f"law must be LAW text, a TaskLaw, a DrawnLaw or None, got {type(law).__name__}")
 
 
-def check_claim(claim_id: str, law=None, size: str = "smoke", model=None, seed: int = 0, *, out=None):
+def check_claim(claim_id: str, law=None, size: str = "smoke", model=None, seed: int = 0, *, out=None, case=None):
     """Run the registered claim ``claim_id`` (built-in, a plugin's or your own) on ``law`` and
     return its ``ClaimResult``.
 
@@ -450,10 +460,13 @@ def check_claim(claim_id: str, law=None, size: str = "smoke", model=None, seed: 
     many laws), ``"quick"`` or ``"full"``.  ``model``: reserved for the model variants of a claim;
     only ``None`` (the paper's model) is accepted today.  ``seed``: every random choice.  ``out``:
     the folder for the claim's figures; by default a temporary folder, removed after the run (the
-    result's figure paths then name files that are gone).
+    result's figure paths then name files that are gone).  ``case``: for a claim with its own kind
+    of case (``Claim.case``), the case as text or as an object its ``CaseType`` writes as text
+    (a case drawn by ``cases(claim_id)``).
 
     Refused before the claim runs, as ``mmicl.verify`` refuses them: an unknown id (``KeyError``
-    listing the known ones), a bad size, seed or law (``InputError``/``LawError``)."""
+    listing the known ones), a bad size, seed or law (``InputError``/``LawError``), a case the
+    claim cannot read or a case for a claim that takes none (``CaseError``)."""
 
     if model is not None:
         raise InputError(f"model={model!r}: model variants are reserved for a later version; pass model=None "
@@ -462,12 +475,40 @@ def check_claim(claim_id: str, law=None, size: str = "smoke", model=None, seed: 
         raise KeyError(f"no claim {claim_id!r}; known claims: {sorted(registered())}")
     text = _law_text(law)
     if out is not None:
-        return verify([claim_id], law=text, size=size, seed=seed, out=out)[0]
+        return verify([claim_id], law=text, size=size, seed=seed, out=out, case=case)[0]
     folder = tempfile.mkdtemp(prefix="mmicl-check-")
     try:
-        return verify([claim_id], law=text, size=size, seed=seed, out=folder)[0]
+        return verify([claim_id], law=text, size=size, seed=seed, out=folder, case=case)[0]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def cases(claim_id: str):
+    """The Hypothesis strategy of the cases of ``claim_id``, a claim with its own kind of case
+    (``Claim.case``, a ``CaseType`` with a ``strategy``): each example is a case object, which
+    ``check_claim(claim_id, case=...)`` takes::
+
+        @given(case=mt.cases("zfb.minimiser"))
+        def test_minimiser(case):
+            mt.assert_verdict("zfb.minimiser", case=case)
+
+    A ``KeyError`` for an unknown id; a ``CaseError`` for a claim without a case type or whose
+    case type has no strategy."""
+    from mmicl.proofs.cases import CaseError
+
+    if not isinstance(claim_id, str) or claim_id not in registered():
+        raise KeyError(f"no claim {claim_id!r}; known claims: {sorted(registered())}")
+    kind = registered()[claim_id].case
+    if kind is None:
+        raise CaseError(f"claim {claim_id!r} takes no case (it has no CaseType): draw laws with task_laws()")
+    if kind.strategy is None:
+        raise CaseError(f"claim {claim_id!r}: its case type {kind.name!r} has no strategy; give CaseType one")
+    return kind.strategy()
+
+
+def _case_text(claim_id: str, case) -> str:
+    kind = registered()[claim_id].case
+    return case if isinstance(case, str) or kind is None else kind.as_text(case, claim_id)
 
 
 def _expected(expected) -> frozenset[str]:
@@ -514,10 +555,10 @@ def explain(result) -> str:
 
 
 def assert_verdict(claim_id: str, law=None, expected="holds", size: str = "smoke", seed: int = 0, *,
-                   model=None, out=None):
+                   model=None, out=None, case=None):
     """Run ``claim_id`` on ``law`` (``check_claim``) and assert that its verdict is ``expected``: a
     verdict (``"holds"``, ``"fails"``, ``"hypothesis-not-met"``, ``"inconclusive"``, ``"error"``)
-    or a set of them.  Returns the ``ClaimResult``.
+    or a set of them.  Returns the ``ClaimResult``.  ``case``: as for ``check_claim``.
 
     The ``AssertionError`` names the claim, the law, the size and the seed, and lists the
     hypotheses not met (with the values that decided them) and every check that failed or was
@@ -532,10 +573,10 @@ def assert_verdict(claim_id: str, law=None, expected="holds", size: str = "smoke
     """
     __tracebackhide__ = True  # pytest shows the caller's line
     want = _expected(expected)
-    result = check_claim(claim_id, law, size=size, model=model, seed=seed, out=out)
+    result = check_claim(claim_id, law, size=size, model=model, seed=seed, out=out, case=case)
     if result.verdict not in want:
         shown = next(iter(want)) if len(want) == 1 else "one of " + ", ".join(sorted(want))
-        where = _law_text(law) or "its own laws"
+        where = _law_text(law) or (f"case {_case_text(claim_id, case)}" if case is not None else "its own laws")
         raise AssertionError(f"{claim_id} on {where} (size {size}, seed {seed}): verdict {result.verdict}, "
                              f"expected {shown}\n{explain(result)}")
     return result
@@ -796,3 +837,57 @@ def written_laws(draw, bounded: bool = True):
             items.append(f"{key}={kw[key]}")
     sep = draw(st.sampled_from([";", "; ", " ; "]))
     return sep.join(draw(st.permutations(items))), TaskLaw(**kw)
+
+
+# =========================================================================== cases beyond laws
+
+
+def _dims(d):
+    if isinstance(d, bool) or not (isinstance(d, int) or isinstance(d, st.SearchStrategy)):
+        raise InvalidArgument(f"d is a whole number ≥ 1 or a strategy of them, got {d!r}")
+    if isinstance(d, int) and d < 1:
+        raise InvalidArgument(f"d is a whole number ≥ 1, got {d}")
+    return st.just(d) if isinstance(d, int) else d
+
+
+def _spectrum_bounds(lo, hi):
+    if not (isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and 0 < lo <= hi < math.inf):
+        raise InvalidArgument(f"a spectrum lies in [lo, hi] with 0 < lo ≤ hi < ∞, got lo={lo!r}, hi={hi!r}")
+    if hi / lo > 1e8:
+        raise InvalidArgument(f"hi/lo = {hi / lo:.3g} > 1e8: float64 cannot keep such a matrix positive definite "
+                              "through its rotation; narrow the range")
+
+
+def spectra(d=st.integers(1, 4), lo: float = 1.0, hi: float = 10.0):
+    """A spectrum: ``d`` eigenvalues in ``[lo, hi]`` (0 < lo ≤ hi, hi/lo ≤ 1e8), sorted ascending, as
+    a tuple of floats.  ``d``: a whole number or a strategy of them (default 1 to 4).  Shrinks toward
+    eigenvalues equal to ``lo`` (the identity's spectrum, scaled)."""
+    _spectrum_bounds(lo, hi)
+    dims = _dims(d)
+    values = st.floats(min_value=float(lo), max_value=float(hi), allow_nan=False)
+    return dims.flatmap(lambda n: st.lists(values, min_size=n, max_size=n).map(lambda v: tuple(sorted(v))))
+
+
+def positive_definite_matrices(d=st.integers(1, 4), lo: float = 1.0, hi: float = 10.0):
+    """A symmetric positive definite ``d × d`` matrix (a numpy array) with its eigenvalues in
+    ``[lo, hi]`` up to rounding: Q·diag(λ)·Qᵀ with λ from ``spectra(d, lo, hi)`` and Q the
+    orthogonal factor of I + E (E's entries in [−1, 1]), symmetrised.  The eigenvalues are λ within
+    about 10·d·ε·hi, so the matrix is positive definite for hi/lo ≤ 1e8 (checked at ``lo``).
+    Shrinks toward ``lo``·I: E toward 0 (a diagonal matrix), λ toward ``lo``."""
+    import numpy as np
+
+    _spectrum_bounds(lo, hi)
+    dims = _dims(d)
+    entries = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)
+
+    @st.composite
+    def matrix(draw):
+        n = draw(dims)
+        lam = np.array(draw(spectra(n, lo, hi)))
+        e = np.array(draw(st.lists(entries, min_size=n * n, max_size=n * n))).reshape(n, n)
+        q, r = np.linalg.qr(np.eye(n) + e)
+        if np.min(np.abs(np.diag(r))) < 1e-6:  # I + E (nearly) singular: its Q is not well defined
+            q = np.eye(n)
+        m = (q * lam) @ q.T
+        return (m + m.T) / 2
+    return matrix()

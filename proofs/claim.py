@@ -29,11 +29,12 @@ from typing import Any, Callable, Literal
 from mmicl.theory.errors import InputError
 from mmicl.numerics.strict_json import to_strict
 from mmicl.numerics.atomic import DiskFullError
+from mmicl.proofs.cases import CaseError, CaseType
 
 __all__ = ["Verdict", "VERDICTS", "Role", "ROLES", "DECISIVE", "CORROBORATING", "BUILTIN", "MOVE_Z", "Check",
            "check_number_tolerance", "check_sampled", "tolerance_of", "corroborating", "Summary", "Hypothesis", "SIZES", "RunConfig",
            "ClaimResult", "relative_path", "decide", "judged_outcome", "judged_met", "verdict_of", "check_verdict",
-           "ClaimError", "Claim", "ModuleFunction"]
+           "ClaimError", "Claim", "ModuleFunction", "CaseType", "CaseError"]
 
 Verdict = Literal["holds", "fails", "hypothesis-not-met", "inconclusive", "error"]
 VERDICTS: tuple[str, ...] = ("holds", "fails", "hypothesis-not-met", "inconclusive", "error")
@@ -202,7 +203,7 @@ class RunConfig:
     device: str = "cpu"
     law: str | None = None
     smoke: bool = False
-    """The smallest size, for property tests over many laws: short depth sweeps, no Monte Carlo
+    """The smallest size, for property tests over many laws: short depth sweeps, short Monte Carlo
     training and no basin maps; implies ``quick``.  ``RunConfig.sized("smoke")`` sets it."""
     scheduler: str | None = None
     """The address of a Dask scheduler that the testbed claims send their training runs to (None:
@@ -214,6 +215,11 @@ class RunConfig:
     ``"readout=evolved-keys-and-query"``); None or the default's text: mmicl's default LCA.  Stored
     as the variant's full text, or None for the default.  The built-in claims about the paper's
     theorems say ``hypothesis-not-met`` on another variant; the claims ``variant.*`` check it."""
+    case: str | None = None
+    """The case to check a claim with its own kind of case on (``Claim.case``, a ``CaseType``), as
+    text; None: the claim's own cases."""
+    case_value: Any = field(default=None, repr=False, compare=False)
+    """``case`` as the running claim's ``CaseType`` read it (set by ``Claim.run``; None without a case)."""
 
     def __post_init__(self):
         """A bad seed, device, folder or law is refused here, before any claim runs (``InputError``,
@@ -228,6 +234,8 @@ class RunConfig:
         self.out = Path(self.out)
         if self.law is not None and not isinstance(self.law, str):
             raise InputError(f"law must be LAW text (a str) or None, got {type(self.law).__name__}")
+        if self.case is not None and (not isinstance(self.case, str) or not self.case.strip()):
+            raise InputError(f"case must be text (a str) or None, got {self.case!r}")
         if self.scheduler is not None and (not isinstance(self.scheduler, str) or not self.scheduler.strip()):
             raise InputError(f"scheduler must be a Dask scheduler address such as 'tcp://host:8786', got {self.scheduler!r}")
         if self.variant is not None:
@@ -512,6 +520,22 @@ class Claim:
     """The LCA variants (``RunConfig.variant`` texts) the statement covers besides mmicl's default;
     ``("*",)``: any.  A built-in claim run with another variant says ``hypothesis-not-met`` without
     computing anything; a claim of another origin gets ``config.variant`` and decides itself."""
+    case: CaseType | None = None
+    """The claim's own kind of case (``cases.CaseType``), for a claim checked on something other
+    than a task law: ``mmicl verify --case TEXT`` runs it on that case (``RunConfig.case``), which
+    ``evaluate`` reads as ``config.case_value``.  None: the claim takes no case."""
+
+    def __post_init__(self):
+        if self.case is not None and not isinstance(self.case, CaseType):
+            raise ClaimError(f"claim {self.id!r}: case is an mmicl.CaseType or None, got {type(self.case).__name__}")
+
+    def read_case(self, text: str):
+        """``text`` read as this claim's case, or a one-line ``CaseError`` (also for a claim that
+        takes no case)."""
+        if self.case is None:
+            raise CaseError(f"claim {self.id!r} takes no case (it has no CaseType); leave --case out, or choose "
+                            "claims that declare one")
+        return self.case.read(text, self.id)
 
     def run(self, config: RunConfig) -> ClaimResult:
         """Evaluate the claim and decide its verdict.  A full disk propagates, and so does, from a
@@ -525,6 +549,8 @@ class Claim:
         from dataclasses import replace
 
         t0 = time.perf_counter()
+        if config.case is not None:  # a case it cannot read is the caller's error (CaseError), not the claim's
+            config = replace(config, case_value=self.read_case(config.case))
         if config.variant is not None and self.origin == BUILTIN and not {"*", config.variant} & set(self.variants):
             return self._not_this_variant(config, t0)
         try:

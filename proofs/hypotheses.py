@@ -10,6 +10,10 @@ from the law's own numbers, with the numbers that decided it in ``detail``:
 - ``at_least_values(law, k, why)``: s takes at least k distinct values where m ≠ 0
   (``signal_values(law, cap)`` counts them, a continuous piece counting as ``cap``).
 
+For claims with their own kind of case (a matrix, a context length), three builders take the
+case's numbers instead of a law: ``positive_definite(matrix, name)``, ``spectrum_within(matrix, lo,
+hi, name)`` and ``integer_in(value, lo, hi, name)``.
+
 ``float64_resolution_check(label, law, T)`` is not a hypothesis but the check a claim adds where
 float64 cannot resolve the law at depth T (the claim is then ``inconclusive``, never ``fails``).
 """
@@ -24,7 +28,8 @@ from mmicl.numerics.laws.task import TaskLaw
 from mmicl.proofs.claim import Hypothesis
 from mmicl.proofs.claim import Check
 
-__all__ = ["bounded_s", "has_signal", "label_scale", "at_least_values", "signal_values", "float64_resolution_check"]
+__all__ = ["bounded_s", "has_signal", "label_scale", "at_least_values", "signal_values", "float64_resolution_check",
+           "positive_definite", "spectrum_within", "integer_in"]
 
 
 @takes_law
@@ -86,3 +91,48 @@ def float64_resolution_check(label: str, law: TaskLaw, T: int = 1, sampled: bool
                  "float64 resolution", None, {"rho": law.spread(), "T": T, "sampled": sampled},
                  "TaskLaw.float64_unresolved: T·eps/ρ (T·eps/ρ^T for the sampled loss) ≤ 2^-10",
                  why + "; the checks that need it are not run")
+
+
+# ---------------------------------------------------------------------------------------------
+# Cases beyond laws: matrices, spectra, whole numbers
+# ---------------------------------------------------------------------------------------------
+
+
+def _matrix(matrix, name: str) -> np.ndarray:
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.size == 0:
+        raise ValueError(f"{name} is a square matrix, got shape {m.shape}")
+    return m
+
+
+def positive_definite(matrix, name: str = "Λ") -> Hypothesis:
+    """"``name`` is symmetric positive definite": met where the matrix equals its transpose exactly
+    and its least eigenvalue (of the symmetric part, ``numpy.linalg.eigvalsh``) is > 0; the detail
+    gives max |M − Mᵀ| and the eigenvalues.  Asymmetry is judged exactly: a matrix built
+    symmetric (``(M + Mᵀ)/2``) is, and a rounding-level asymmetry is a hint that it was not."""
+    m = _matrix(matrix, name)
+    asym = float(np.max(np.abs(m - m.T)))
+    ev = np.linalg.eigvalsh((m + m.T) / 2)
+    met = bool(np.all(np.isfinite(m)) and asym == 0.0 and ev[0] > 0)
+    return Hypothesis(f"{name} is symmetric positive definite", met,
+                      f"max |{name} − {name}ᵀ| = {asym:g}; eigenvalues {np.array2string(ev, precision=6)}")
+
+
+def spectrum_within(matrix, lo: float, hi: float, name: str = "Λ") -> Hypothesis:
+    """"The eigenvalues of ``name`` lie in [``lo``, ``hi``]": met where every eigenvalue of the
+    symmetric part does (a condition number or a scale that a statement assumes); the detail gives
+    the least and the largest."""
+    m = _matrix(matrix, name)
+    ev = np.linalg.eigvalsh((m + m.T) / 2)
+    met = bool(np.all(np.isfinite(ev)) and lo <= ev[0] and ev[-1] <= hi)
+    return Hypothesis(f"the eigenvalues of {name} lie in [{lo:g}, {hi:g}]", met,
+                      f"least {ev[0]:.6g}, largest {ev[-1]:.6g}")
+
+
+def integer_in(value, lo: int, hi: int | None = None, name: str = "N") -> Hypothesis:
+    """"``name`` is a whole number in [``lo``, ``hi``]" (``hi`` None: ≥ ``lo``): met where ``value``
+    is an integer (a Python or numpy integer, not a bool and not a float such as 5.0) in range."""
+    whole = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    met = bool(whole and lo <= value and (hi is None or value <= hi))
+    where = f"≥ {lo}" if hi is None else f"in [{lo}, {hi}]"
+    return Hypothesis(f"{name} is a whole number {where}", met, f"{name} = {value!r}")

@@ -125,7 +125,7 @@ def registering_as(origin: str) -> Iterator[None]:
         _ORIGIN.reset(token)
 
 
-def claim(id: str, *, title: str, statement: str, default: bool = False, replace: bool = False):
+def claim(id: str, *, title: str, statement: str, default: bool = False, replace: bool = False, case=None):
     """Register the decorated function as the ``evaluate`` of a claim, and return the ``Claim``::
 
         @mmicl.claim("mine.alpha_below_half", title="α* < 1/2 when s_lo + s_hi > 2",
@@ -135,7 +135,10 @@ def claim(id: str, *, title: str, statement: str, default: bool = False, replace
             return [], [mmicl.Check("α* < 1/2", "closed form", a < 0.5, {"alpha_star": a})]
 
     ``default``: run by a plain ``mmicl verify`` (off by default for claims of plugins: they run when
-    asked for, ``--claim 'mine.*'``).  ``replace``: see ``register``."""
+    asked for, ``--claim 'mine.*'``).  ``replace``: see ``register``.  ``case``: the claim's own kind
+    of case, an ``mmicl.CaseType`` (``Claim.case``), for a claim checked on something other than a
+    task law."""
     def wrap(evaluate: Callable) -> Claim:
-        return register(Claim(id, title, statement, evaluate, default=default), replace=replace)  # origin: register
+        return register(Claim(id, title, statement, evaluate, default=default, case=case),
+                        replace=replace)  # origin: register
     return wrap

@@ -14,7 +14,7 @@ from .registry import REGISTRY, RESERVED_NAMESPACES
 from mmicl.proofs.plugins import load_installed, load_plugins
 from mmicl.numerics.validate import MAX_DIM_VERIFY, check_device
 
-__all__ = ["registered", "built_in_only", "claims", "select", "verify"]
+__all__ = ["registered", "built_in_only", "claims", "select", "verify", "case_text"]
 
 
 def registered() -> dict[str, Claim]:
@@ -41,8 +41,10 @@ def built_in_only(pattern: str) -> bool:
     return not any(ch in namespace for ch in "*?[") and namespace in RESERVED_NAMESPACES
 
 
-def claims(everything: bool = True) -> dict[str, str]:
-    """``{id: title}`` of the registered claims (only the default ones with ``everything=False``)."""
+def claims(everything: bool = True, plugins: str | list[str] | tuple[str, ...] = ()) -> dict[str, str]:
+    """``{id: title}`` of the registered claims (only the default ones with ``everything=False``),
+    after loading ``plugins`` (files or module names, as ``verify`` takes them)."""
+    load_plugins([plugins] if isinstance(plugins, str) else list(plugins))
     return {c.id: c.title for c in registered().values() if c.default or everything}
 
 
@@ -63,7 +65,7 @@ def select(patterns: list[str] | tuple[str, ...], everything: bool = False) -> l
 def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True, law=None, seed: int = 0,
            device: str = "cpu", out: str | Path = "results", everything: bool = False,
            plugins: str | list[str] | tuple[str, ...] = (), size: str | None = None,
-           variant: str | None = None) -> list[ClaimResult]:
+           variant: str | None = None, case=None) -> list[ClaimResult]:
     """Run claims and return their results (``ClaimResult``: ``.verdict``, ``.hypotheses``,
     ``.checks``, ``.summary``, ``.figures``, ``.origin``, ``.to_json()``).
 
@@ -73,13 +75,16 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
     module names to load claims from, beside the installed plugins.  Figures go to
     ``out/figures``.  ``variant``: an LCA variant (``"readout=evolved-keys-and-query"``, …): the
     paper's theorems then say ``hypothesis-not-met`` and the claims ``variant.*`` check it.
+    ``case``: for claims with their own kind of case (``Claim.case``), the case to check them on,
+    as text or as an object their ``CaseType`` writes as text (``case_text``).
     Unlike the ``mmicl verify`` command this writes no ``verdicts.json`` or report
     and leaves torch's thread count alone.
 
     Refused before any claim runs, each with a one-line ``InputError``/``LawError``/``PluginError``:
     ``device="cuda"`` where torch sees no CUDA GPU, a law that the command line refuses
     (``numerics.validate``: ``d1 + d2 ≤ MAX_DIM_VERIFY``, squared norms ≤ ``MAX_LAW_SCALE``,
-    ``E[ζ²]`` in ``[MIN_ZETA2, MAX_ZETA2]``), a plugin that cannot be loaded."""
+    ``E[ζ²]`` in ``[MIN_ZETA2, MAX_ZETA2]``), a plugin that cannot be loaded, a case that a chosen
+    claim cannot read or a case given to a claim that takes none (``CaseError``)."""
     from mmicl.numerics.laws.language import check_law_limits
 
     check_device(device)  # a bad device or law is refused here, before any claim runs
@@ -95,6 +100,26 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
         parse_law(law)  # a bad law fails here, before any claim runs
     if size is None:
         size = "quick" if quick else "full"
+    case = case_text(chosen, case)
     config = RunConfig.sized(size, out=Path(out), seed=seed, device=device, law=law,
-                             variant=variant)  # checks size, seed, device, variant
+                             variant=variant, case=case)  # checks size, seed, device, variant
     return [claim.run(config) for claim in chosen]
+
+
+def case_text(chosen: list[Claim], case) -> str | None:
+    """``case`` as text every claim in ``chosen`` reads (``Claim.read_case``), checked before any of
+    them runs: text as it is; an object written by the first claim's ``CaseType`` (``as_text``).
+    None stays None.  A ``CaseError`` names the claim that cannot read it, or that takes no case."""
+    if case is None:
+        return None
+    from .cases import CaseError
+
+    if not chosen:
+        raise CaseError("a case was given but no claim was chosen")
+    first = chosen[0]
+    if first.case is None:
+        first.read_case("-")  # the one-line error: it takes no case
+    text = case if isinstance(case, str) else first.case.as_text(case, first.id)
+    for c in chosen:
+        c.read_case(text)
+    return text

@@ -104,6 +104,11 @@ BASELINES = ["shell/test_regression_example.py"]
 BASELINE_GUARDS = ["shell/test_baseline_fixture.py"]
 CLAIM_GUARDS = ["proofs/test_claim_guards.py"]
 COMPARE = ["shell/test_compare.py"]
+COMPARE_SETTINGS = ["shell/test_compare_settings.py"]  # runs that differ in seed, size, law, case
+CASES = ["proofs/test_cases.py"]  # a claim's own kind of case, the z-check, the case builders
+LSA_TRAINING = ["proofs/test_lsa_claim.py::test_training_verdict_is_two_sided_reports_stalls_and_can_be_inconclusive"]
+SELECT = ["proofs/test_claim_api.py::test_a_pattern_whose_namespace_is_reserved_and_written_out_can_match_only_built_in_claims",
+          "proofs/test_claim_api.py::test_selecting_built_in_claims_imports_no_installed_plugin"]
 VARIANT_GUARDS = ["numerics/test_variant_guards.py"]
 TOLERANCES = ["proofs/test_number_tolerances.py::test_a_per_key_tolerance_judges_each_number_by_its_own",
               "proofs/test_number_tolerances.py::test_a_summary_states_its_tolerance_through_summary",
@@ -575,6 +580,34 @@ MUTATIONS: list[Mutation] = [
       "claim 6's pilot rule takes the longest steps with a pilot seed short of the premise"),
     N("eval_on_ignored", "    on = set(check_eval_on(eval_on) or METRICS_OF)", "    on = set(METRICS_OF)", tuple(EVAL_ON),
       "a run asked to measure one set measures them all (its history then holds what it was not asked for)"),
+    N("compare_seed_rule_old_se_only", "            atol, rtol = MOVE_Z * math.hypot(so, sn), 0.0",
+      "            atol, rtol = MOVE_Z * so, 0.0", COMPARE_SETTINGS,
+      "across seeds the bound forgets the new run's se (two independent estimates: both se's add)"),
+    N("compare_seed_ignored", "        if not other_seed or not (keys is True or top in keys):",
+      "        if True:", COMPARE_SETTINGS, "two seeds' sampled numbers are judged as reruns of one run"),
+    N("compare_numbers_across_sizes", '    out.numbers_compared = not differ & {"size", "law", "variant", "case"}',
+      "    out.numbers_compared = True", COMPARE_SETTINGS,
+      "runs of other sizes, laws or cases have their numbers compared as if the same computation"),
+    N("compare_render_lists_all", "        listed = moved if every else moved[:shown]", "        listed = moved",
+      COMPARE_SETTINGS, "the summary lists every moved number (the 1 621-line output)"),
+    N("built_in_only_any_namespace", '    return not any(ch in namespace for ch in "*?[") and namespace in RESERVED_NAMESPACES',
+      '    return not any(ch in namespace for ch in "*?[")', SELECT,
+      "a pattern in a plugin's namespace skips the installed plugins, whose claims it should match"),
+    N("lsa_smoke_stall_fails", '        elif smoke and d["mean"] > k * d["se"]:', "        elif False:", LSA_TRAINING,
+      "at the smoke size a restart not yet converged is a failure of the theorem"),
+    N("case_not_passed", "            config = replace(config, case_value=self.read_case(config.case))",
+      "            self.read_case(config.case)", CASES, "a claim given a case runs on its own cases instead"),
+    N("case_read_by_first_only", "    for c in chosen:\n        c.read_case(text)", "    pass", CASES,
+      "a case is given to claims that cannot read it, found only when they run"),
+    N("z_check_passes_without_power", "        passed = False if abs(z) > k else (True if pw >= power else None)",
+      "        passed = abs(z) <= k", CASES, "a z-check passes where the test could not have failed"),
+    N("rejection_power_one_tail", "    return _phi(r - k) + _phi(-r - k)", "    return _phi(r - k)", CASES,
+      "the power leaves out the other tail (at no difference: half the false-alarm rate)"),
+    N("positive_definite_ignores_asymmetry", "    met = bool(np.all(np.isfinite(m)) and asym == 0.0 and ev[0] > 0)",
+      "    met = bool(np.all(np.isfinite(m)) and ev[0] > 0)", CASES,
+      "a matrix that is not symmetric is taken for a covariance"),
+    N("integer_in_takes_bools", "    whole = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))",
+      "    whole = isinstance(value, (int, np.integer))", CASES, "True is taken for the whole number 1"),
 ]
 
 

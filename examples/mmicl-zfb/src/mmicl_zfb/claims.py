@@ -19,10 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 import mmicl
+from mmicl import hypotheses as hyp
 
 if __package__:  # imported as mmicl_zfb.claims (the entry point, or --plugin mmicl_zfb.claims)
     from . import numerics as nm
     from . import theory
+    from .case import CASE
 else:  # loaded as a file (--plugin path/to/claims.py): import the package from the folder above
     import sys
     from pathlib import Path
@@ -30,13 +32,18 @@ else:  # loaded as a file (--plugin path/to/claims.py): import the package from 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from mmicl_zfb import numerics as nm
     from mmicl_zfb import theory
+    from mmicl_zfb.case import CASE
 
 EPS = float(np.finfo(float).eps)
 
 
 # ---------------------------------------------------------------- cases and seeds
 def cases(config) -> list[tuple[str, np.ndarray, int]]:
-    """(label, Λ, N) for the run's size."""
+    """(label, Λ, N): the case given (``--case``, ``config.case_value``), else the run size's own."""
+    if config.case_value is not None:
+        Lam, N = config.case_value
+        label = "; ".join(p.strip() for p in config.case.split(";") if p.strip() and p.split("=")[0].strip() != "N")
+        return [(label, Lam, N)]
     rng = config.rng(0)
     if config.smoke:
         return [("diag(1,3)", np.diag([1.0, 3.0]), 2)]
@@ -50,13 +57,8 @@ def cases(config) -> list[tuple[str, np.ndarray, int]]:
 
 def case_hypotheses(label: str, Lam: np.ndarray, N) -> list:
     """Λ symmetric positive definite and N a whole number ≥ 1, decided from the case's numbers."""
-    asym = float(np.max(np.abs(Lam - Lam.T)))
-    ev = np.linalg.eigvalsh((Lam + Lam.T) / 2)
-    return [
-        mmicl.Hypothesis(f"Λ is symmetric positive definite ({label})", asym == 0.0 and ev[0] > 0,
-                         f"max |Λ − Λᵀ| = {asym:g}, eigenvalues {np.round(ev, 6).tolist()}"),
-        mmicl.Hypothesis(f"N is a whole number ≥ 1 ({label})", isinstance(N, (int, np.integer)) and N >= 1, f"N = {N!r}"),
-    ]
+    return [mmicl.Hypothesis(f"{h.text} ({label})", h.met, h.detail)
+            for h in (hyp.positive_definite(Lam, "Λ"), hyp.integer_in(N, 1, None, "N"))]
 
 
 def _sigma_hypothesis(label, sigma, bound):
@@ -77,7 +79,7 @@ def _mat(a) -> list:
 
 
 # ---------------------------------------------------------------- zfb.minimiser
-@mmicl.claim("zfb.minimiser", title="The derived loss's global minimiser is the paper's Γ*",
+@mmicl.claim("zfb.minimiser", title="The derived loss's global minimiser is the paper's Γ*", case=CASE,
              statement="For x_i, x_q ~ N(0, Λ), w ~ N(0, I), y_i = wᵀx_i, the population loss "
                        "L(Γ) = ½E[(x_qᵀΓ(1/N)Σy_i x_i − y_q)²] derived from the model's Gaussian and "
                        "sample-covariance moments has the unique global minimiser "
@@ -106,7 +108,10 @@ def evaluate_minimiser(config):
     # --- per case: numeric minimisation, stationarity, Monte Carlo of the loss
     sizes = _mc_sizes(config)
     for k, (label, Lam, N) in enumerate(cases(config)):
-        hyps += case_hypotheses(label, Lam, N)
+        case_hyps = case_hypotheses(label, Lam, N)
+        hyps += case_hyps
+        if not all(h.met for h in case_hyps):
+            continue  # not a case of the statement: hypothesis-not-met, nothing computed on it
         Gs, Ls, L0 = theory.gamma_star(Lam, N), theory.min_loss(Lam, N), float(np.trace(Lam)) / 2
         mu = theory.strong_convexity(Lam, N)
         g_at_star = float(np.linalg.norm(theory.grad(Gs, Lam, N)))
@@ -155,6 +160,7 @@ def evaluate_minimiser(config):
 
 # ---------------------------------------------------------------- zfb.flow
 @mmicl.claim("zfb.flow", title="Gradient flow from the paper's init converges to the global minimiser",
+             case=CASE,
              statement="Gradient flow of the single LSA layer on the population loss, from "
                        "W^{PV}_0 = σ[[0,0],[0,1]], W^{KQ}_0 = σ[[ΘΘᵀ,0],[0,0]] (‖ΘΘᵀ‖_F = 1, σ below the "
                        "paper's bound), moves only W11^{KQ} = U and w22^{PV} = u, and u Uᵀ converges to "
@@ -173,7 +179,10 @@ def evaluate_flow(config):
             detail="the flow is integrated on these two blocks (numerics.reduced_flow)"))
     for k, (label, Lam, N) in enumerate(the_cases):
         d = Lam.shape[0]
-        hyps += case_hypotheses(label, Lam, N)
+        case_hyps = case_hypotheses(label, Lam, N)
+        hyps += case_hyps
+        if not all(h.met for h in case_hyps):
+            continue  # not a case of the statement: hypothesis-not-met, nothing computed on it
         bound = nm.sigma_bound(Lam, N)
         sigma = 0.5 * bound
         hyps.append(_sigma_hypothesis(label, sigma, bound))
@@ -227,6 +236,7 @@ def evaluate_flow(config):
 
 # ---------------------------------------------------------------- zfb.montecarlo
 @mmicl.claim("zfb.montecarlo", title="Training the full LSA layer reaches the derived minimal loss",
+             case=CASE,
              statement="Adam on sampled prompts, every entry of both (d+1)×(d+1) matrices of the LSA layer "
                        "trainable, from the paper's init, reaches the loss L* = ½[tr Λ − tr(Λ²Γ*)] on fresh "
                        "prompts (to the claim's resolution: 1% of L(0) − L*).")
@@ -235,7 +245,10 @@ def evaluate_montecarlo(config):
     sizes = _mc_sizes(config)
     for k, (label, Lam, N) in enumerate(cases(config)):
         d = Lam.shape[0]
-        hyps += case_hypotheses(label, Lam, N)
+        case_hyps = case_hypotheses(label, Lam, N)
+        hyps += case_hyps
+        if not all(h.met for h in case_hyps):
+            continue  # not a case of the statement: hypothesis-not-met, nothing computed on it
         bound = nm.sigma_bound(Lam, N)
         sigma = 0.5 * bound
         hyps.append(_sigma_hypothesis(label, sigma, bound))
