@@ -48,11 +48,11 @@ def report_comparison(result, as_json: bool, every: bool = False) -> int:
 def compare_command(old, new, rtol, every, as_json):
     """Compare two verify runs (output folders or verdicts.json files).
 
-    Says first what settings the runs differ in (seed, size, law, platform, mmicl version), then
+    Says first what settings the runs differ in (seed, size, law, case, platform, mmicl version), then
     the verdicts that changed, the check outcomes that changed, and the numbers that moved most
     beyond their check's numeric tolerance (or --rtol), a line each, with each tolerance's reason
     once.  Across two seeds a sampled number is judged as two independent estimates where its
-    check states an se, and left uncompared where it does not; across sizes or laws only verdicts
+    check states an se, and left uncompared where it does not; across sizes, laws or cases only verdicts
     are compared.  Exit status 1 on any regression, 0 when nothing moved beyond its tolerance."""
     import sys
 
