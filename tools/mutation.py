@@ -105,7 +105,8 @@ BASELINE_GUARDS = ["shell/test_baseline_fixture.py"]
 CLAIM_GUARDS = ["proofs/test_claim_guards.py"]
 COMPARE = ["shell/test_compare.py"]
 COMPARE_SETTINGS = ["shell/test_compare_settings.py"]  # runs that differ in seed, size, law, case
-CASES = ["proofs/test_cases.py"]  # a claim's own kind of case, the z-check, the case builders
+CASES = ["proofs/test_cases.py"]
+MULTIPLICITY = ["numerics/testbed/test_multiplicity.py"]  # Holm over the testbed claims' decisive checks  # a claim's own kind of case, the z-check, the case builders
 LSA_TRAINING = ["proofs/test_lsa_claim.py::test_training_verdict_is_two_sided_reports_stalls_and_can_be_inconclusive"]
 SELECT = ["proofs/test_claim_api.py::test_a_pattern_whose_namespace_is_reserved_and_written_out_can_match_only_built_in_claims",
           "proofs/test_claim_api.py::test_selecting_built_in_claims_imports_no_installed_plugin"]
@@ -608,6 +609,12 @@ MUTATIONS: list[Mutation] = [
       "a matrix that is not symmetric is taken for a covariance"),
     N("integer_in_takes_bools", "    whole = isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))",
       "    whole = isinstance(value, (int, np.integer))", CASES, "True is taken for the whole number 1"),
+    N("holm_is_bonferroni", "        stepping = stepping and (m - j) * Fraction(float(p_values[name])) <= Fraction(float(alpha))",
+      "        stepping = stepping and m * Fraction(float(p_values[name])) <= Fraction(float(alpha))", MULTIPLICITY,
+      "Holm's step-down divides every p-value's level by m (Bonferroni: no step down)"),
+    N("holm_adjusted_not_monotone", "        running = max(running, min(1.0, (m - j) * float(p_values[name])))",
+      "        running = min(1.0, (m - j) * float(p_values[name]))", MULTIPLICITY,
+      "an adjusted p-value smaller than one before it (the step-down's running maximum left out)"),
 ]
 
 
