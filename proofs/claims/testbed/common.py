@@ -156,6 +156,7 @@ def decide_check(c: PlannedCheck, diffs: dict[str, np.ndarray], ses: dict[str, n
         outcomes = seed_outcomes(d, np.asarray(ses[f], float), m) if d.size else np.zeros(0, int)
         tests[f] = family_sign_test(outcomes)
         nums[f"diff_{f}"] = [float(x) for x in diffs[f]]
+        nums[f"se_{f}"] = [float(x) for x in ses[f]]  # each seed's evaluation se: what a power simulation needs
         nums[f"outcomes_{f}"] = [int(x) for x in outcomes]
     comb = combine_families(tests["A"], tests["B"], ALPHA)
     nums |= {"plus": comb.pooled.plus, "minus": comb.pooled.minus, "unresolved": comb.pooled.unresolved,
@@ -172,13 +173,13 @@ def decide_check(c: PlannedCheck, diffs: dict[str, np.ndarray], ses: dict[str, n
                    f"the opposite; margin {c.margin:g}: {c.margin_why}"),
         detail=f"{comb.reason}; family A {tests['A'].decision}, family B {tests['B'].decision} "
                f"({c.metric}: {c.a} − {c.b})",
-        atol={**{k: sampling_atol(spread) for k in nums if k.startswith("diff_")},
+        atol={**{k: sampling_atol(spread) for k in nums if k.startswith(("diff_", "se_"))},
               **{k: 2.0 for k in nums if k.startswith("outcomes_")},
               **{k: float(n) for k in ("plus", "minus", "unresolved")}, "p_above": 1.0, "p_below": 1.0,
               **exact("margin")},
         numbers_tolerance=(f"{SAMPLING_WHY}: a seed's difference by the spread over seeds; outcomes, counts and "
                            "p-values by their whole range (a rerun on another machine is a fresh draw of every "
-                           "trained model); the margin exact"))
+                           "trained model); the seeds' se's as the differences; the margin exact"))
 
 
 def decide_pairs(c: PlannedCheck, diffs: dict, ses: dict, why: str, **numbers) -> Check:

@@ -32,6 +32,14 @@ def test_an_effect_below_the_margin_fails_and_zero_variance_alone_decides_nothin
     assert c.passed is None   # four seeds cannot decide at α = 0.05 (p = 1/16)
 
 
+def test_a_check_records_each_seeds_evaluation_se_beside_its_difference():
+    """A power simulation of the rule at the observed effects needs each seed's se, not only its
+    outcome."""
+    ses = {"A": np.linspace(0.01, 0.02, 8), "B": np.array([0.02, 0.03, 0.04])}
+    c = decide_check(SUP, {"A": np.full(8, 0.5), "B": np.full(3, 0.4)}, ses, "binomial")
+    assert c.numbers["se_A"] == ses["A"].tolist() and c.numbers["se_B"] == ses["B"].tolist()
+
+
 def test_families_that_disagree_leave_it_inconclusive():
     c = decide_check(SUP, {"A": np.full(8, 0.5), "B": np.full(8, -0.5)}, SE, "binomial")
     assert c.passed is None and "disagree" in c.detail
