@@ -162,7 +162,14 @@ def decide_check(c: PlannedCheck, diffs: dict[str, np.ndarray], ses: dict[str, n
     nums |= {"plus": comb.pooled.plus, "minus": comb.pooled.minus, "unresolved": comb.pooled.unresolved,
              "p_above": comb.pooled.p_above, "p_below": comb.pooled.p_below, "margin": c.margin}
     n = sum(len(v) for v in diffs.values())
-    spread = seed_sd(np.concatenate([np.asarray(v, float) for v in diffs.values()]))
+    pooled = np.concatenate([np.asarray(v, float) for v in diffs.values()])
+    spread = seed_sd(pooled)
+    # the magnitude beside the decision: a verdict reads "below the margin" or "above it", and how far
+    nums |= ({"mean_diff": float(pooled.mean()), "mean_diff_se": mean_se(pooled)} if n else
+             {"mean_diff": None, "mean_diff_se": None, "mean_diff_null_reason": "a premise left no seed in the check",
+              "mean_diff_se_null_reason": "a premise left no seed in the check"})
+    magnitude = (f"mean A − B {pooled.mean():+.3g} ± {mean_se(pooled):.2g} (se over {n} seeds) against the margin "
+                 f"{c.margin:g}" if n else "no seed left to measure")
     side = {"superiority": f"A − B > {c.margin:g}", "inferiority": f"A − B < −{c.margin:g}",
             "non-inferiority": f"A − B > −{c.margin:g}"}[c.kind]
     return Check(
@@ -172,10 +179,11 @@ def decide_check(c: PlannedCheck, diffs: dict[str, np.ndarray], ses: dict[str, n
                    f"over the resolved seeds of both families pooled, inconclusive when one family alone decides "
                    f"the opposite; margin {c.margin:g}: {c.margin_why}"),
         detail=f"{comb.reason}; family A {tests['A'].decision}, family B {tests['B'].decision} "
-               f"({c.metric}: {c.a} − {c.b})",
+               f"({c.metric}: {c.a} − {c.b}); {magnitude}",
         atol={**{k: sampling_atol(spread) for k in nums if k.startswith(("diff_", "se_"))},
               **{k: 2.0 for k in nums if k.startswith("outcomes_")},
               **{k: float(n) for k in ("plus", "minus", "unresolved")}, "p_above": 1.0, "p_below": 1.0,
+              "mean_diff": sampling_atol(spread), "mean_diff_se": sampling_atol(spread),
               **exact("margin")},
         numbers_tolerance=(f"{SAMPLING_WHY}: a seed's difference by the spread over seeds; outcomes, counts and "
                            "p-values by their whole range (a rerun on another machine is a fresh draw of every "

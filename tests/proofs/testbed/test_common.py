@@ -38,6 +38,9 @@ def test_a_check_records_each_seeds_evaluation_se_beside_its_difference():
     ses = {"A": np.linspace(0.01, 0.02, 8), "B": np.array([0.02, 0.03, 0.04])}
     c = decide_check(SUP, {"A": np.full(8, 0.5), "B": np.full(3, 0.4)}, ses, "binomial")
     assert c.numbers["se_A"] == ses["A"].tolist() and c.numbers["se_B"] == ses["B"].tolist()
+    # and the magnitude beside the decision: the mean difference over seeds with its se
+    assert c.numbers["mean_diff"] == pytest.approx((8 * 0.5 + 3 * 0.4) / 11) and c.numbers["mean_diff_se"] > 0
+    assert "mean A − B +0.473 ±" in c.detail and "against the margin 0.1" in c.detail
 
 
 def test_families_that_disagree_leave_it_inconclusive():
