@@ -106,7 +106,8 @@ CLAIM_GUARDS = ["proofs/test_claim_guards.py"]
 COMPARE = ["shell/test_compare.py"]
 COMPARE_SETTINGS = ["shell/test_compare_settings.py"]  # runs that differ in seed, size, law, case
 CASES = ["proofs/test_cases.py"]
-MULTIPLICITY = ["numerics/testbed/test_multiplicity.py"]  # Holm over the testbed claims' decisive checks  # a claim's own kind of case, the z-check, the case builders
+MULTIPLICITY = ["numerics/testbed/test_multiplicity.py"]
+HEADROOM = ["proofs/testbed/test_common.py::test_headroom_is_the_room_above_a_baseline_for_the_margin_and_two_se"]  # Holm over the testbed claims' decisive checks  # a claim's own kind of case, the z-check, the case builders
 LSA_TRAINING = ["proofs/test_lsa_claim.py::test_training_verdict_is_two_sided_reports_stalls_and_can_be_inconclusive"]
 SELECT = ["proofs/test_claim_api.py::test_a_pattern_whose_namespace_is_reserved_and_written_out_can_match_only_built_in_claims",
           "proofs/test_claim_api.py::test_selecting_built_in_claims_imports_no_installed_plugin"]
@@ -615,6 +616,8 @@ MUTATIONS: list[Mutation] = [
     N("holm_adjusted_not_monotone", "        running = max(running, min(1.0, (m - j) * float(p_values[name])))",
       "        running = min(1.0, (m - j) * float(p_values[name]))", MULTIPLICITY,
       "an adjusted p-value smaller than one before it (the step-down's running maximum left out)"),
+    N("headroom_without_se", "    return b + margin + 2 * np.sqrt(b * (1 - b) / n) < ceiling", "    return b + margin < ceiling",
+      HEADROOM, "a baseline within two se of leaving no room for the margin still counts as having room"),
 ]
 
 

@@ -47,7 +47,7 @@ from mmicl.numerics.testbed.config import stage1_ape_slots
 
 __all__ = ["testbed_threads", "threaded", "testbed_folder", "base_hypotheses", "chance", "seed_sd", "mean_se",
            "mean_atol", "family_seeds", "family_sign_test", "decide_check", "decide_pairs", "premise", "FamilyRun",
-           "run_family", "run_specs", "arm_results", "acc_se", "balanced_se", "blind_sd", "copy_level", "above_copy",
+           "run_family", "run_specs", "arm_results", "acc_se", "balanced_se", "blind_sd", "copy_level", "above_copy", "headroom",
            "verdict_summary", "write_result", "STAGE1_ICL", "STAGE1_INDUCTION", "stage1_premise", "stage1_settings",
            "multimodal_data", "arm_json", "BALANCED_SE"]
 
@@ -326,6 +326,20 @@ def copy_level(copy: float, n_eval: int | None = None) -> float:
 def above_copy(icl, copy: float, n_eval: int | None = None) -> np.ndarray:
     """Per seed, ICL accuracy above ``copy_level`` (B/N + 2 binomial se on ``n_eval`` items)."""
     return np.asarray(icl, float) > copy_level(copy, n_eval)
+
+
+def headroom(base, margin: float, n_eval: int | None = None, ceiling: float = 1.0) -> np.ndarray:
+    """Per seed, whether an arm's baseline accuracy ``base`` leaves room for an effect of ``margin``:
+    base + margin + 2 se < ``ceiling``, the se binomial at ``base`` on ``n_eval`` items (``EVAL_SIZE``
+    by default).  A check whose baseline is within margin + 2 se of the ceiling cannot resolve a
+    difference above the margin on that seed, whatever the truth (a ceiling artefact): such a seed
+    fails the premise instead of counting as evidence against the claim."""
+    n = EVAL_SIZE if n_eval is None else int(n_eval)
+    b = np.asarray(base, float)
+    if not np.all((b >= 0) & (b <= ceiling)) or not (margin >= 0 and n >= 1):
+        raise ValueError(f"headroom needs accuracies in [0, {ceiling:g}], a margin ≥ 0 and n_eval ≥ 1; got base {b}, "
+                         f"margin {margin!r}, n_eval {n}")
+    return b + margin + 2 * np.sqrt(b * (1 - b) / n) < ceiling
 
 
 # ---- the stage-1 premise of the multimodal claims ---------------------------------------------------

@@ -12,7 +12,7 @@ import torch
 
 from mmicl.proofs.claim import RunConfig, tolerance_of
 from mmicl.proofs.claims.testbed import common
-from mmicl.proofs.claims.testbed.common import above_copy, copy_level, decide_check, premise
+from mmicl.proofs.claims.testbed.common import above_copy, copy_level, decide_check, headroom, premise
 from mmicl.proofs.claims.testbed.design import FAMILIES, PlannedCheck
 
 SUP = PlannedCheck("x beats y", "acc_icl", "a", "b", 0.10, "a regime")
@@ -41,6 +41,17 @@ def test_a_check_records_each_seeds_evaluation_se_beside_its_difference():
     # and the magnitude beside the decision: the mean difference over seeds with its se
     assert c.numbers["mean_diff"] == pytest.approx((8 * 0.5 + 3 * 0.4) / 11) and c.numbers["mean_diff_se"] > 0
     assert "mean A − B +0.473 ±" in c.detail and "against the margin 0.1" in c.detail
+
+
+def test_headroom_is_the_room_above_a_baseline_for_the_margin_and_two_se():
+    """Claim 5's v3 base areas (0.940–0.992) against its 0.03 margin on 1024 items: no room on most
+    seeds, so the check could not have passed whatever the truth."""
+    se = lambda b: np.sqrt(b * (1 - b) / 1024)  # noqa: E731
+    room = headroom([0.5, 0.94, 0.992], 0.03, 1024)
+    assert room.tolist() == [True, bool(0.94 + 0.03 + 2 * se(0.94) < 1), False]
+    assert not headroom([1.0], 0.0, 1024)[0]  # at the ceiling: no room even for no margin
+    with pytest.raises(ValueError, match="accuracies in"):
+        headroom([1.2], 0.03)
 
 
 def test_families_that_disagree_leave_it_inconclusive():
