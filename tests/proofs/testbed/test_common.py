@@ -50,6 +50,8 @@ def test_headroom_is_the_room_above_a_baseline_for_the_margin_and_two_se():
     room = headroom([0.5, 0.94, 0.992], 0.03, 1024)
     assert room.tolist() == [True, bool(0.94 + 0.03 + 2 * se(0.94) < 1), False]
     assert not headroom([1.0], 0.0, 1024)[0]  # at the ceiling: no room even for no margin
+    # 0.96 + 0.03 < 1, but not by two se (2·√(0.96·0.04/1024) ≈ 0.012): no room
+    assert 0.96 + 0.03 < 1 and not headroom([0.96], 0.03, 1024)[0]
     with pytest.raises(ValueError, match="accuracies in"):
         headroom([1.2], 0.03)
 
