@@ -107,6 +107,8 @@ COMPARE = ["shell/test_compare.py"]
 COMPARE_SETTINGS = ["shell/test_compare_settings.py"]  # runs that differ in seed, size, law, case
 CASES = ["proofs/test_cases.py"]
 MULTIPLICITY = ["numerics/testbed/test_multiplicity.py"]
+POWER_LAW = ["numerics/testbed/test_sign_tests.py::test_outcome_probabilities_match_a_simulation_of_seed_outcomes",
+             "numerics/testbed/test_sign_tests.py::test_the_two_family_rule_decides_as_a_simulation_of_it_does"]
 HEADROOM = ["proofs/testbed/test_common.py::test_headroom_is_the_room_above_a_baseline_for_the_margin_and_two_se"]  # Holm over the testbed claims' decisive checks  # a claim's own kind of case, the z-check, the case builders
 LSA_TRAINING = ["proofs/test_lsa_claim.py::test_training_verdict_is_two_sided_reports_stalls_and_can_be_inconclusive"]
 SELECT = ["proofs/test_claim_api.py::test_a_pattern_whose_namespace_is_reserved_and_written_out_can_match_only_built_in_claims",
@@ -618,6 +620,11 @@ MUTATIONS: list[Mutation] = [
       "an adjusted p-value smaller than one before it (the step-down's running maximum left out)"),
     N("headroom_without_se", "    return b + margin + 2 * np.sqrt(b * (1 - b) / n) < ceiling", "    return b + margin < ceiling",
       HEADROOM, "a baseline within two se of leaving no room for the margin still counts as having room"),
+    N("outcome_probabilities_no_eval_noise", "    total = math.hypot(s_seed, s_eval)", "    total = s_seed", POWER_LAW,
+      "a seed's measured difference is taken to carry no evaluation noise beyond the margin's 2 se"),
+    N("combined_power_no_guard", "            out[combine_families(ta, tb, a).decision] += prob * pb",
+      "            out[sign_test_counts(ta.plus + tb.plus, ta.minus + tb.minus, 0, a).decision] += prob * pb", POWER_LAW,
+      "the two-family rule's power leaves out the guard against families that disagree"),
 ]
 
 

@@ -40,6 +40,8 @@ __all__ = [
     "min_plus_to_decide",
     "power",
     "seeds_for_power",
+    "outcome_probabilities",
+    "combined_power",
     "non_inferior",
     "combine_families",
     "premise_count",
@@ -393,6 +395,56 @@ def seeds_for_power(p_plus, target=0.8, alpha=0.05, max_n=64, p_minus=None) -> O
         if power(n, pp, pm, a) >= t:
             return n
     return None
+
+
+def outcome_probabilities(mean, sd, se, margin, z: float = 2.0) -> tuple[float, float]:
+    """(p_plus, p_minus) of ``seed_outcomes`` for one seed under a normal model: the seed's true
+    difference is N(mean, sd²) over seeds and its measured difference adds evaluation noise
+    N(0, se²), so d̂ ~ N(mean, sd² + se²) and
+
+        p_plus  = Φ((mean − margin − z·se) / √(sd² + se²)),
+        p_minus = Φ((margin − z·se − mean) / √(sd² + se²)).
+
+    With sd = se = 0 the seed is +1, −1 or 0 exactly as ``mean`` compares with ``margin``."""
+    mu, s_seed, s_eval = _finite("mean", mean), _finite("sd", sd), _finite("se", se)
+    m, zz = _finite("margin", margin), _finite("z", z)
+    if s_seed < 0 or s_eval < 0 or zz <= 0:
+        raise ValueError(f"sd and se must be >= 0 and z > 0, got sd={sd!r}, se={se!r}, z={z!r}")
+    total = math.hypot(s_seed, s_eval)
+    if total == 0:
+        return (1.0, 0.0) if mu > m else (0.0, 1.0) if mu < m else (0.0, 0.0)
+    return (float(_st.norm.cdf((mu - m - zz * s_eval) / total)), float(_st.norm.cdf((m - zz * s_eval - mu) / total)))
+
+
+def _count_law(n: int, pp: float, pm: float) -> list[tuple[int, int, float]]:
+    """The trinomial law of (plus, minus) over n seeds: [(plus, minus, probability)]."""
+    p0 = max(0.0, 1.0 - pp - pm)
+    out = []
+    for plus in range(n + 1):
+        for minus in range(n - plus + 1):
+            prob = math.comb(n, plus) * math.comb(n - plus, minus) * pp ** plus * pm ** minus * p0 ** (n - plus - minus)
+            if prob > 0:
+                out.append((plus, minus, prob))
+    return out
+
+
+def combined_power(n_a, n_b, p_plus, p_minus=None, alpha=0.05) -> dict:
+    """The law of the decision of two families of ``n_a`` and ``n_b`` seeds (``combine_families``
+    of their ``sign_test``s at ``alpha``) when each seed is independently +1 with probability
+    ``p_plus``, −1 with ``p_minus`` (default 1 − p_plus), 0 otherwise: ``{True: P(holds),
+    False: P(fails), None: P(undecided)}``, exact (every pair of trinomial counts enumerated).
+    The guard against disagreeing families makes this lower than ``power(n_a + n_b, …)``."""
+    na, nb = _count("n_a", n_a, minimum=1), _count("n_b", n_b, minimum=1)
+    pp, pm = _p_pair(p_plus, p_minus)
+    a = _alpha(alpha)
+    law_a, law_b = _count_law(na, pp, pm), _count_law(nb, pp, pm)
+    tests_b = [(sign_test_counts(plus, minus, nb - plus - minus, a), prob) for plus, minus, prob in law_b]
+    out = {True: 0.0, False: 0.0, None: 0.0}
+    for plus, minus, prob in law_a:
+        ta = sign_test_counts(plus, minus, na - plus - minus, a)
+        for tb, pb in tests_b:
+            out[combine_families(ta, tb, a).decision] += prob * pb
+    return out
 
 
 # --------------------------------------------------------------------------------------------

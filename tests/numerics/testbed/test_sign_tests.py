@@ -303,3 +303,52 @@ def test_area_under_se_bounds_the_spread_of_areas_and_is_attained_by_perfectly_c
         bound = area_under_se(q[:, None], [0, 1, 2], n)[0]
         assert areas.std() <= bound * 1.02                           # Monte Carlo error of an sd: ≈ 0.5 %
     assert areas.std() >= bound * 0.98                               # the last case attains it
+
+
+# ------------------------------------------------------------------ the power of the two-family rule
+
+
+def test_outcome_probabilities_match_a_simulation_of_seed_outcomes():
+    from mmicl.numerics.testbed.sign_tests import outcome_probabilities
+
+    rng = np.random.default_rng(5)
+    n = 200_000
+    for mean, sd, se, margin in ((0.04, 0.015, 0.01, 0.05), (0.12, 0.03, 0.02, 0.10), (0.0, 0.0, 0.02, 0.05)):
+        d = rng.normal(mean, sd, n) + rng.normal(0, se, n)
+        o = dv.seed_outcomes(d, np.full(n, se), margin)
+        pp, pm = outcome_probabilities(mean, sd, se, margin)
+        for sim, exact in ((np.mean(o == 1), pp), (np.mean(o == -1), pm)):
+            assert abs(sim - exact) <= 5 * np.sqrt(exact * (1 - exact) / n) + 1e-12, (mean, sim, exact)
+    assert outcome_probabilities(0.2, 0.0, 0.0, 0.1) == (1.0, 0.0)
+    assert outcome_probabilities(0.1, 0.0, 0.0, 0.1) == (0.0, 0.0)
+
+
+def test_the_two_family_rule_decides_as_a_simulation_of_it_does():
+    """``combined_power`` against 20 000 simulated pairs of families run through ``sign_test`` and
+    ``combine_families``: each decision's frequency within 5 binomial se of its exact probability."""
+    from mmicl.numerics.testbed.sign_tests import combined_power
+
+    rng = np.random.default_rng(6)
+    reps = 20_000
+    for pp, pm in ((0.7, 0.2), (0.45, 0.45), (0.3, 0.1)):
+        exact = combined_power(8, 8, pp, pm)
+        assert sum(exact.values()) == pytest.approx(1.0, abs=1e-12)
+        counts, decided = {True: 0, False: 0, None: 0}, {}
+        draws = rng.multinomial(8, [pp, pm, 1 - pp - pm], size=(reps, 2))  # (+1, −1, 0) counts per family
+        for key in map(tuple, draws.reshape(reps, 6)):
+            if key not in decided:  # the same counts always decide the same way: run the rule once per count
+                fams = [np.repeat([1, -1, 0], key[3 * f: 3 * f + 3]) for f in range(2)]
+                decided[key] = dv.combine_families(dv.sign_test(fams[0]), dv.sign_test(fams[1])).decision
+            counts[decided[key]] += 1
+        for k, p in exact.items():
+            assert abs(counts[k] / reps - p) <= 5 * np.sqrt(p * (1 - p) / reps) + 1e-12, (pp, pm, k, counts, exact)
+
+
+def test_the_two_family_rule_keeps_its_level_and_the_guard_only_removes_decisions():
+    from mmicl.numerics.testbed.sign_tests import combined_power
+
+    for p in (0.5, 0.4, 0.2):
+        law = combined_power(8, 8, p, p)
+        assert law[True] <= 0.05 and law[False] <= 0.05
+    for pp in (0.6, 0.8, 0.9):
+        assert combined_power(8, 8, pp, 1 - pp)[True] <= dv.power(16, pp, 1 - pp) + 1e-12
