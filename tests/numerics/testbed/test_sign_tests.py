@@ -352,3 +352,7 @@ def test_the_two_family_rule_keeps_its_level_and_the_guard_only_removes_decision
         assert law[True] <= 0.05 and law[False] <= 0.05
     for pp in (0.6, 0.8, 0.9):
         assert combined_power(8, 8, pp, 1 - pp)[True] <= dv.power(16, pp, 1 - pp) + 1e-12
+    # with unequal families the guard bites: 30 + 5 seeds at (0.7, 0.3), where a small family that
+    # decides the opposite vetoes a pooled decision; the pooled test alone is exactly power(35, …)
+    # (every seed resolved), which the rule with its guard stays strictly below
+    assert combined_power(30, 5, 0.7, 0.3)[True] < dv.power(35, 0.7, 0.3) - 1e-4
