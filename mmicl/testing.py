@@ -507,8 +507,8 @@ def cases(claim_id: str):
 
 
 def _case_text(claim_id: str, case) -> str:
-    kind = registered()[claim_id].case
-    return case if isinstance(case, str) or kind is None else kind.as_text(case, claim_id)
+    claim = registered()[claim_id]
+    return case if isinstance(case, str) or claim.case is None else claim.case.as_text(case, claim_id)
 
 
 def _expected(expected) -> frozenset[str]:

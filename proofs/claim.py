@@ -529,13 +529,17 @@ class Claim:
         if self.case is not None and not isinstance(self.case, CaseType):
             raise ClaimError(f"claim {self.id!r}: case is an mmicl.CaseType or None, got {type(self.case).__name__}")
 
-    def read_case(self, text: str):
-        """``text`` read as this claim's case, or a one-line ``CaseError`` (also for a claim that
-        takes no case)."""
+    def case_type(self) -> CaseType:
+        """The claim's ``CaseType``, or a one-line ``CaseError`` for a claim that takes no case."""
         if self.case is None:
             raise CaseError(f"claim {self.id!r} takes no case (it has no CaseType); leave --case out, or choose "
                             "claims that declare one")
-        return self.case.read(text, self.id)
+        return self.case
+
+    def read_case(self, text: str):
+        """``text`` read as this claim's case, or a one-line ``CaseError`` (also for a claim that
+        takes no case)."""
+        return self.case_type().read(text, self.id)
 
     def run(self, config: RunConfig) -> ClaimResult:
         """Evaluate the claim and decide its verdict.  A full disk propagates, and so does, from a

@@ -117,9 +117,7 @@ def case_text(chosen: list[Claim], case) -> str | None:
     if not chosen:
         raise CaseError("a case was given but no claim was chosen")
     first = chosen[0]
-    if first.case is None:
-        first.read_case("-")  # the one-line error: it takes no case
-    text = case if isinstance(case, str) else first.case.as_text(case, first.id)
+    text = case if isinstance(case, str) else first.case_type().as_text(case, first.id)
     for c in chosen:
         c.read_case(text)
     return text
