@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-WALL_CLOCK = {"seconds", "model_steps_per_s", "timestamp", "wall_s", "wall_seconds", "started", "pid"}
+WALL_CLOCK = {"seconds", "model_steps_per_s", "timestamp", "wall_s", "wall_seconds", "startup_seconds", "started", "pid"}
 """Fields that record when, how long and in which process a run ran (``pid`` and ``started`` of the
 results folder's ``run`` block), not what it computed."""
 L = "s=uniform(0.5,4)"
