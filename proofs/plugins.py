@@ -73,11 +73,12 @@ def load_installed() -> None:
         _load(origin, ep.value, ep.load)
 
 
-def load_plugins(plugins: list[str]) -> list[str]:
-    """Load claims from each of ``plugins`` (a ``.py`` file or a module name), once each; return
-    their origins.  ``PluginError`` for one that does not exist or cannot be imported."""
+def load_plugins(plugins: str | list[str] | tuple[str, ...]) -> list[str]:
+    """Load claims from each of ``plugins`` (a ``.py`` file or a module name, or a sequence of
+    them), once each; return their origins.  ``PluginError`` for one that does not exist or cannot
+    be imported."""
     origins = []
-    for spec in plugins:
+    for spec in [plugins] if isinstance(plugins, str) else list(plugins):
         if not isinstance(spec, str) or not spec.strip():
             raise PluginError(f"a plugin is a .py file or a module name, got {spec!r}")
         path = Path(spec)

@@ -21,8 +21,9 @@ def registered() -> dict[str, Claim]:
     """Every claim: the built-in ones and those of the installed plugins (entry-point group
     ``mmicl.claims``), loaded on the first call; a plugin that cannot be loaded is a
     ``plugins.PluginError``."""
+    reg = _builtin()  # mmicl's own claims first, then the installed plugins', as the registry lists them
     load_installed()
-    return _builtin()
+    return reg
 
 
 def _builtin() -> dict[str, Claim]:
@@ -44,7 +45,7 @@ def built_in_only(pattern: str) -> bool:
 def claims(everything: bool = True, plugins: str | list[str] | tuple[str, ...] = ()) -> dict[str, str]:
     """``{id: title}`` of the registered claims (only the default ones with ``everything=False``),
     after loading ``plugins`` (files or module names, as ``verify`` takes them)."""
-    load_plugins([plugins] if isinstance(plugins, str) else list(plugins))
+    load_plugins(plugins)
     return {c.id: c.title for c in registered().values() if c.default or everything}
 
 
@@ -89,7 +90,7 @@ def verify(claims: str | list[str] | tuple[str, ...] = (), *, quick: bool = True
 
     check_device(device)  # a bad device or law is refused here, before any claim runs
     law = None if law is None else check_law_limits(law, "verify", MAX_DIM_VERIFY).spec()  # LAW text
-    load_plugins([plugins] if isinstance(plugins, str) else list(plugins))
+    load_plugins(plugins)
     patterns = [claims] if isinstance(claims, str) else list(claims)
     chosen = select(patterns, everything)
     if law is not None and not isinstance(law, str):
