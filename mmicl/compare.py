@@ -132,7 +132,7 @@ class Comparison:
     independent_estimates: int = 0
     """Numbers compared as two independent estimates (the seeds differ)."""
     numbers_compared: bool = True
-    """False where the runs differ in size, law or variant: only verdicts were compared."""
+    """False where the runs differ in size, law, variant or case: only verdicts were compared."""
     claims: int = 0
 
     @property

@@ -640,4 +640,4 @@ def _records(rows: list, depth: int) -> str:
 
 def _wall(run) -> str:
     """The run's wall time with its start-up (``RunState.startup_seconds``: included in it)."""
-    return f"{run.wall_seconds:.1f} s (start-up {getattr(run, 'startup_seconds', 0.0):.1f} s of it, before the first claim)"
+    return f"{run.wall_seconds:.1f} s (start-up {run.startup_seconds:.1f} s of it, before the first claim)"

@@ -166,6 +166,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
+UNSET_REASONS = {"law": "no --law: each claim ran on its own laws",
+                 "variant": "no --variant: the claims ran on mmicl's default model",
+                 "case": "no --case: each claim ran on its own cases"}
+"""The run settings the summary records even when they are unset (null, with this reason beside
+them), so that ``mmicl compare`` can tell a run on its own laws from one on a given law."""
+
+
 class ResultsFolder:
     """The summary of one run into ``config.out`` (hold the folder first: ``holding``)."""
 
@@ -192,12 +199,9 @@ class ResultsFolder:
 
         self.run.wall_seconds = time.perf_counter() - self._t0
         doc = {"seed": self.config.seed, "quick": self.config.quick, "size": self.config.size,
-               "law": self.config.law, "variant": self.config.variant, "device": self.config.device,
-               "case": self.config.case,
-               **({} if self.config.case is not None else {"case_null_reason": "no --case: each claim ran on its own cases"}),
-               **({} if self.config.law is not None else {"law_null_reason": "no --law: each claim ran on its own laws"}),
-               **({} if self.config.variant is not None else
-                  {"variant_null_reason": "no --variant: the claims ran on mmicl's default model"}),
+               "device": self.config.device,
+               **{k: getattr(self.config, k) for k in UNSET_REASONS},
+               **{f"{k}_null_reason": why for k, why in UNSET_REASONS.items() if getattr(self.config, k) is None},
                "provenance": self._provenance, "run": self.run.to_json(self.out),
                "claims": [r.to_json(relative_to=self.out) for r in self.results]}
         write_together({self.out / "verdicts.json": (dumps(doc) + "\n").encode(),

@@ -94,7 +94,7 @@ from hypothesis.errors import InvalidArgument
 from mmicl.numerics.laws.scalar import Beta, Discrete, Exponential, Mixture, Point, TwoPoint
 from mmicl.numerics.laws.task import TaskLaw, ZetaLaw
 from mmicl.numerics.validate import InputError
-from mmicl.proofs.verify import registered, verify
+from mmicl.proofs.verify import case_text, registered, verify
 from mmicl.proofs.claim import VERDICTS
 
 __all__ = [
@@ -471,8 +471,7 @@ def check_claim(claim_id: str, law=None, size: str = "smoke", model=None, seed: 
     if model is not None:
         raise InputError(f"model={model!r}: model variants are reserved for a later version; pass model=None "
                          "(the paper's model)")
-    if not isinstance(claim_id, str) or claim_id not in registered():
-        raise KeyError(f"no claim {claim_id!r}; known claims: {sorted(registered())}")
+    _registered(claim_id)
     text = _law_text(law)
     if out is not None:
         return verify([claim_id], law=text, size=size, seed=seed, out=out, case=case)[0]
@@ -496,9 +495,7 @@ def cases(claim_id: str):
     case type has no strategy."""
     from mmicl.proofs.cases import CaseError
 
-    if not isinstance(claim_id, str) or claim_id not in registered():
-        raise KeyError(f"no claim {claim_id!r}; known claims: {sorted(registered())}")
-    kind = registered()[claim_id].case
+    kind = _registered(claim_id).case
     if kind is None:
         raise CaseError(f"claim {claim_id!r} takes no case (it has no CaseType): draw laws with task_laws()")
     if kind.strategy is None:
@@ -506,9 +503,11 @@ def cases(claim_id: str):
     return kind.strategy()
 
 
-def _case_text(claim_id: str, case) -> str:
-    claim = registered()[claim_id]
-    return case if isinstance(case, str) or claim.case is None else claim.case.as_text(case, claim_id)
+def _registered(claim_id: str):
+    """The registered claim ``claim_id``, or a ``KeyError`` listing the known ones."""
+    if not isinstance(claim_id, str) or claim_id not in registered():
+        raise KeyError(f"no claim {claim_id!r}; known claims: {sorted(registered())}")
+    return registered()[claim_id]
 
 
 def _expected(expected) -> frozenset[str]:
@@ -576,7 +575,8 @@ def assert_verdict(claim_id: str, law=None, expected="holds", size: str = "smoke
     result = check_claim(claim_id, law, size=size, model=model, seed=seed, out=out, case=case)
     if result.verdict not in want:
         shown = next(iter(want)) if len(want) == 1 else "one of " + ", ".join(sorted(want))
-        where = _law_text(law) or (f"case {_case_text(claim_id, case)}" if case is not None else "its own laws")
+        where = _law_text(law) or (f"case {case_text([_registered(claim_id)], case)}" if case is not None
+                                   else "its own laws")
         raise AssertionError(f"{claim_id} on {where} (size {size}, seed {seed}): verdict {result.verdict}, "
                              f"expected {shown}\n{explain(result)}")
     return result

@@ -18,6 +18,7 @@ import math
 
 from mmicl.numerics.estimate import Estimate
 from mmicl.proofs.claim import DECISIVE, MOVE_Z, Check
+from mmicl.proofs.claims.number_tolerances import sampling_atol
 
 __all__ = ["z_check", "rejection_power"]
 
@@ -67,7 +68,7 @@ def z_check(name: str, estimate, expected: float, *, detect: float, k: float = 3
         z = (mean - expected) / se if se > 0 else (0.0 if mean == expected else math.copysign(math.inf, mean - expected))
         pw = rejection_power(detect, se, k)
         passed = False if abs(z) > k else (True if pw >= power else None)
-    rerun = MOVE_Z * math.sqrt(2.0) * se if math.isfinite(se) and se > 0 else 0.0
+    rerun = sampling_atol(se)
     return Check(
         name, method, passed,
         numbers={"mean": mean, "se": se, "expected": float(expected), "z": z, "k": float(k), "detect": float(detect),
@@ -77,7 +78,7 @@ def z_check(name: str, estimate, expected: float, *, detect: float, k: float = 3
         detail=detail or ("" if passed is not None or pw is None else
                           f"undecided: power {pw:.2f} < {power:g} at a difference of {detect:g} (se {se:.3g})"),
         role=role,
-        atol={"mean": rerun, "se": rerun, "expected": 0.0, "z": MOVE_Z * math.sqrt(2.0), "k": 0.0, "detect": 0.0,
+        atol={"mean": rerun, "se": rerun, "expected": 0.0, "z": sampling_atol(1.0), "k": 0.0, "detect": 0.0,
               "power_at_detect": 1.0},
         numbers_tolerance=f"mean and se: {MOVE_Z:g}·√2·se (two runs are at worst two independent estimates); z: "
                           f"{MOVE_Z:g}·√2; the power moves with se; settings exact",

@@ -27,6 +27,8 @@ import numpy as np
 
 from mmicl.numerics.atomic import write_json
 from mmicl.numerics.testbed.sign_tests import combined_power, outcome_probabilities
+from mmicl.proofs.claims.testbed.common import oriented
+from mmicl.proofs.claims.testbed.design import DESIGNS
 
 ROOT = Path(__file__).resolve().parents[1]
 SE_READINGS = (0.0, math.sqrt(2 * 0.25 / 1024))
@@ -53,17 +55,16 @@ def rows(results: Path) -> list[dict]:
     for claim, path in latest(results).items():
         doc = json.loads(path.read_text(encoding="utf-8"))
         entry = doc["claims"][0]
+        planned = {c.name: c for c in DESIGNS[claim].checks}
         for check in entry["evidence"]["checks"]:
             nums = check.get("numbers", {})
             if check.get("role") != "decisive" or "diff_A" not in nums:
                 continue
-            d = np.array(nums["diff_A"] + nums["diff_B"], float)
-            margin = float(nums["margin"])
-            # the outcomes were read with the claimed side positive: an inferiority check's d is −(A − B)
-            sign = -1.0 if "A − B < −" in check.get("tolerance", "") else 1.0
-            d = sign * d
+            if check["name"] not in planned:
+                raise ValueError(f"{path}: check {check['name']!r} is not one of {claim}'s design checks")
+            # oriented as the decision read them: the claimed side positive, against its margin
+            d, m = oriented(planned[check["name"]], np.array(nums["diff_A"] + nums["diff_B"], float))
             mean, sd = float(d.mean()), float(d.std(ddof=1))
-            m = -margin if "A − B > −" in check.get("tolerance", "") else margin
             row = {"claim": claim, "version": path.parent.name.split("_v", 1)[1], "check": check["name"],
                    "verdict": entry["verdict"], "passed": check.get("passed"), "n_a": len(nums["diff_A"]),
                    "n_b": len(nums["diff_B"]), "mean": mean, "sd": sd, "margin": m, "readings": []}

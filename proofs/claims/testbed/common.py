@@ -46,7 +46,7 @@ from mmicl.numerics.threads import torch_threads
 from mmicl.numerics.testbed.config import stage1_ape_slots
 
 __all__ = ["testbed_threads", "threaded", "testbed_folder", "base_hypotheses", "chance", "seed_sd", "mean_se",
-           "mean_atol", "family_seeds", "family_sign_test", "decide_check", "decide_pairs", "premise", "FamilyRun",
+           "mean_atol", "family_seeds", "family_sign_test", "oriented", "decide_check", "decide_pairs", "premise", "FamilyRun",
            "run_family", "run_specs", "arm_results", "acc_se", "balanced_se", "blind_sd", "copy_level", "above_copy", "headroom",
            "verdict_summary", "write_result", "STAGE1_ICL", "STAGE1_INDUCTION", "stage1_premise", "stage1_settings",
            "multimodal_data", "arm_json", "BALANCED_SE"]
@@ -129,7 +129,7 @@ def mean_atol(values, n_eval: int | None = None) -> float:
 
 
 # ---- per-seed outcomes and the sign test ---------------------------------------------------------
-def _oriented(c: PlannedCheck, d: np.ndarray) -> tuple[np.ndarray, float]:
+def oriented(c: PlannedCheck, d: np.ndarray) -> tuple[np.ndarray, float]:
     """The differences and margin that ``seed_outcomes`` compares for this kind of check (the
     claimed side positive)."""
     if c.kind == "superiority":
@@ -152,7 +152,7 @@ def decide_check(c: PlannedCheck, diffs: dict[str, np.ndarray], ses: dict[str, n
     evaluation standard errors."""
     tests, nums = {}, {}
     for f in sorted(diffs):
-        d, m = _oriented(c, np.asarray(diffs[f], float))
+        d, m = oriented(c, np.asarray(diffs[f], float))
         outcomes = seed_outcomes(d, np.asarray(ses[f], float), m) if d.size else np.zeros(0, int)
         tests[f] = family_sign_test(outcomes)
         nums[f"diff_{f}"] = [float(x) for x in diffs[f]]
@@ -161,8 +161,8 @@ def decide_check(c: PlannedCheck, diffs: dict[str, np.ndarray], ses: dict[str, n
     comb = combine_families(tests["A"], tests["B"], ALPHA)
     nums |= {"plus": comb.pooled.plus, "minus": comb.pooled.minus, "unresolved": comb.pooled.unresolved,
              "p_above": comb.pooled.p_above, "p_below": comb.pooled.p_below, "margin": c.margin}
-    n = sum(len(v) for v in diffs.values())
     pooled = np.concatenate([np.asarray(v, float) for v in diffs.values()])
+    n = pooled.size
     spread = seed_sd(pooled)
     # the magnitude beside the decision: a verdict reads "below the margin" or "above it", and how far
     nums |= ({"mean_diff": float(pooled.mean()), "mean_diff_se": mean_se(pooled)} if n else
