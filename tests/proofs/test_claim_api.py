@@ -202,13 +202,15 @@ def test_an_installed_plugin_is_seen_once_by_claims_and_verify(tmp_path):
         cli = CliRunner().invoke(main, ["claims", "--json"])
         origins = {c["id"]: c["origin"] for c in json.loads(cli.output)["claims"]}
         print(json.dumps({"listed": "mine.good" in listed, "verdict": res[0].verdict, "origin": res[0].origin,
-                          "cli": origins.get("mine.after"), "builtin": origins.get("thm6.2")}))
+                          "cli": origins.get("mine.after"), "builtin": origins.get("thm6.2"),
+                          "first": next(iter(listed))}))
     """)
     p = _python(tmp_path / "site", code, tmp_path)
     assert p.returncode == 0, p.stderr[-2000:]
     got = json.loads(p.stdout.strip().splitlines()[-1])
     assert got == {"listed": True, "verdict": "holds", "origin": "plugin mine (mypkg 0.1.0)",
-                   "cli": "plugin mine (mypkg 0.1.0)", "builtin": "built-in"}
+                   "cli": "plugin mine (mypkg 0.1.0)", "builtin": "built-in",
+                   "first": "thm6.2"}  # mmicl's own claims are listed first, the plugins' after them
     assert counter.read_text() == "x"  # imported once, lazily, for every listing and run
 
 
