@@ -63,3 +63,13 @@ def test_a_matrix_that_is_not_positive_definite_is_hypothesis_not_met():
 @given(case=st.deferred(lambda: mt.cases("zfb.minimiser")))  # drawn once the fixture has loaded the claims
 def test_the_minimiser_holds_on_drawn_cases(case):
     mt.assert_verdict("zfb.minimiser", case=case)
+
+
+def test_a_control_too_small_to_resolve_is_undecided_not_failed():
+    """At Λ = 1, N = 25 the excess of Λ⁻¹ over Γ* (about 0.003) is near 4 standard errors of
+    10 000 smoke prompts: the control may see it or not, and either way the claim holds."""
+    r = mt.check_claim("zfb.minimiser", case="Lambda=diag(1); N=25")
+    control = [c for c in r.checks if c.name.startswith("control: Λ⁻¹")]
+    assert len(control) == 1 and control[0].passed is not False
+    assert 0 < control[0].numbers["power_at_derived_excess"] < 1
+    assert r.verdict == "holds"

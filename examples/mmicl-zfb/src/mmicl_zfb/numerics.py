@@ -205,8 +205,6 @@ def train_full_lsa(Lam: np.ndarray, N: int, PV0: np.ndarray, KQ0: np.ndarray, st
 
     Runs on one torch thread (restored after): these small batches ran 28× slower on two threads
     of a shared 2-core machine (4.9 s against 0.17 s for 300 steps)."""
-    import torch
-
     with mmicl.torch_threads(1):
         return _train(Lam, N, PV0, KQ0, steps, batch, lr, seed)
 
