@@ -47,7 +47,7 @@ def measure(E: int, eval_size: int, device: str, steps: int = 1500, eval_every: 
     seeds = list(range(E))
     mixture = MultimodalMixture([MultimodalMember(data, s) for s in seeds], device)
     decoder = decoder_from_states(sz.model, sz.m1.D, sz.m1.L, [None] * E, seeds, device)
-    projector = EnsembleMLP([sz.m2.D, sz.model.width, sz.m1.D], seeds, device, salt=1)
+    projector = EnsembleMLP([sz.m2.item_dim, sz.model.width, sz.m1.D], seeds, device, salt=1)
     system = MultimodalSystem(decoder, projector, mixture.label_vectors, mixture.layout)
     sets = MultimodalEvalSets.draw(mixture, eval_size, seed=1, ape_slots=sz.model.ape_slots)
     params = system.trainable("projector+readout")

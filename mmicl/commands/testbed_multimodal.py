@@ -424,7 +424,7 @@ def encoder(quick, steps_list, seeds, seed, device, threads, as_json, **kw):
     members = [MultimodalMember(mm, s + 7919 * i) for i in range(len(doses)) for s in seed_list]
     t0 = time.perf_counter()
     mixture = MultimodalMixture(members, device)
-    enc = EnsembleMLP([m2.D, *ENCODER_HIDDEN, m2.K], [m.seed + 3 for m in members], device)
+    enc = EnsembleMLP([m2.item_dim, *ENCODER_HIDDEN, m2.K], [m.seed + 3 for m in members], device)
     train = sz.stage2
     acc = train_encoder(enc, mixture, [d for d in doses for _ in seed_list], batch=train.batch, lr=train.lr,
                         eval_size=train.eval_size, seed=seed + 77).view(len(doses), n)

@@ -147,12 +147,21 @@ class SecondModality:
 
     K classes with means in R^D, drawn like M1's; an item is (μ + ε η)/√(1+ε²), η ~ N(0, I/D);
     class k has label k mod L (the labels are M1's label vectors); class law P(k) ∝ (k+1)^(−α).
+
+    ``distractor_dims`` > 0 appends that many class-free coordinates σ·ξ, ξ ~ N(0, I/d), σ =
+    ``distractor_scale``, drawn afresh per item: an item then has ``item_dim`` = D + d coordinates,
+    of which only the first D carry its class.  Two items of one class then have a raw cosine of
+    about 1/((1+ε²)(1+σ²)) instead of 1/(1+ε²), so a random map of the items hardly tells their
+    classes apart, and a map that has learnt to drop the distractors does (version 4: an M2 that
+    stage 2 must learn).
     """
 
     K: int = 16
     D: int = 16
     eps: float = 0.1
     zipf: float = 0.0
+    distractor_dims: int = 0
+    distractor_scale: float = 0.0
 
     def __post_init__(self):
         for name in ("K", "D"):
@@ -163,6 +172,20 @@ class SecondModality:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise TestbedConfigError(f"M2 {name} must be a finite number ≥ 0, got {v!r}")
+        d, s = self.distractor_dims, self.distractor_scale
+        if isinstance(d, bool) or not isinstance(d, int) or d < 0:
+            raise TestbedConfigError(f"M2 distractor_dims must be a whole number ≥ 0, got {d!r}")
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s) or s < 0:
+            raise TestbedConfigError(f"M2 distractor_scale must be a finite number ≥ 0, got {s!r}")
+        if (d == 0) != (s == 0):
+            raise TestbedConfigError(
+                f"M2 distractors need both distractor_dims and distractor_scale above 0 (or both 0), got "
+                f"distractor_dims={d!r}, distractor_scale={s!r}")
+
+    @property
+    def item_dim(self) -> int:
+        """Coordinates of an M2 item: D class coordinates, then the distractors."""
+        return self.D + self.distractor_dims
 
 
 @dataclass(frozen=True)

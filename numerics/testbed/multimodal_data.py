@@ -11,6 +11,9 @@ query is one of the pairs (both items fresh draws of its two classes).  A non-bu
 the M1 and M2 classes of every position independently from their class laws; the label is M2's, so
 M1 carries no information there.
 
+An M2 item is M2's mixture item followed by its ``distractor_dims`` class-free coordinates
+(``SecondModality``; none by default), so ``m2`` holds ``item_dim`` coordinates per item.
+
 Every set returns ``PairSequences``: ``target`` is the label to predict, and ``follow_m1`` /
 ``follow_m2`` the label that the query's M1 item / M2 item points to through the context (−1 when
 it points to no context pair).  The evaluation sets:
@@ -51,7 +54,7 @@ SETS = ("icl", "icl_m2only", "icl_m1only", "conflict", "flip", "iwl", "icl_m2kno
 @dataclass
 class PairSequences:
     m1: torch.Tensor         # (E, b, N+1, D1) M1 items, the query's last
-    m2: torch.Tensor         # (E, b, N+1, D2) M2 items, the query's last
+    m2: torch.Tensor         # (E, b, N+1, item_dim) M2 items, the query's last
     labels: torch.Tensor     # (E, b, N) long: the context labels
     target: torch.Tensor     # (E, b) long: the answer (−1 on the conflict set)
     follow_m1: torch.Tensor  # (E, b) long: the label M1_q points to (−1: none)
@@ -78,8 +81,9 @@ class MultimodalMixture:
         for name in ("D", "L", "N", "B"):
             if len({getattr(m.data.m1, name) for m in members}) > 1:
                 raise TestbedConfigError(f"ensemble members must share M1 {name}; run them as separate ensembles")
-        if len({m.data.m2.D for m in members}) > 1:
-            raise TestbedConfigError("ensemble members must share M2's D; run them as separate ensembles")
+        if len({(m.data.m2.D, m.data.m2.distractor_dims) for m in members}) > 1:
+            raise TestbedConfigError("ensemble members must share M2's D and distractor_dims; run them as separate "
+                                     "ensembles")
         if len({m.data.layout for m in members}) > 1:
             raise TestbedConfigError("ensemble members must share the layout; run them as separate ensembles")
         self.members = members
@@ -95,6 +99,9 @@ class MultimodalMixture:
                     "checkpoint was trained with other M1 settings")
             self.m1.means = means.to(self.device, self.m1.dtype)
             self.m1.label_vectors = labels.to(self.device, self.m1.dtype)
+        self.m2_item_dim = members[0].data.m2.item_dim
+        self._distractor_scale = torch.tensor([float(m.data.m2.distractor_scale) for m in members],
+                                              device=self.device, dtype=self.m1.dtype).view(-1, 1, 1, 1)
         self.E, self.L, self.N, self.B = len(members), self.m1.L, self.m1.N, self.m1.B
         self.C = self.N // self.B
         self.layout = members[0].data.layout
@@ -126,11 +133,22 @@ class MultimodalMixture:
         """The value of one slot (E, b) of per-slot values (E, b, C[, D])."""
         return self._per_slot(x, slot.unsqueeze(-1)).squeeze(2)
 
+    def m2_items(self, class_means: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+        """M2 items of ``class_means`` (E, b, n, D2): the mixture's items, then the distractor
+        coordinates σ·ξ, ξ ~ N(0, I/d) (none drawn when there are none, so the random stream is
+        the one without distractors)."""
+        x = self.m2.items(class_means, g)
+        d = self.m2_item_dim - self.m2.D
+        if d == 0:
+            return x
+        xi = torch.randn(*x.shape[:-1], d, generator=g, device=self.device, dtype=x.dtype) / math.sqrt(d)
+        return torch.cat([x, self._distractor_scale * xi], -1)
+
     def _known(self, m1_ids, m2_ids, g, shift: int = 0) -> PairSequences:
         """Sequences of known classes: ids (E, b, N+1), the query's last; the labels are M2's."""
         labels = (self.m2.label_of(m2_ids) + shift) % self.L
         m1 = self.m1.items(self.m1.gather_means(m1_ids), g)
-        m2 = self.m2.items(self.m2.gather_means(m2_ids), g)
+        m2 = self.m2_items(self.m2.gather_means(m2_ids), g)
         target = labels[..., -1]
         return PairSequences(m1, m2, labels[..., :-1], target, target, target)
 
@@ -170,7 +188,7 @@ class MultimodalMixture:
         q1 = self._fresh(b, 1, self.m1.D, g).squeeze(2) if query == "m2only" else self._at(mu1, a)
         q2 = self._fresh(b, 1, self.m2.D, g).squeeze(2) if query == "m1only" else self._at(mu2, c)
         m1 = self.m1.items(torch.cat([self._per_slot(mu1, slots), q1.unsqueeze(2)], 2), g)
-        m2 = self.m2.items(torch.cat([self._per_slot(mu2, slots), q2.unsqueeze(2)], 2), g)
+        m2 = self.m2_items(torch.cat([self._per_slot(mu2, slots), q2.unsqueeze(2)], 2), g)
         labels = self._per_slot(slot_labels, slots)
         none = torch.full_like(a, -1)
         f1 = none if query == "m2only" else self._at(slot_labels, a)
@@ -190,7 +208,7 @@ class MultimodalMixture:
         mu2 = self.m2.gather_means(k2)
         q1 = self._fresh(b, 1, self.m1.D, g).squeeze(2)
         m1 = self.m1.items(torch.cat([self._per_slot(mu1, slots), q1.unsqueeze(2)], 2), g)
-        m2 = self.m2.items(torch.cat([self._per_slot(mu2, slots), self._at(mu2, a).unsqueeze(2)], 2), g)
+        m2 = self.m2_items(torch.cat([self._per_slot(mu2, slots), self._at(mu2, a).unsqueeze(2)], 2), g)
         target = self._at(slot_labels, a)
         return PairSequences(m1, m2, self._per_slot(slot_labels, slots), target, torch.full_like(a, -1), target)
 
@@ -249,8 +267,8 @@ class MultimodalMixture:
 
     def single_items(self, b: int, g: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         """Single noisy M2 items of known classes, uniform over each member's K2 classes: items
-        (E, b, D2) and their classes (E, b) (the M2 encoder's task)."""
+        (E, b, item_dim) and their classes (E, b) (the M2 encoder's task)."""
         u = torch.rand(self.E, b, generator=g, device=self.device, dtype=torch.float64)
         k = torch.minimum((u * self.m2.K.view(-1, 1)).long(), (self.m2.K - 1).view(-1, 1))
-        x = self.m2.items(self.m2.gather_means(k.unsqueeze(-1)), g).squeeze(2)
+        x = self.m2_items(self.m2.gather_means(k.unsqueeze(-1)), g).squeeze(2)
         return x, k

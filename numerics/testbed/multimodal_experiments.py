@@ -90,7 +90,7 @@ def _check_arms(arms: list[MultimodalArm]) -> None:
 def _system(model: ModelConfig, mixture: MultimodalMixture, states, seeds, arms_per_member, device,
             encoder_seed: int, train: TrainConfig) -> tuple[MultimodalSystem, dict[str, torch.Tensor]]:
     decoder = decoder_from_states(model, mixture.m1.D, mixture.L, states, seeds, device)
-    D2 = mixture.m2.D
+    D2 = mixture.m2_item_dim
     encoder, extra = None, {}
     if arms_per_member[0].encoder_steps is not None:
         K2 = int(mixture.m2.K[0])

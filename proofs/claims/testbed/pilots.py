@@ -257,7 +257,7 @@ def encoder_pilot(seeds=PILOT_SEEDS, steps=ENCODER_STEP_GRID, data_seed: int = P
     arms = [MultimodalArm(f"steps={s}", data, encoder_steps=s) for s in steps]
     members = arm_members(arms, [MemberSpec(sz.m1, s) for s in seeds])
     mixture = MultimodalMixture(members, device)
-    encoder = EnsembleMLP([data.m2.D, *ENCODER_HIDDEN, data.m2.K], [m.seed for m in members], device, salt=2)
+    encoder = EnsembleMLP([data.m2.item_dim, *ENCODER_HIDDEN, data.m2.K], [m.seed for m in members], device, salt=2)
     acc = train_encoder(encoder, mixture, [s for s in steps for _ in seeds], batch=sz.stage2.batch,
                         lr=sz.stage2.lr, eval_size=EVAL_SIZE, seed=data_seed + 77)
     n = len(seeds)

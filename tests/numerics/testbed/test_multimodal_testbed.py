@@ -683,6 +683,11 @@ def test_conflict_follow_rates_count_predictions_of_each_pointed_label():
     (lambda: SecondModality(K=4, zipf=float("nan")), "zipf"),
     (lambda: SecondModality(K=0), "K"),
     (lambda: SecondModality(K=4, D=0), "D"),
+    (lambda: SecondModality(K=4, distractor_dims=-1, distractor_scale=1.0), "distractor_dims"),
+    (lambda: SecondModality(K=4, distractor_dims=2.5, distractor_scale=1.0), "distractor_dims"),
+    (lambda: SecondModality(K=4, distractor_dims=4, distractor_scale=float("inf")), "distractor_scale"),
+    (lambda: SecondModality(K=4, distractor_dims=4), "both"),
+    (lambda: SecondModality(K=4, distractor_scale=2.0), "both"),
 ])
 def test_bad_multimodal_settings_are_refused_with_a_message(make, words):
     with pytest.raises(TestbedConfigError, match=words):
@@ -692,6 +697,8 @@ def test_bad_multimodal_settings_are_refused_with_a_message(make, words):
 def test_ensembles_and_checkpoints_of_other_shapes_are_refused(stage1):
     with pytest.raises(TestbedConfigError, match="share"):
         MultimodalMixture([member(D2=4), member(D2=5)])
+    with pytest.raises(TestbedConfigError, match="distractor_dims"):
+        MultimodalMixture([distracted(member(), 4, 1.0), member()])
     with pytest.raises(TestbedConfigError, match="layout"):
         MultimodalMixture([member(layout="m1_first"), member(layout="m2_first")])
     with pytest.raises(TestbedConfigError, match="M1 tables"):
@@ -822,3 +829,63 @@ def test_stage2_standardises_the_encoder_features_it_feeds_the_projector(monkeyp
     assert seen["norm"].shape == (4,)
     # mean squared norm 1 on the reference batch; on another batch of the same law, close to it
     assert torch.all((seen["norm"] > 0.7) & (seen["norm"] < 1.3))
+
+
+# ---- 11. M2 distractor coordinates (version 4) ---------------------------------------------------
+def distracted(m: MultimodalMember, dims: int, scale: float) -> MultimodalMember:
+    m2 = replace(m.data.m2, distractor_dims=dims, distractor_scale=scale)
+    return replace(m, data=replace(m.data, m2=m2))
+
+
+@pytest.mark.parametrize("name", SETS + ("iwl_balanced",))
+def test_without_distractors_the_M2_items_and_their_stream_are_the_mixtures_own(name):
+    """distractor_dims = 0 draws nothing more: every set is the one drawn from the mixture's items."""
+    mm = MultimodalMixture([member(eps2=0.3, seed=3)])
+    plain = mm.m2.items
+    a = mm.batch(name, 16, torch.Generator().manual_seed(5))
+    mm.m2_items = lambda means, g: plain(means, g)          # the mixture's items, nothing appended
+    b = mm.batch(name, 16, torch.Generator().manual_seed(5))
+    assert mm.m2_item_dim == 4 and a.m2.shape[-1] == 4
+    assert torch.equal(a.m2, b.m2) and torch.equal(a.m1, b.m1) and torch.equal(a.target, b.target)
+
+
+@pytest.mark.parametrize("name", ["icl", "icl_m2only", "icl_m2known", "flip", "iwl"])
+def test_distractors_are_appended_class_free_and_leave_the_class_coordinates_exact(name):
+    """At ε2 = 0 the first D2 coordinates of an M2 item are its class mean exactly (as without
+    distractors: the same classes and targets, since the distractors are drawn after the classes);
+    the appended d coordinates have variance σ²/d whatever the class."""
+    d, sigma = 12, 3.0
+    mm = MultimodalMixture([distracted(member(eps2=0.0, K2=8, seed=1), d, sigma)])
+    x = mm.batch(name, 512, torch.Generator().manual_seed(2)).m2
+    assert mm.m2_item_dim == 4 + d and x.shape[-1] == 4 + d
+    signal, noise = x[..., :4], x[..., 4:]
+    if name in ("flip", "iwl"):   # known classes: every class coordinate block is a row of the means table
+        assert (exact_class(signal, mm.m2.means) >= 0).all()
+    n = noise.numel()
+    var = float(noise.pow(2).mean())
+    # the mean of n squares of N(0, σ²/d) has sd σ²/d·√(2/n): 6 of them
+    assert abs(var - sigma ** 2 / d) <= 6 * sigma ** 2 / d * math.sqrt(2 / n)
+    # class-free: two items' distractors are uncorrelated (per-coordinate product mean 0 within 6 sd)
+    prod = noise[..., 0, :] * noise[..., 1, :]
+    assert abs(float(prod.mean())) <= 6 * (sigma ** 2 / d) / math.sqrt(prod.numel())
+
+
+def test_distractors_lower_the_same_class_cosine_as_stated():
+    """Two items of one M2 class: raw cosine ≈ 1/((1+ε²)(1+σ²)) in expectation (SecondModality's
+    docstring), checked at D2 = 64, d = 192 where the norms concentrate (relative spread ≈ 1/√D)."""
+    eps, sigma = 0.5, 2.0
+    m = distracted(member(D1=4, D2=64, K2=8, eps2=eps, seed=4), 192, sigma)
+    mm = MultimodalMixture([m])
+    g = torch.Generator().manual_seed(0)
+    means = mm.m2.gather_means(torch.zeros(1, 2000, 2, dtype=torch.long))
+    x = mm.m2_items(means, g)
+    cos = torch.nn.functional.cosine_similarity(x[..., 0, :], x[..., 1, :], dim=-1)
+    # x = aμ + bη ⊕ σξ, a² = 1/(1+ε²), b² = ε²/(1+ε²): E⟨x, x'⟩ = a²‖μ‖², E‖x‖² = a²‖μ‖² + b² + σ²
+    # (‖μ‖² ≈ 1, which gives the docstring's form); the ratio of expectations is the mean cosine up
+    # to O(1/(D2 + d)) = 0.004 relative, and a pair's cosine spreads by about 1/√(D2 + d) = 0.06,
+    # 0.0014 over 2000 pairs: tolerance 0.01
+    r = float(means[0, 0, 0].pow(2).sum())
+    a2, b2 = 1 / (1 + eps ** 2), eps ** 2 / (1 + eps ** 2)
+    expected = a2 * r / (a2 * r + b2 + sigma ** 2)
+    assert abs(float(cos.mean()) - expected) <= 0.01, (float(cos.mean()), expected)
+    assert expected < 0.25 * a2 * r / (a2 * r + b2)        # far below the cosine without distractors
