@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -72,6 +72,9 @@ class Stage1:
     data_seed: int
     seconds: float
     version: str
+    history: object = field(default=None, compare=False, repr=False)
+    """the stage-1 run's curves (``train.History``) when it was just trained; not in the checkpoint
+    (None after ``load``)"""
 
     @property
     def E(self) -> int:

@@ -64,7 +64,7 @@ def run_stage1(model: ModelConfig, data: DataConfig, seeds: list[int], train: Tr
     final = {k: v.tolist() for k, v in evaluate(run.model, run.eval_sets).items()}
     return Stage1(model, run.members, train, {k: v.detach().cpu() for k, v in run.model.weights.items()},
                   run.mixture.means.cpu(), run.mixture.label_vectors.cpu(), final, data_seed,
-                  run.history.seconds, __version__)
+                  run.history.seconds, __version__, history=run.history)
 
 
 def arm_members(arms: list[MultimodalArm], m1: list[MemberSpec]) -> list[MultimodalMember]:

@@ -25,7 +25,7 @@ from mmicl.numerics.runs.store import Store
 from .common import above_copy, multimodal_data, stage1_premise
 from .design import DESIGNS, EVAL_SIZE, PILOT_SEEDS
 from .sizes import MULTIMODAL_QUICK
-from mmicl.numerics.testbed.config import MemberSpec
+from mmicl.numerics.testbed.config import DataConfig, MemberSpec
 from mmicl.numerics.testbed.multimodal_data import MultimodalMixture
 from mmicl.numerics.testbed.multimodal_experiments import ENCODER_HIDDEN, MultimodalArm, arm_members
 from mmicl.numerics.testbed.multimodal_model import EnsembleMLP
@@ -36,6 +36,8 @@ __all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "ch
            "choose_claim3_threshold", "choose_claim3_both", "STAGE1_STEP_GRID", "STAGE1_HEADS", "STAGE1_RULE",
            "stage1_premise_counts", "stage1_choice", "choose_stage1", "FUSION_STEP_GRID", "FUSION_K2_GRID",
            "CLAIM6_RULE", "choose_claim6", "ENCODER_STEP_GRID", "ENCODER_TARGETS", "choose_claim7", "encoder_pilot",
+           "V4_PILOT_SEEDS", "V4_PILOT_DATA_SEED", "V4_M1", "V4_STAGE1_STEP_GRID", "V4_STAGE1_RULE", "V4_DISTRACTOR_DIMS",
+           "V4_DISTRACTOR_SCALES", "V4_STAGE2_STEPS", "V4_DISTRACTOR_RULE", "choose_v4_stage1", "choose_v4_distractors",
            "Pilot", "PILOTS", "main"]
 
 STAGE1_PILOT_SEEDS = tuple(range(9004, 9012))
@@ -262,6 +264,79 @@ def encoder_pilot(seeds=PILOT_SEEDS, steps=ENCODER_STEP_GRID, data_seed: int = P
                         lr=sz.stage2.lr, eval_size=EVAL_SIZE, seed=data_seed + 77)
     n = len(seeds)
     return {int(s): [float(a) for a in acc[i * n:(i + 1) * n]] for i, s in enumerate(steps)}
+
+
+# ---- version 4: the size ------------------------------------------------------------------------------
+V4_PILOT_SEEDS = tuple(range(9012, 9020))
+"""The version-4 pilot seeds: used by no verdict and by no earlier pilot."""
+V4_PILOT_DATA_SEED = 9
+"""The data seed of the version-4 pilots (the verdict families have data seeds of their own)."""
+V4_M1 = DataConfig(K=16384, L=16, D=16, N=8, B=1, p_bursty=1.0, eps=0.1)
+"""The version-4 candidate M1: N = 8 context pairs, each of its own class (B = 1), so copying a
+context label is right with probability B/N = 1/8 (version 3: N = 4, B = 2, copy 1/2)."""
+V4_STAGE1_STEP_GRID = (5000, 7500, 10000)
+V4_STAGE1_RULE = (
+    "version-4 stage 1 at N = 8, B = 1 (copy baseline 1/8), K1 = 16384, on the 2 layers × 4 heads decoder (width 32, "
+    "lr 2e-3, batch 128): its steps are the smallest of (5000, 7500, 10000) at which at least 7 of the 8 pilot seeds "
+    "(9012–9019) meet claim 4's stage-1 premise (ICL on M1 ≥ 0.95 with an induction head, score > 0.3), read on one "
+    "10000-step run (constant learning rate: the model at step s is the one an s-step run ends with); None: this "
+    "size is not reached at width 32 within 10000 steps")
+V4_DISTRACTOR_DIMS = 48
+"""Distractor coordinates beside M2's D2 = 16 class coordinates (``SecondModality.distractor_dims``)."""
+V4_DISTRACTOR_SCALES = (1.0, 3.0)
+"""The distractor scales σ the pilot tries; σ = 0 (no distractors, version 3's M2) runs beside them
+as the control."""
+V4_STAGE2_STEPS = 2000
+V4_DISTRACTOR_RULE = (
+    "version-4 M2 (K2 = L = 16, D2 = 16, ε2 = 0.1, 48 distractor coordinates): σ is the smallest of (1, 3) at which, "
+    "over the pilot seeds whose stage 1 (the 10000-step decoder) meets claim 4's premise, (a) the median "
+    "M2-necessary ICL without stage 2 (the random projector: stage 2's step 0) is at most B/N + 0.10 = 0.225, and "
+    "(b) the median M2-necessary ICL after 2000 stage-2 steps (projector and readout trained, lr 2e-3) exceeds (a)'s "
+    "median by at least 0.30: stage 2 has room and uses it; σ = 0 is the control (version 3's M2), reported; None: "
+    "no σ qualifies")
+
+
+def choose_v4_stage1(curves: dict) -> dict:
+    """``V4_STAGE1_RULE`` on one stage-1 pilot run's curves (``{"steps", "acc_icl" (evaluations ×
+    seeds), "induction" (evaluations × seeds × layers × heads)}``): ``{"steps"}`` (None where no step
+    count qualifies or one is missing), with the seeds meeting the premise per step count."""
+    steps, met = list(curves["steps"]), {}
+    for s in V4_STAGE1_STEP_GRID:
+        if s in steps:
+            t = steps.index(s)
+            met[s] = stage1_premise({"acc_icl": curves["acc_icl"][t], "induction": curves["induction"][t]}).tolist()
+    out = {"premise_met": {str(s): m for s, m in met.items()},
+           "premise_counts": {str(s): int(sum(m)) for s, m in met.items()}}
+    if len(met) < len(V4_STAGE1_STEP_GRID):
+        return {"steps": None, "missing": [s for s in V4_STAGE1_STEP_GRID if s not in met], **out}
+    return {"steps": next((s for s in V4_STAGE1_STEP_GRID if sum(met[s]) >= 7), None), **out}
+
+
+def choose_v4_distractors(curves: dict[float, dict], premise: list[bool], copy: float) -> dict:
+    """``V4_DISTRACTOR_RULE`` on the stage-2 pilot's curves by σ (each ``{"steps", "acc_icl_m2only"
+    (evaluations × seeds)}``, step 0 first and the last step ``V4_STAGE2_STEPS``), ``premise`` per
+    seed (its stage 1 meets claim 4's premise) and the copy baseline B/N: ``{"sigma"}`` (None where no
+    σ qualifies or a curve is missing), with each σ's no-stage-2 and final medians."""
+    keep = np.asarray(premise, bool)
+    table = {}
+    for sigma, c in sorted(curves.items()):
+        acc = np.asarray(c["acc_icl_m2only"], float)
+        if list(c["steps"])[0] != 0 or list(c["steps"])[-1] != V4_STAGE2_STEPS:
+            raise ValueError(f"the σ = {sigma:g} curve runs over steps {c['steps'][0]}–{c['steps'][-1]}; the rule "
+                             f"reads steps 0 and {V4_STAGE2_STEPS}")
+        table[float(sigma)] = {"no_stage2": acc[0][keep].tolist(), "final": acc[-1][keep].tolist(),
+                               "no_stage2_median": float(np.median(acc[0][keep])) if keep.any() else None,
+                               "final_median": float(np.median(acc[-1][keep])) if keep.any() else None}
+    out = {"seeds_meeting_stage1": int(keep.sum()), "by_sigma": {f"{s:g}": v for s, v in table.items()}}
+    if not keep.any():
+        return {"sigma": None, **out}
+    for sigma in V4_DISTRACTOR_SCALES:
+        if sigma not in table:
+            return {"sigma": None, "missing": sigma, **out}
+        t = table[sigma]
+        if t["no_stage2_median"] <= copy + 0.10 and t["final_median"] >= t["no_stage2_median"] + 0.30:
+            return {"sigma": sigma, **out}
+    return {"sigma": None, **out}
 
 
 # ---- the table -----------------------------------------------------------------------------------------
