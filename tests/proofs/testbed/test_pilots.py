@@ -182,3 +182,49 @@ def test_the_committed_claim7_pilot_gives_the_piloted_doses():
 def test_every_pilot_of_the_table_reads_a_store_and_states_its_rule():
     for name, pilot in pilots.PILOTS.items():
         assert pilot.rule and pilot.seeds and callable(pilot.choose), name
+
+
+# ---- version 4: the size ---------------------------------------------------------------------------
+def _stage1_curves(icl_by_step: dict[int, list[float]], induction: float = 0.6) -> dict:
+    """A stage-1 pilot curve: ICL per seed at each step, every seed with one head of score ``induction``."""
+    steps = sorted(icl_by_step)
+    ind = [[[[induction, 0.0], [0.0, 0.0]] for _ in icl_by_step[s]] for s in steps]
+    return {"steps": steps, "acc_icl": [icl_by_step[s] for s in steps], "induction": ind}
+
+
+def test_the_v4_stage1_rule_takes_the_fewest_steps_with_seven_of_eight_meeting_the_premise():
+    lo, hi = [0.5] * 8, [0.99] * 8
+    seven = [0.99] * 7 + [0.5]
+    assert pilots.choose_v4_stage1(_stage1_curves({5000: lo, 7500: seven, 10000: hi}))["steps"] == 7500
+    assert pilots.choose_v4_stage1(_stage1_curves({5000: seven, 7500: seven, 10000: hi}))["steps"] == 5000
+    six = [0.99] * 6 + [0.5] * 2
+    got = pilots.choose_v4_stage1(_stage1_curves({5000: six, 7500: six, 10000: six}))
+    assert got["steps"] is None and got["premise_counts"] == {"5000": 6, "7500": 6, "10000": 6}
+    # the premise needs an induction head too, and a step of the grid must be there
+    assert pilots.choose_v4_stage1(_stage1_curves({5000: hi, 7500: hi, 10000: hi}, induction=0.2))["steps"] is None
+    assert pilots.choose_v4_stage1(_stage1_curves({5000: hi, 10000: hi}))["missing"] == [7500]
+
+
+def _s2(no_stage2: list[float], final: list[float]) -> dict:
+    return {"steps": [0, 250, pilots.V4_STAGE2_STEPS], "acc_icl_m2only": [no_stage2, no_stage2, final]}
+
+
+def test_the_v4_distractor_rule_needs_a_low_start_and_a_rise_on_the_seeds_meeting_stage1():
+    copy, ok = 1 / 8, [True] * 4
+    low, high = [0.15, 0.2, 0.22, 0.2], [0.9, 0.8, 0.85, 0.9]
+    got = pilots.choose_v4_distractors({1.0: _s2(low, high), 3.0: _s2(low, high)}, ok, copy)
+    assert got["sigma"] == 1.0
+    # σ = 1 leaves M2 solved by the random projector (median 0.6 > 0.225): the rule goes on to σ = 3
+    got = pilots.choose_v4_distractors({1.0: _s2([0.6] * 4, [0.95] * 4), 3.0: _s2(low, high)}, ok, copy)
+    assert got["sigma"] == 3.0 and got["by_sigma"]["1"]["no_stage2_median"] == pytest.approx(0.6)
+    # low start but stage 2 does not lift it by 0.30: no σ
+    flat = [x + 0.2 for x in low]
+    assert pilots.choose_v4_distractors({1.0: _s2(low, flat), 3.0: _s2(low, flat)}, ok, copy)["sigma"] is None
+    # only the seeds whose stage 1 meets the premise count
+    mixed = pilots.choose_v4_distractors({1.0: _s2([0.1, 0.1, 0.9, 0.9], [0.9, 0.9, 0.9, 0.9]),
+                                          3.0: _s2(low, high)}, [True, True, False, False], copy)
+    assert mixed["sigma"] == 1.0 and mixed["seeds_meeting_stage1"] == 2
+    assert pilots.choose_v4_distractors({1.0: _s2(low, high)}, ok, copy)["sigma"] == 1.0
+    assert pilots.choose_v4_distractors({3.0: _s2(low, high)}, ok, copy)["missing"] == 1.0
+    with pytest.raises(ValueError, match="steps"):
+        pilots.choose_v4_distractors({1.0: {"steps": [0, 250], "acc_icl_m2only": [low, high]}}, ok, copy)
