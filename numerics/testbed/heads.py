@@ -35,7 +35,9 @@ Everything is returned as JSON-ready lists (member-major), so that it can be sto
 
 ``rank_heads_multimodal`` does the same for a ``MultimodalSystem`` (accuracy on one named set).
 ``induction_circuit`` adds the ablation of head sets: every induction head at once, against every
-head that is neither an induction nor a previous-token head.
+head that is neither an induction nor a previous-token head, against a *matched* control (as many
+"neither" heads as there are induction heads in each layer, ``matched_control``; version 4), and
+every previous-token head at once.
 """
 from __future__ import annotations
 
@@ -51,7 +53,8 @@ from .train import TrainedEnsemble
 from mmicl.numerics.testbed.multimodal_metrics import MultimodalEvalSets, ablated_accuracy, ablation_drop as multimodal_drop, head_means_multimodal, head_scores_multimodal
 from mmicl.numerics.testbed.metrics import draw_iwl_balanced, evaluate_iwl_balanced
 
-__all__ = ["CONTROL_RULE", "TOP_RULE", "induction_ablation", "choose_top_and_control", "AccuracyFn", "rank_heads",
+__all__ = ["CONTROL_RULE", "TOP_RULE", "MATCHED_RULE", "matched_control", "induction_ablation", "choose_top_and_control",
+           "AccuracyFn", "rank_heads",
            "induction_circuit", "rank_heads_multimodal", "iwl_balanced", "ANALYSES"]
 
 
@@ -82,6 +85,33 @@ def _control_heads(ind: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarra
         control[pick] = True
         free[pick] = False
     return control, matched
+
+
+MATCHED_RULE = ("in each layer, as many heads as that layer has induction heads, drawn uniformly at random "
+                "(control_seed) among its heads that are neither induction nor previous-token heads; no control "
+                "when a layer has too few")
+
+
+def matched_control(induction: np.ndarray, eligible: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
+    """One member's layer- and count-matched control mask (``MATCHED_RULE``): for each layer l, k_l =
+    the number of induction heads in l, and k_l heads drawn without replacement among the
+    ``eligible`` heads of l (both masks (layers, H), disjoint); None when some layer has fewer than
+    k_l eligible heads (the control cannot be matched) or there is no induction head."""
+    induction, eligible = np.asarray(induction, bool), np.asarray(eligible, bool)
+    if induction.shape != eligible.shape or induction.ndim != 2:
+        raise ValueError(f"matched_control needs two (layers, H) masks of one shape, got {induction.shape} and "
+                         f"{eligible.shape}")
+    if (induction & eligible).any():
+        raise ValueError("matched_control: a head is both an induction head and eligible as its control")
+    if not induction.any():
+        return None
+    control = np.zeros_like(induction)
+    for layer in range(induction.shape[0]):
+        k, free = int(induction[layer].sum()), np.flatnonzero(eligible[layer])
+        if k > len(free):
+            return None
+        control[layer, rng.choice(free, size=k, replace=False)] = True
+    return control
 
 
 @torch.no_grad()
@@ -228,7 +258,12 @@ def induction_circuit(run: TrainedEnsemble, eval_size: int, selection_seed: int,
     - the **induction heads**, every head whose selection-set induction score exceeds ``threshold``;
     - the **neither heads**, every head that is neither an induction head nor a previous-token head
       (selection-set previous-token score above ``prev_threshold``): the heads that the circuit
-      "previous-token head, then induction head" does not name, the control of the set ablation.
+      "previous-token head, then induction head" does not name, the control of the set ablation;
+    - the **matched heads** (``matched_control``, ``MATCHED_RULE``): as many "neither" heads as each
+      layer has induction heads (``has_matched_control`` False, and nothing ablated for it, when a
+      layer has too few);
+    - the **previous-token heads**: every head that is not an induction head and whose previous-token
+      score exceeds ``prev_threshold``.
 
     On the evaluation set, ICL accuracy with each set ablated, by mean-ablation and by zeroing
     (``icl_without_induction_heads_mean`` …), beside the masks (``induction_heads``,
@@ -236,9 +271,16 @@ def induction_circuit(run: TrainedEnsemble, eval_size: int, selection_seed: int,
     nothing for it (its accuracy is then the intact one; the masks say so)."""
     out, sel, means = _ranked(run, eval_size, selection_seed, reference_seed, threshold, control_seed)
     induction = sel["induction"] > threshold
+    prev = ~induction & (sel["prev_token"] > prev_threshold)
     neither = ~induction & ~(sel["prev_token"] > prev_threshold)
-    out |= {"prev_threshold": prev_threshold, "induction_heads": induction.tolist(), "neither_heads": neither.tolist()}
-    for name, mask in (("induction", induction), ("neither", neither)):
+    rng = np.random.default_rng([control_seed, 1])       # a stream of its own: the tie-breaks' stays as it was
+    found = [matched_control(induction[e].cpu().numpy(), neither[e].cpu().numpy(), rng) for e in range(len(induction))]
+    matched = torch.from_numpy(np.stack([np.zeros(tuple(induction.shape[1:]), bool) if m is None else m
+                                         for m in found])).to(induction.device)
+    out |= {"prev_threshold": prev_threshold, "induction_heads": induction.tolist(), "neither_heads": neither.tolist(),
+            "prev_token_heads": prev.tolist(), "matched_heads": matched.tolist(),
+            "has_matched_control": [m is not None for m in found], "matched_rule": MATCHED_RULE}
+    for name, mask in (("induction", induction), ("neither", neither), ("matched", matched), ("prev_token", prev)):
         for mode, mu in (("mean", means), ("zero", None)):
             out[f"icl_without_{name}_heads_{mode}"] = ablated_icl_accuracy(
                 run.model, run.eval_sets, [], mask, means=mu).cpu().tolist()

@@ -9,6 +9,8 @@ import math
 import numpy as np
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mmicl.numerics.testbed.config import (DataConfig, MemberSpec, ModelConfig, MultimodalConfig, MultimodalMember,
                                            SecondModality, TestbedConfigError, TrainConfig)
@@ -360,3 +362,67 @@ def test_the_circuit_analysis_ablates_disjoint_head_sets_chosen_on_the_selection
     assert out["icl_without_induction_heads_zero"] == pytest.approx(out["icl"])
     out = ANALYSES["induction_circuit"](tiny_run, threshold=2.0, prev_threshold=-2.0, **kw)
     assert not np.array(out["neither_heads"]).any()  # every head is a previous-token head: none is neither
+
+
+# ---- version 4: the layer- and count-matched control, and the previous-token ablation ---------------
+@st.composite
+def _head_classes(draw):
+    """Disjoint induction and eligible masks (layers, H)."""
+    layers, H = draw(st.integers(1, 4)), draw(st.integers(1, 6))
+    cls = np.array(draw(st.lists(st.sampled_from([0, 1, 2]), min_size=layers * H, max_size=layers * H)))
+    cls = cls.reshape(layers, H)
+    return cls == 1, cls == 2
+
+
+@given(classes=_head_classes(), seed=st.integers(0, 2 ** 16))
+def test_a_matched_control_has_each_layers_count_of_eligible_heads_or_is_none_when_a_layer_is_short(classes, seed):
+    from mmicl.numerics.testbed.heads import matched_control
+
+    ind, eligible = classes
+    got = matched_control(ind, eligible, np.random.default_rng(seed))
+    short = (ind.sum(1) > eligible.sum(1)).any()
+    if not ind.any() or short:
+        assert got is None
+        return
+    assert got.shape == ind.shape and not (got & ~eligible).any()
+    assert (got.sum(1) == ind.sum(1)).all()
+
+
+def test_a_matched_control_draws_every_eligible_choice_of_a_layer():
+    """Uniform among the eligible heads: one induction head and three eligible heads in its layer, each
+    drawn in 300 tries (each is missed by all of them with probability (2/3)^300)."""
+    from mmicl.numerics.testbed.heads import matched_control
+
+    ind = np.array([[True, False, False, False], [False, False, False, False]])
+    eligible = np.array([[False, True, True, True], [True, True, False, False]])
+    rng = np.random.default_rng(3)
+    drawn = {int(np.flatnonzero(matched_control(ind, eligible, rng)[0])[0]) for _ in range(300)}
+    assert drawn == {1, 2, 3}
+    with pytest.raises(ValueError, match="both"):
+        matched_control(ind, ind, rng)
+    with pytest.raises(ValueError, match="shape"):
+        matched_control(ind, eligible[:1], rng)
+
+
+def test_the_circuit_analysis_ablates_the_matched_and_the_previous_token_heads_it_names(tiny_run):
+    from mmicl.numerics.testbed.heads import ANALYSES
+    from mmicl.numerics.testbed.metrics import ablated_icl_accuracy, reference_means
+
+    kw = dict(eval_size=32, selection_seed=7, reference_seed=8, control_seed=0)
+    means = reference_means(tiny_run.model, tiny_run.mixture, 32, 8)
+    for threshold, prev_threshold in ((-2.0, 2.0), (2.0, -2.0), (0.0, 0.0)):
+        out = ANALYSES["induction_circuit"](tiny_run, threshold=threshold, prev_threshold=prev_threshold, **kw)
+        ind, nei = np.array(out["induction_heads"]), np.array(out["neither_heads"])
+        prev, matched = np.array(out["prev_token_heads"]), np.array(out["matched_heads"])
+        assert not (ind & prev).any() and not (nei & prev).any() and (ind | nei | prev).all()
+        for e, ok in enumerate(out["has_matched_control"]):
+            if ok:
+                assert (matched[e].sum(-1) == ind[e].sum(-1)).all() and not (matched[e] & ~nei[e]).any()
+            else:
+                assert not matched[e].any()
+        for name, mask in (("matched", matched), ("prev_token", prev)):
+            direct = ablated_icl_accuracy(tiny_run.model, tiny_run.eval_sets, [], torch.from_numpy(mask), means=means)
+            assert out[f"icl_without_{name}_heads_mean"] == pytest.approx(direct.tolist())
+    # every head an induction head: no matched control on any member
+    out = ANALYSES["induction_circuit"](tiny_run, threshold=-2.0, prev_threshold=2.0, **kw)
+    assert not any(out["has_matched_control"])
