@@ -54,12 +54,30 @@ def head_score_spread(r) -> dict:
     return spread(r.run.model, r.run.eval_sets)
 
 
+SEQUENCE_DIGITS = 5
+"""Decimals kept of each per-sequence head score (``head_score_sequences``): a paired difference of
+two such values is off by at most 10⁻⁵, three orders below the claims' 0.05 margins."""
+
+
+def head_score_sequences(r) -> dict:
+    """The analysis ``head_score_sequences`` of a stage-2 or fusion run: every head's induction and
+    previous-token value on each sequence of the ICL set (``multimodal_metrics.head_scores_per_sequence``),
+    (E, n, layers, H) as nested lists rounded to ``SEQUENCE_DIGITS`` decimals, and ``n``.  Two runs on
+    the same evaluation sequences (claim 9's frozen and unfrozen arms, version 4) can then be compared
+    sequence by sequence."""
+    from mmicl.numerics.testbed.multimodal_metrics import head_scores_per_sequence
+
+    per = head_scores_per_sequence(r.run.model, r.run.eval_sets)
+    return {"n": int(per["induction"].shape[1]), "digits": SEQUENCE_DIGITS,
+            **{f"{k}_per_sequence": v.double().numpy().round(SEQUENCE_DIGITS).tolist() for k, v in per.items()}}
+
+
 def multimodal_analyses() -> dict:
     """The analyses a ``stage2`` or ``fusion`` run may name: ``MULTIMODAL_ANALYSES`` and, added here,
-    ``head_score_spread``."""
+    ``head_score_spread`` and ``head_score_sequences``."""
     from mmicl.numerics.testbed.multimodal_experiments import MULTIMODAL_ANALYSES
 
-    return {**MULTIMODAL_ANALYSES, "head_score_spread": head_score_spread}
+    return {**MULTIMODAL_ANALYSES, "head_score_spread": head_score_spread, "head_score_sequences": head_score_sequences}
 
 
 def analysis_setting(analysis):

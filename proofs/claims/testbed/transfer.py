@@ -58,7 +58,8 @@ from .pilots import PILOTED
 from .sizes import multimodal_quick
 
 __all__ = ["claim4", "claim5", "claim9", "K1_DIVERSE", "K1_LOW", "K2_WIDE", "STAGE1_HEADS", "UNFROZEN_LR", "CLAIM9_HEADS",
-           "CLAIM9_ANALYSIS", "ARM_METRICS", "select_heads", "head_changes", "change_se", "CHANGE_METRICS"]
+           "CLAIM9_ANALYSIS", "ARM_METRICS", "select_heads", "head_changes", "change_se", "CHANGE_METRICS",
+           "non_induction_control", "paired_head_changes"]
 
 K1_DIVERSE = 16384
 """Claim 4's diverse stage 1 (the quick size's M1 K): the claims 4, 5 and 9 decoders."""
@@ -168,6 +169,70 @@ def change_se(heads: dict[str, np.ndarray], sd_a: dict[str, np.ndarray], sd_b: d
     return {"induction_change_top_minus_control": (pair["top"] + pair["control"]) / root,
             "prev_token_change": (_at(sd_a["prev_token"], heads["prev"])
                                   + _at(sd_b["prev_token"], heads["prev"])) / root}
+
+
+def non_induction_control(induction: np.ndarray, top: np.ndarray, threshold: float) -> np.ndarray:
+    """Per seed, claim 9's version-4 control head: a head that is *not* an induction head (score ≤
+    ``threshold`` on the stage-1 decoder's own unimodal scores (E, layers, H)), preferably in the top
+    head's layer: the least-induction head of that layer when it is below the threshold, else the
+    least-induction head of the whole decoder when that one is; [−1, −1] when every head is an
+    induction head (the seed then fails the premise "a non-induction control head exists").  Ties
+    go to the first head in (layer, head) order.  ``top``: (E, 2) [layer, head] (``select_heads``)."""
+    ind = np.asarray(induction, float)
+    top = np.asarray(top, int)
+    if ind.ndim != 3 or top.shape != (len(ind), 2):
+        raise ValueError(f"non_induction_control needs (E, layers, H) scores and (E, 2) top heads, got {ind.shape} "
+                         f"and {top.shape}")
+    E, layers, H = ind.shape
+    out = np.full((E, 2), -1)
+    for e, (layer, h) in enumerate(top):
+        row = ind[e, layer].copy()
+        row[h] = np.inf
+        j = int(row.argmin())
+        if row[j] <= threshold:
+            out[e] = (layer, j)
+            continue
+        flat = ind[e].copy()
+        flat[layer, h] = np.inf
+        k = int(flat.argmin())
+        if flat.flat[k] <= threshold:
+            out[e] = np.unravel_index(k, (layers, H))
+    return out
+
+
+def paired_head_changes(heads: dict[str, np.ndarray], after: dict[str, np.ndarray], before: dict[str, np.ndarray]
+                        ) -> dict[str, np.ndarray]:
+    """Per seed, claim 9's changes (as ``head_changes``) from the per-sequence scores of two runs on the
+    same n evaluation sequences (``after`` and ``before``: ``induction`` and ``prev_token``, (E, n,
+    layers, H); ``head_score_sequences``), each with its *paired* se: the change of head x is the mean
+    over sequences of d_i = after_i(x) − before_i(x), its se sd(d)/√n (ddof 1), and the top-minus-
+    control change the mean of d_i(top) − d_i(control) with the sd of that difference.  Pairing by
+    sequence removes the sequence-to-sequence spread the two runs share (``change_se``'s bound assumes
+    none is shared).  A head at [−1, −1] gives nan."""
+    def per_sequence(metric: str, where: np.ndarray) -> np.ndarray:
+        a, b = np.asarray(after[metric], float), np.asarray(before[metric], float)
+        if a.shape != b.shape or a.ndim != 4:
+            raise ValueError(f"paired_head_changes needs two (E, n, layers, H) arrays of one shape, got {a.shape} "
+                             f"and {b.shape} ({metric})")
+        E, n = a.shape[:2]
+        out = np.full((E, n), np.nan)
+        for e, (layer, h) in enumerate(np.asarray(where, int)):
+            if layer >= 0:
+                out[e] = a[e, :, layer, h] - b[e, :, layer, h]
+        return out
+
+    d = {"induction_change_top": per_sequence("induction", heads["top"]),
+         "induction_change_control": per_sequence("induction", heads["control"]),
+         "prev_token_change": per_sequence("prev_token", heads["prev"])}
+    d["induction_change_top_minus_control"] = d["induction_change_top"] - d["induction_change_control"]
+    n = d["induction_change_top"].shape[1]
+    if n < 2:
+        raise ValueError(f"a paired se needs at least 2 sequences, got {n}")
+    out = {}
+    for k, v in d.items():
+        out[k] = v.mean(1)
+        out[f"{k}_se"] = v.std(1, ddof=1) / math.sqrt(n)
+    return out
 
 
 # ---- the runs ----------------------------------------------------------------------------------------

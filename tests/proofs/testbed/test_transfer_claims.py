@@ -204,3 +204,64 @@ def test_head_score_spread_is_the_sd_of_the_per_sequence_values_behind_the_score
         assert per[m].shape[1] == got["n"]
         assert np.allclose(per[m].double().mean(1).numpy(), scores[m].numpy(), atol=1e-6)
         assert np.allclose(got[f"{m}_sd"], per[m].double().std(1).numpy())
+
+
+# ---- version 4 of claim 9: a non-induction control, changes paired by sequence ----------------------
+def test_the_v4_control_is_a_non_induction_head_of_the_top_layer_else_of_the_decoder_else_none():
+    ind = np.array([
+        [[0.9, 0.2], [0.1, 0.8]],     # top (0, 0); its layer's other head 0.2 ≤ 0.5: (0, 1)
+        [[0.9, 0.7], [0.1, 0.8]],     # top (0, 0); layer 0 is all induction: the decoder's least, (1, 0)
+        [[0.9, 0.7], [0.6, 0.8]],     # every head an induction head: none
+    ])
+    top = tr.select_heads(ind, np.zeros_like(ind))["top"]
+    got = tr.non_induction_control(ind, top, 0.5)
+    assert got.tolist() == [[0, 1], [1, 0], [-1, -1]]
+    assert tr.non_induction_control(ind, top, 0.75).tolist() == [[0, 1], [0, 1], [0, 1]]
+    with pytest.raises(ValueError, match="scores"):
+        tr.non_induction_control(ind[0], top, 0.5)
+
+
+def test_paired_changes_are_means_of_per_sequence_differences_with_their_paired_se():
+    """Built so that the pairing matters: both runs share a large per-sequence spread s_i, which the
+    paired difference cancels (its se is the spread of the small differences only); a head at
+    [−1, −1] gives nan."""
+    rng = np.random.default_rng(0)
+    E, n, layers, H = 2, 400, 2, 2
+    shared = rng.normal(0, 1.0, (E, n, 1, 1))
+    before = {"induction": shared + rng.normal(0, 0.01, (E, n, layers, H)),
+              "prev_token": shared + rng.normal(0, 0.01, (E, n, layers, H))}
+    step = np.array([[0.2, 0.0], [0.0, -0.1]])                               # per head
+    after = {"induction": before["induction"] + step + rng.normal(0, 0.01, (E, n, layers, H)),
+             "prev_token": before["prev_token"] - 0.05}
+    heads = {"top": np.array([[0, 0], [0, 0]]), "control": np.array([[1, 1], [-1, -1]]),
+             "prev": np.array([[1, 0], [0, 1]])}
+    got = tr.paired_head_changes(heads, after, before)
+    d_top = after["induction"][:, :, 0, 0] - before["induction"][:, :, 0, 0]
+    assert got["induction_change_top"] == pytest.approx(d_top.mean(1))
+    assert got["induction_change_top_se"] == pytest.approx(d_top.std(1, ddof=1) / math.sqrt(n))
+    assert got["induction_change_top"] == pytest.approx([0.2, 0.2], abs=0.005)
+    assert got["induction_change_top_minus_control"][0] == pytest.approx(0.3, abs=0.005)
+    assert math.isnan(got["induction_change_top_minus_control"][1])
+    assert got["prev_token_change"] == pytest.approx([-0.05, -0.05])
+    # the paired se sees the 0.01 noise, not the shared spread of 1 (the unpaired bound would be ~0.1)
+    assert np.all(got["induction_change_top_se"] < 0.002)
+    with pytest.raises(ValueError, match="shape"):
+        tr.paired_head_changes(heads, {"induction": after["induction"][:, :5], "prev_token": after["prev_token"]},
+                               before)
+
+
+def test_head_score_sequences_are_the_per_sequence_values_rounded(toy):
+    from mmicl.numerics.runs.kinds.multimodal import SEQUENCE_DIGITS, head_score_sequences
+    from mmicl.numerics.testbed.multimodal_experiments import run_fusion
+    from mmicl.numerics.testbed.multimodal_metrics import head_scores_per_sequence
+
+    model = replace(TOY.model, heads=2, ape_slots=3 * TOY.m1.N + 2)
+    r = run_fusion(model, TOY.m1, [tr._arm(TOY, TOY.m1.L)], [5], replace(_TRAIN, steps=1, eval_every=1))
+    got = head_score_sequences(r)
+    per = head_scores_per_sequence(r.run.model, r.run.eval_sets)
+    for m in ("induction", "prev_token"):
+        arr = np.asarray(got[f"{m}_per_sequence"])
+        assert arr.shape == tuple(per[m].shape) and got["n"] == arr.shape[1]
+        assert np.abs(arr - per[m].double().numpy()).max() <= 0.5 * 10 ** -SEQUENCE_DIGITS + 1e-12
+    from mmicl.numerics.runs.kinds.multimodal import analysis_setting
+    assert analysis_setting({"name": "head_score_sequences"}) == {"name": "head_score_sequences"}
