@@ -11,6 +11,12 @@ docs/testbed.md carries the table between ``<!-- results:start -->`` and ``<!-- 
 ``python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md`` rewrites it (and the design
 block, ``design.design_markdown``), and a test keeps it equal to what the folders give.  Every
 version's folder stays under ``studies/results/v3_quick/`` after its code is retired.
+
+``holm_rows(root)`` reads the decisive checks of each claim's *latest* version together: every such
+check is two one-sided sign tests (+ and −, each at ``ALPHA``), and Holm's procedure
+(``multiplicity.holm``) over all of them keeps the chance of any wrongly decided direction, across
+the claims, at ``ALPHA``.  A check stays decided after the correction when the direction it was
+decided in is still rejected; the block ``holm`` of docs/testbed.md carries that table.
 """
 from __future__ import annotations
 
@@ -20,11 +26,12 @@ from pathlib import Path
 
 from ...claim import Check, Hypothesis, decide
 from .common import family_sign_test
-from .design import PREMISE_FAILURES, design_markdown, outcome_word
+from .design import ALPHA, PREMISE_FAILURES, design_markdown, outcome_word
 from mmicl.numerics.atomic import write_text
+from mmicl.numerics.testbed.multiplicity import holm
 
-__all__ = ["FOLDER", "result_folders", "family_decision", "family_verdicts", "results_markdown", "replace_block",
-           "block", "main"]
+__all__ = ["FOLDER", "result_folders", "family_decision", "family_verdicts", "results_markdown", "holm_rows",
+           "holm_markdown", "replace_block", "block", "main"]
 
 FOLDER = re.compile(r"^(claim\d+)_v(\d+(?:\.\d+)?)$")
 
@@ -125,6 +132,53 @@ def results_markdown(root) -> str:
     return "\n".join(rows)
 
 
+def holm_rows(root, alpha: float = ALPHA) -> list[dict]:
+    """One row per decisive check of each claim's latest version under ``root`` (module docstring):
+    ``claim``, ``version``, ``check``, ``verdict`` (the claim's), ``decision`` (the check's alone:
+    True, False or None), ``p_above``, ``p_below``, their Holm-adjusted values over the whole family
+    (``holm_above``, ``holm_below``) and ``holm_decision``: the check's decision where Holm still
+    rejects its direction, else None.  A check without pooled p-values (none was formed) is not a
+    test of the family and is not listed."""
+    latest = {}
+    for claim, version, folder in result_folders(root):
+        latest[claim] = (version, folder)
+    rows = []
+    for claim, (version, folder) in latest.items():
+        doc = json.loads((folder / "verdicts.json").read_text(encoding="utf-8"))
+        (result,) = [c for c in doc["claims"] if c["id"] == f"testbed.{claim}"]
+        for c in result["evidence"]["checks"]:
+            n = c["numbers"]
+            if c["role"] != "decisive" or n.get("p_above") is None or n.get("p_below") is None:
+                continue
+            rows.append({"claim": claim, "version": version, "check": c["name"], "verdict": result["verdict"],
+                         "decision": c["passed"], "p_above": float(n["p_above"]), "p_below": float(n["p_below"])})
+    if not rows:
+        return []
+    p = {f"{i}+": r["p_above"] for i, r in enumerate(rows)} | {f"{i}-": r["p_below"] for i, r in enumerate(rows)}
+    h = holm(p, alpha)
+    for i, r in enumerate(rows):
+        r["holm_above"], r["holm_below"] = h.adjusted[f"{i}+"], h.adjusted[f"{i}-"]
+        kept = (r["decision"] is True and h.rejected[f"{i}+"]) or (r["decision"] is False and h.rejected[f"{i}-"])
+        r["holm_decision"] = r["decision"] if kept else None
+    return rows
+
+
+def holm_markdown(root, alpha: float = ALPHA) -> str:
+    """``holm_rows`` as a Markdown table, with the size of the family in a line above it."""
+    rows = holm_rows(root, alpha)
+    if not rows:
+        return "No verdict run has been committed yet."
+    lines = [f"Holm's correction over the {len(rows)} decisive checks of the claims' latest versions, two "
+             f"one-sided tests each ({2 * len(rows)} in all), family-wise level {alpha:g}.", "",
+             "| claim | version | verdict | check | alone | p(+), p(−) | Holm p(+), p(−) | after Holm |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['claim']} | {r['version']} | {r['verdict']} | {_cell(r['check'])} | "
+                     f"{outcome_word(r['decision'])} | {_p(r['p_above'])}, {_p(r['p_below'])} | "
+                     f"{_p(r['holm_above'])}, {_p(r['holm_below'])} | {outcome_word(r['holm_decision'])} |")
+    return "\n".join(lines)
+
+
 def _markers(text: str, name: str) -> tuple[str, str]:
     start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
     if start not in text or end not in text.split(start, 1)[1]:
@@ -164,6 +218,7 @@ def main(argv=None) -> None:
         return
     doc = Path(a.docs)
     text = replace_block(doc.read_text(encoding="utf-8"), "design", design_markdown())
-    write_text(doc, replace_block(text, "results", results_markdown(a.results)))
+    text = replace_block(text, "results", results_markdown(a.results))
+    write_text(doc, replace_block(text, "holm", holm_markdown(a.results)))
     print(f"rewrote the design and results blocks of {doc}")
 

@@ -117,3 +117,45 @@ def test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_
     assert family_verdicts(claim(up, up, failing_a=k + 1, failing_b=k)) == {"A": "hypothesis-not-met", "B": "holds"}
     # a family whose seeds a premise all left out says nothing (the other family then decides alone)
     assert family_verdicts(claim([], up)) == {"A": "inconclusive", "B": "holds"}
+
+
+def test_the_docs_carry_holms_table_of_the_latest_versions():
+    import pytest
+
+    from mmicl.proofs.claims.testbed.results import block, holm_markdown
+
+    if not RESULTS.is_dir():
+        pytest.skip("the committed results are in the repository, not in an installed package")
+    assert block(DOC.read_text(encoding="utf-8"), "holm") == holm_markdown(RESULTS), \
+        "regenerate it: python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md"
+
+
+def test_holm_reads_each_claims_latest_version_and_keeps_a_decision_only_where_its_direction_survives(tmp_path):
+    import json
+
+    from mmicl.numerics.testbed.multiplicity import holm
+    from mmicl.proofs.claims.testbed.results import holm_markdown, holm_rows
+
+    assert holm_rows(tmp_path) == [] and holm_markdown(tmp_path).startswith("No verdict run")
+
+    def run(folder, claim, checks):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "verdicts.json").write_text(json.dumps({"claims": [{"id": f"testbed.{claim}",
+            "verdict": "holds", "evidence": {"hypotheses": [], "checks": checks}}]}))
+
+    def check(name, passed, p_above, p_below, role="decisive"):
+        return {"name": name, "role": role, "passed": passed, "numbers": {"p_above": p_above, "p_below": p_below}}
+
+    run("claim1_v3", "claim1", [check("old", True, 1e-5, 1.0)])              # superseded by v3.1: not read
+    run("claim1_v3.1", "claim1", [check("a", True, 1e-5, 1.0), check("b", True, 0.01, 1.0),
+                                  check("side", True, 1e-5, 1.0, role="corroborating")])
+    run("claim2_v3", "claim2", [check("c", False, 1.0, 0.004), check("d", None, 0.5, 0.6),
+                                {"name": "e", "role": "decisive", "passed": None, "numbers": {}}])
+    rows = holm_rows(tmp_path)
+    assert [(r["claim"], r["version"], r["check"]) for r in rows] == [("claim1", "3.1", "a"), ("claim1", "3.1", "b"),
+                                                                      ("claim2", "3", "c"), ("claim2", "3", "d")]
+    # 8 one-sided tests: 1e-5·8 and 0.004·7 survive at 0.05; 0.01·6 = 0.06 does not
+    assert [r["holm_decision"] for r in rows] == [True, None, False, None]
+    direct = holm({"a+": 1e-5, "b+": 0.01, "c+": 1.0, "d+": 0.5, "a-": 1.0, "b-": 1.0, "c-": 0.004, "d-": 0.6})
+    assert rows[1]["holm_above"] == direct.adjusted["b+"] and rows[2]["holm_below"] == direct.adjusted["c-"]
+    assert "8 in all" in holm_markdown(tmp_path)
