@@ -12,10 +12,16 @@ from typing import Literal
 from mmicl.theory.errors import InputError
 
 Positional = Literal["ape", "rope", "alibi"]
-Layout = Literal["m1_first", "m2_first", "readout_last", "readout_last_m2_first"]
-LAYOUTS = ("m1_first", "m2_first", "readout_last", "readout_last_m2_first")
-"""The multimodal layouts; the ``readout_last*`` ones end in a learned readout token R (version 3)."""
-READOUT_LAYOUTS = ("readout_last", "readout_last_m2_first")
+Layout = Literal["m1_first", "m2_first", "readout_last", "readout_last_m2_first", "readout_last_query_reversed",
+                 "readout_last_m2_first_query_reversed"]
+LAYOUTS = ("m1_first", "m2_first", "readout_last", "readout_last_m2_first", "readout_last_query_reversed",
+           "readout_last_m2_first_query_reversed")
+"""The multimodal layouts; the ``readout_last*`` ones end in a learned readout token R (version 3), and
+the ``*_query_reversed`` ones put the query's two items in the other order than the context's
+(version 4)."""
+READOUT_LAYOUTS = ("readout_last", "readout_last_m2_first", "readout_last_query_reversed",
+                   "readout_last_m2_first_query_reversed")
+QUERY_REVERSED_LAYOUTS = ("readout_last_query_reversed", "readout_last_m2_first_query_reversed")
 
 
 class TestbedConfigError(InputError):
@@ -198,6 +204,9 @@ class MultimodalConfig:
     ``readout_last``: [M1_1, M2_1, y_1, …, M1_q, M2_q, R], R a learned readout token read out last,
     so the modality next to the label (M2) is no longer the read-out position; ``readout_last_m2_first``
     the same with the items of every pair and of the query swapped (M1 next to the label).
+    ``readout_last_query_reversed``: the context as ``readout_last``, the query reversed, [M2_q, M1_q,
+    R], so that the modality next to the label in the context (M2) is *not* the one next to R;
+    ``readout_last_m2_first_query_reversed``: context [M2_i, M1_i, y_i], query [M1_q, M2_q, R].
     """
 
     m1: DataConfig
@@ -266,5 +275,5 @@ def stage1_ape_slots(model: ModelConfig, data: DataConfig) -> ModelConfig:
 
 
 __all__ = ["DataConfig", "ModelConfig", "TrainConfig", "MemberSpec", "TestbedConfigError",
-           "SecondModality", "MultimodalConfig", "MultimodalMember", "LAYOUTS", "READOUT_LAYOUTS",
+           "SecondModality", "MultimodalConfig", "MultimodalMember", "LAYOUTS", "READOUT_LAYOUTS", "QUERY_REVERSED_LAYOUTS",
            "check_compatible", "with_data", "stage1_ape_slots", "field"]

@@ -15,6 +15,9 @@ optional M2 encoder, all batched over an ensemble (leading axis E on every weigh
   zero so that a frozen stage-1 decoder, which never saw a readout token, can still be given a
   useful one in stage 2 (R trains with the projector under every ``trainable`` choice), and the
   staged and fusion arms of claim 6 differ in training, not in what the layout lets them learn.
+  The ``*_query_reversed`` layouts (version 4) put the query's items in the other order than every
+  context triple's, [M1_i, M2_i, y_i] … [M2_q, M1_q, R] (and its M2-first twin): the modality next
+  to the label in the context is then not the one next to R.
 
 Which weights train is the caller's choice (``numerics.testbed.multimodal_train``): stage 2 trains
 the projector (and, by default, the decoder's final norm and readout); early fusion trains all.
@@ -26,11 +29,11 @@ import math
 import torch
 from torch import nn
 
-from .config import READOUT_LAYOUTS, Layout, ModelConfig
+from .config import QUERY_REVERSED_LAYOUTS, READOUT_LAYOUTS, Layout, ModelConfig
 from .model import EnsembleDecoder, Forward, bmm
 from .multimodal_data import PairSequences
 
-__all__ = ["EnsembleMLP", "feature_standardisation", "decoder_from_states", "token_positions", "item_order",
+__all__ = ["EnsembleMLP", "feature_standardisation", "decoder_from_states", "token_positions", "item_order", "query_order",
            "adjacent_modality", "sequence_length", "MultimodalSystem"]
 
 
@@ -124,8 +127,9 @@ def token_positions(layout: Layout, N: int) -> dict[str, torch.Tensor]:
     the readout token R."""
     i = torch.arange(N) * 3
     first, second = item_order(layout)
+    q_first, q_second = query_order(layout)
     out = {first: i, second: i + 1, "label": i + 2,
-           f"{first}_q": torch.tensor(3 * N), f"{second}_q": torch.tensor(3 * N + 1)}
+           f"{q_first}_q": torch.tensor(3 * N), f"{q_second}_q": torch.tensor(3 * N + 1)}
     if layout in READOUT_LAYOUTS:
         out["readout"] = torch.tensor(3 * N + 2)
     return out
@@ -133,7 +137,15 @@ def token_positions(layout: Layout, N: int) -> dict[str, torch.Tensor]:
 
 def item_order(layout: Layout) -> tuple[str, str]:
     """The modalities of the first and second item of every triple (the second is next to the label)."""
-    return ("m2", "m1") if layout in ("m2_first", "readout_last_m2_first") else ("m1", "m2")
+    return ("m2", "m1") if layout in ("m2_first", "readout_last_m2_first", "readout_last_m2_first_query_reversed") \
+        else ("m1", "m2")
+
+
+def query_order(layout: Layout) -> tuple[str, str]:
+    """The modalities of the query's first and second item: the context's order, reversed in the
+    ``*_query_reversed`` layouts."""
+    first, second = item_order(layout)
+    return (second, first) if layout in QUERY_REVERSED_LAYOUTS else (first, second)
 
 
 def adjacent_modality(layout: Layout) -> str:
@@ -178,7 +190,9 @@ class MultimodalSystem(nn.Module):
         y = torch.gather(self.label_vectors, 1, idx).view(E, b, N, D)
         first, second = (seqs.m1, z2) if item_order(self.layout)[0] == "m1" else (z2, seqs.m1)
         ctx = torch.stack([first[:, :, :N], second[:, :, :N], y], dim=3).reshape(E, b, 3 * N, D)
-        parts = [ctx, first[:, :, N:], second[:, :, N:]]
+        q_first, q_second = (first, second) if query_order(self.layout)[0] == item_order(self.layout)[0] \
+            else (second, first)
+        parts = [ctx, q_first[:, :, N:], q_second[:, :, N:]]
         if self.readout_token is not None:
             parts.append(self.readout_token.view(E, 1, 1, D).expand(E, b, 1, D).to(ctx.dtype))
         return torch.cat(parts, dim=2)

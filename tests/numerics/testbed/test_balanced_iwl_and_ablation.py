@@ -187,14 +187,16 @@ def system_for(mx: MultimodalMixture, layout: str, seeds=(0, 1)) -> MultimodalSy
 
 
 def test_config_accepts_the_readout_layouts_and_refuses_others():
-    for layout in ("readout_last", "readout_last_m2_first"):
+    for layout in ("readout_last", "readout_last_m2_first", "readout_last_query_reversed",
+                   "readout_last_m2_first_query_reversed"):
         assert mm_member(layout).data.seq_len == 3 * 4 + 3
     assert mm_member("m1_first").data.seq_len == 3 * 4 + 2
     with pytest.raises(TestbedConfigError, match="readout_last"):
         mm_member("readout_first")
 
 
-@pytest.mark.parametrize("layout", ["readout_last", "readout_last_m2_first"])
+@pytest.mark.parametrize("layout", ["readout_last", "readout_last_m2_first", "readout_last_query_reversed",
+                                    "readout_last_m2_first_query_reversed"])
 def test_readout_layout_builds_3N_plus_3_tokens_with_R_last(layout):
     N = 4
     mx = MultimodalMixture([mm_member(layout, e) for e in range(2)])
@@ -215,7 +217,7 @@ def test_readout_layout_builds_3N_plus_3_tokens_with_R_last(layout):
     # the modality next to the label: the item just before each label token
     adj = adjacent_modality(layout)
     assert torch.equal(pos[adj] + 1, pos["label"])
-    assert adj == ("m2" if layout == "readout_last" else "m1")
+    assert adj == ("m1" if "m2_first" in layout else "m2")
     # R is a parameter of the member's seed, trained with the projector under every choice
     for what in ("projector", "projector+readout", "all"):
         assert any(p is system.readout_token for p in system.trainable(what))

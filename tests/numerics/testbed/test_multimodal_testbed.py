@@ -889,3 +889,42 @@ def test_distractors_lower_the_same_class_cosine_as_stated():
     expected = a2 * r / (a2 * r + b2 + sigma ** 2)
     assert abs(float(cos.mean()) - expected) <= 0.01, (float(cos.mean()), expected)
     assert expected < 0.25 * a2 * r / (a2 * r + b2)        # far below the cosine without distractors
+
+
+# ---- 12. layouts with the query reversed (version 4) ---------------------------------------------
+@pytest.mark.parametrize("layout, context, query", [
+    ("readout_last", ("m1", "m2"), ("m1", "m2")),
+    ("readout_last_m2_first", ("m2", "m1"), ("m2", "m1")),
+    ("readout_last_query_reversed", ("m1", "m2"), ("m2", "m1")),
+    ("readout_last_m2_first_query_reversed", ("m2", "m1"), ("m1", "m2")),
+])
+def test_readout_layouts_place_the_context_and_the_query_items_in_their_stated_orders(layout, context, query):
+    """Every token at the place its layout says, read off the sequence the system builds (M1 items
+    are exact; a projected M2 item is the projector's output; R last), and ``token_positions`` naming
+    those places; the label-adjacent modality is the context's second, the one next to R the query's
+    second."""
+    from mmicl.numerics.testbed.multimodal_model import adjacent_modality, query_order
+
+    N, D1, D2 = 4, 4, 3
+    mx = MultimodalMixture([member(N=N, D1=D1, D2=D2, layout=layout, seed=e) for e in range(2)])
+    s = mx.train_batch(5, torch.Generator().manual_seed(0))
+    proj = EnsembleMLP([D2, D1], [0, 1])
+    system = MultimodalSystem(EnsembleDecoder(replace(TINY, ape_slots=3 * N + 3), D1, 4, [0, 1]), proj,
+                              mx.label_vectors, layout)
+    tok = system.tokens(s)
+    with torch.no_grad():
+        z = proj(s.m2)
+    items = {"m1": s.m1, "m2": z}
+    assert tok.shape == (2, 5, 3 * N + 3, D1)
+    i = torch.arange(N) * 3
+    for k, name in enumerate(context):
+        torch.testing.assert_close(tok[:, :, i + k], items[name][:, :, :N], rtol=0, atol=0)
+    for k, name in enumerate(query):
+        torch.testing.assert_close(tok[:, :, 3 * N + k], items[name][:, :, N], rtol=0, atol=0)
+    torch.testing.assert_close(tok[:, :, 3 * N + 2], system.readout_token.detach().view(2, 1, D1).expand(2, 5, D1))
+    pos = token_positions(layout, N)
+    assert int(pos[f"{query[0]}_q"]) == 3 * N and int(pos[f"{query[1]}_q"]) == 3 * N + 1
+    assert torch.equal(pos[context[0]], i) and torch.equal(pos[context[1]], i + 1)
+    assert int(pos["readout"]) == 3 * N + 2
+    assert adjacent_modality(layout) == context[1] and query_order(layout) == query
+    assert system(s).logits.shape == (2, 5, 4)
