@@ -18,8 +18,8 @@ as in ``m1_first``, so "M2 is read out last" no longer coincides with "M2 is nex
 does not separate label adjacency from *readout* adjacency: the query keeps the context's item
 order, so the query's M2 item is R's previous token exactly as M2_i is y_i's, and a previous-token +
 induction circuit matches through M2 in this layout as it did in ``m1_first``.  A layout whose query
-order is reversed ([M1_i, M2_i, y_i] … [M2_q, M1_q, R]) would separate the two; it is proposed in the
-report, not implemented (``config.LAYOUTS`` is not this module's to change).
+order is reversed ([M1_i, M2_i, y_i] … [M2_q, M1_q, R]) separates the two: the testbed has it
+(``config.QUERY_REVERSED_LAYOUTS``), and this version of claim 6 does not use it.
 
 **Claim 7.**  Four arms per seed, stage 2 (known-class M2-necessary set, K2 = ``encoder_K2``, ε2 =
 ``encoder_eps2``) with an M2 encoder pretrained for the piloted step counts (``pilots.choose_claim7``), its
