@@ -6,7 +6,8 @@ curves, the wall seconds of each run).  ``results_markdown(root)`` turns every s
 table: per claim and version the verdict, the verdict of each seed family alone
 (``family_verdicts``), the premises (met or not, with the failing seeds), each check's role, the
 pooled counts of seeds above (+), below (−) and unresolved (0), the one-sided p-values, each
-family's sign-test decision, and the time the claim's runs took (the sum of their wall times, one torch thread each).
+family's sign-test decision, the magnitude (``magnitude``: the mean per-seed A − B over both
+families with its se over seeds, beside the margin), and the time the claim's runs took (the sum of their wall times, one torch thread each).
 docs/testbed.md carries the table between ``<!-- results:start -->`` and ``<!-- results:end -->``;
 ``python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md`` rewrites it (and the design
 block, ``design.design_markdown``), and a test keeps it equal to what the folders give.  Every
@@ -24,13 +25,15 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
+
 from ...claim import Check, Hypothesis, decide
 from .common import family_sign_test
 from .design import ALPHA, PREMISE_FAILURES, design_markdown, outcome_word
 from mmicl.numerics.atomic import write_text
 from mmicl.numerics.testbed.multiplicity import holm
 
-__all__ = ["FOLDER", "result_folders", "family_decision", "family_verdicts", "results_markdown", "holm_rows",
+__all__ = ["FOLDER", "result_folders", "family_decision", "family_verdicts", "magnitude", "results_markdown", "holm_rows",
            "holm_markdown", "replace_block", "block", "main"]
 
 FOLDER = re.compile(r"^(claim\d+)_v(\d+(?:\.\d+)?)$")
@@ -98,12 +101,26 @@ def family_verdicts(result: dict) -> dict[str, str]:
     return out
 
 
+def magnitude(numbers: dict) -> str:
+    """A check's effect size as the results table shows it: the mean of the per-seed differences of
+    both families (``diff_A``, ``diff_B``: the seeds its premises kept) ± its se over seeds (sample sd
+    over √n), and the margin; "–" without differences."""
+    d = np.concatenate([np.asarray(numbers.get(k, []), float) for k in ("diff_A", "diff_B")]) \
+        if any(k in numbers for k in ("diff_A", "diff_B")) else np.zeros(0)
+    d = d[np.isfinite(d)]
+    if d.size == 0:
+        return "–"
+    se = float(d.std(ddof=1) / np.sqrt(d.size)) if d.size > 1 else float("nan")
+    margin = numbers.get("margin")
+    return f"{d.mean():+.3g} ± {se:.2g} (n = {d.size}{f', margin {margin:g}' if margin is not None else ''})"
+
+
 def results_markdown(root) -> str:
     """The table of every verdict-run folder under ``root`` (module docstring); a line saying that
     there is none yet when there is none."""
     rows = ["| claim | version | verdict | per family (A; B) | premises (per seed) | check (role) | + / − / 0 "
-            "| p(+), p(−) | per family (A; B) | run time |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+            "| p(+), p(−) | per family (A; B) | mean A − B ± se | run time |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     folders = result_folders(root)
     if not folders:
         return "No verdict run has been committed yet."
@@ -127,7 +144,7 @@ def results_markdown(root) -> str:
                 f"{'**' + result['verdict'] + '**' if first else ''} | {per_family if first else ''} | "
                 f"{_cell(premises) if first else ''} | {_cell(c['name'])} ({c['role']}, {decision}) | "
                 f"{n.get('plus', '–')} / {n.get('minus', '–')} / {n.get('unresolved', '–')} | "
-                f"{_p(n.get('p_above'))}, {_p(n.get('p_below'))} | {by_family} | "
+                f"{_p(n.get('p_above'))}, {_p(n.get('p_below'))} | {by_family} | {magnitude(n)} | "
                 f"{(f'{seconds / 60:.0f} min' if seconds is not None else '–') if first else ''} |")
     return "\n".join(rows)
 

@@ -159,3 +159,15 @@ def test_holm_reads_each_claims_latest_version_and_keeps_a_decision_only_where_i
     direct = holm({"a+": 1e-5, "b+": 0.01, "c+": 1.0, "d+": 0.5, "a-": 1.0, "b-": 1.0, "c-": 0.004, "d-": 0.6})
     assert rows[1]["holm_above"] == direct.adjusted["b+"] and rows[2]["holm_below"] == direct.adjusted["c-"]
     assert "8 in all" in holm_markdown(tmp_path)
+
+
+def test_the_magnitude_is_the_mean_pooled_difference_with_its_se_over_seeds_beside_the_margin():
+    import math
+
+    from mmicl.proofs.claims.testbed.results import magnitude
+
+    got = magnitude({"diff_A": [0.1, 0.3], "diff_B": [0.2], "margin": 0.05})
+    se = math.sqrt(((0.1 - 0.2) ** 2 + 0 + (0.3 - 0.2) ** 2) / 2) / math.sqrt(3)
+    assert got == f"+0.2 ± {se:.2g} (n = 3, margin 0.05)"
+    assert magnitude({"plus": 3}) == "–" and magnitude({"diff_A": [], "diff_B": []}) == "–"
+    assert magnitude({"diff_A": [-0.5]}).startswith("-0.5 ± nan (n = 1")
