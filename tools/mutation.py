@@ -112,6 +112,12 @@ POWER_LAW = ["numerics/testbed/test_sign_tests.py::test_outcome_probabilities_ma
              "numerics/testbed/test_sign_tests.py::test_the_two_family_rule_keeps_its_level_and_the_guard_only_removes_decisions"]
 HEADROOM = ["proofs/testbed/test_common.py::test_headroom_is_the_room_above_a_baseline_for_the_margin_and_two_se"]  # Holm over the testbed claims' decisive checks  # a claim's own kind of case, the z-check, the case builders
 LSA_TRAINING = ["proofs/test_lsa_claim.py::test_training_verdict_is_two_sided_reports_stalls_and_can_be_inconclusive"]
+V4_PILOTS = ["proofs/testbed/test_pilots.py"]
+V4_HEADS = ["numerics/testbed/test_balanced_iwl_and_ablation.py"]
+V4_CLAIM9 = ["proofs/testbed/test_transfer_claims.py::test_the_v4_control_is_a_non_induction_head_of_the_top_layer_else_of_the_decoder_else_none",
+             "proofs/testbed/test_transfer_claims.py::test_paired_changes_are_means_of_per_sequence_differences_with_their_paired_se"]
+V4_RESULTS = ["proofs/testbed/test_design.py"]
+V4_DATA = ["numerics/testbed/test_multimodal_testbed.py"]
 SELECT = ["proofs/test_claim_api.py::test_a_pattern_whose_namespace_is_reserved_and_written_out_can_match_only_built_in_claims",
           "proofs/test_claim_api.py::test_selecting_built_in_claims_imports_no_installed_plugin"]
 VARIANT_GUARDS = ["numerics/test_variant_guards.py"]
@@ -623,6 +629,40 @@ MUTATIONS: list[Mutation] = [
       HEADROOM, "a baseline within two se of leaving no room for the margin still counts as having room"),
     N("outcome_probabilities_no_eval_noise", "    total = math.hypot(s_seed, s_eval)", "    total = s_seed", POWER_LAW,
       "a seed's measured difference is taken to carry no evaluation noise beyond the margin's 2 se"),
+    N("v4_stage1_rule_six_of_eight", "    return {\"steps\": next((s for s in V4_STAGE1_STEP_GRID if sum(met[s]) >= 7), None), **out}",
+      "    return {\"steps\": next((s for s in V4_STAGE1_STEP_GRID if sum(met[s]) >= 6), None), **out}", V4_PILOTS,
+      "the v4 stage-1 rule takes a step count at which only 6 of 8 pilot seeds meet the premise"),
+    N("v4_distractor_rule_no_rise", '        if t["no_stage2_median"] <= copy + 0.10 and t["final_median"] >= t["no_stage2_median"] + 0.30:',
+      '        if t["no_stage2_median"] <= copy + 0.10:', V4_PILOTS,
+      "the distractor rule takes a σ at which stage 2 does not raise M2-necessary ICL"),
+    N("v4_distractor_rule_all_seeds", "    keep = np.asarray(premise, bool)", "    keep = np.ones(len(premise), bool)", V4_PILOTS,
+      "the distractor rule reads seeds whose stage 1 fails the premise"),
+    N("matched_control_any_layer", "        if k > len(free):\n            return None", "        if k > len(free):\n            k = len(free)",
+      V4_HEADS, "a layer with too few eligible heads gets a smaller control instead of none"),
+    N("matched_control_with_replacement", "        control[layer, rng.choice(free, size=k, replace=False)] = True",
+      "        control[layer, rng.choice(free, size=k, replace=True)] = True", V4_HEADS,
+      "the control draws a head twice, so it holds fewer heads than the layer's induction heads"),
+    N("circuit_prev_includes_induction", "    prev = ~induction & (sel[\"prev_token\"] > prev_threshold)",
+      "    prev = sel[\"prev_token\"] > prev_threshold", V4_HEADS,
+      "the previous-token ablation also takes out induction heads that score as previous-token heads"),
+    N("v4_control_may_be_induction", "        if row[j] <= threshold:", "        if True:", V4_CLAIM9,
+      "the control head is the least-induction head of the top's layer even when it is an induction head (version 3's flaw)"),
+    N("paired_se_unpaired", "        out[f\"{k}_se\"] = v.std(1, ddof=1) / math.sqrt(n)",
+      "        out[f\"{k}_se\"] = v.std(1, ddof=0) / math.sqrt(n - 1) + 0.01", V4_CLAIM9,
+      "the paired se is not the sd of the per-sequence differences over √n"),
+    N("holm_reads_every_version", "        latest[claim] = (version, folder)", "        latest[f\"{claim} {version}\"] = (version, folder)",
+      V4_RESULTS, "Holm's family also counts the superseded versions of a claim"),
+    N("holm_keeps_any_decision", "        r[\"holm_decision\"] = r[\"decision\"] if kept else None",
+      "        r[\"holm_decision\"] = r[\"decision\"]", V4_RESULTS,
+      "a check stays decided after Holm whether or not its direction survives"),
+    N("magnitude_first_family_only", '    d = np.concatenate([np.asarray(numbers.get(k, []), float) for k in ("diff_A", "diff_B")]) \\',
+      '    d = np.concatenate([np.asarray(numbers.get(k, []), float) for k in ("diff_A",)]) \\', V4_RESULTS,
+      "the magnitude reads one family's seeds only"),
+    N("distractors_class_bound", "        return torch.cat([x, self._distractor_scale * xi], -1)",
+      "        return torch.cat([x, self._distractor_scale * xi + x[..., :1]], -1)", V4_DATA,
+      "the distractor coordinates carry the item's class"),
+    N("query_not_reversed", "    return (second, first) if layout in QUERY_REVERSED_LAYOUTS else (first, second)",
+      "    return (first, second)", V4_DATA, "a query-reversed layout keeps the context's order in the query"),
     N("combined_power_no_guard", "            out[combine_families(ta, tb, a).decision] += prob * pb",
       "            out[sign_test_counts(ta.plus + tb.plus, ta.minus + tb.minus, 0, a).decision] += prob * pb", POWER_LAW,
       "the two-family rule's power leaves out the guard against families that disagree"),
