@@ -41,12 +41,13 @@ from mmicl.numerics.testbed.train import History
 
 from ...claim import Check, Hypothesis, RunConfig, Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, exact, sampling_atol
-from .design import ALPHA, DESIGNS, EVAL_SIZE, FAMILIES, PREMISE_FAILURES, PlannedCheck, outcome_words
+from .design import (ALPHA, DESIGNS, EVAL_SIZE, FAMILIES, PREMISE_FAILURES, PlannedCheck, data_seed, family_set,
+                     outcome_words)
 from mmicl.numerics.threads import torch_threads
 from mmicl.numerics.testbed.config import stage1_ape_slots
 
 __all__ = ["testbed_threads", "threaded", "testbed_folder", "base_hypotheses", "chance", "seed_sd", "mean_se",
-           "mean_atol", "family_seeds", "family_sign_test", "oriented", "decide_check", "decide_pairs", "premise", "FamilyRun",
+           "mean_atol", "family_seeds", "family_data_seeds", "family_sign_test", "oriented", "decide_check", "decide_pairs", "premise", "FamilyRun",
            "run_family", "run_specs", "arm_results", "acc_se", "balanced_se", "blind_sd", "copy_level", "above_copy", "headroom",
            "verdict_summary", "write_result", "STAGE1_ICL", "STAGE1_INDUCTION", "stage1_premise", "stage1_settings",
            "multimodal_data", "arm_json", "BALANCED_SE"]
@@ -94,9 +95,20 @@ def chance(data) -> tuple[float, float]:
     return 1 / data.L, data.B / data.N
 
 
-def family_seeds() -> dict[str, list[int]]:
-    """The verdict seeds of each family, as lists."""
-    return {f: list(s) for f, s in FAMILIES.items()}
+def family_seeds(claim: str | None = None) -> dict[str, list[int]]:
+    """The verdict seeds of each family of ``claim``'s design version, as lists (version 3's
+    ``FAMILIES`` when ``claim`` is None or on a version-3 design)."""
+    if claim is None or int(DESIGNS[claim].version) < 4:
+        return {f: list(s) for f, s in FAMILIES.items()}
+    return {f: list(fam.seeds) for f, fam in family_set(claim).items()}
+
+
+def family_data_seeds(config: RunConfig, claim: str | None = None) -> dict[str, int]:
+    """The data seed of each family of ``claim``'s design version in this run (``design.data_seed``):
+    the run's ``--seed`` for every family of a version-3 design."""
+    if claim is None or int(DESIGNS[claim].version) < 4:
+        return {f: int(config.seed) for f in FAMILIES}
+    return {f: data_seed(config.seed, fam) for f, fam in family_set(claim).items()}
 
 
 # ---- how far a number may move between two runs (``Check.atol``; number_tolerances) ----------
@@ -231,12 +243,15 @@ class FamilyRun:
         return [values[i] for i in self.results.member_indices(arm)]
 
 
-def _ensembles(config: RunConfig, jobs: dict, seeds: list[int], train: TrainConfig) -> dict[str, tuple[ArmResults, dict]]:
-    """Each job (name → (model shape, arms, analysis or None)) as one ``ensemble`` run on ``seeds``,
-    through the store (module docstring): per job its ``ArmResults`` (curves) and stored record."""
+def _ensembles(config: RunConfig, jobs: dict, seeds: list[int], train: TrainConfig,
+               data: int | None = None) -> dict[str, tuple[ArmResults, dict]]:
+    """Each job (name → (model shape, arms, analysis or None)) as one ``ensemble`` run on ``seeds``
+    with data seed ``data`` (the run's ``--seed`` when None), through the store (module docstring):
+    per job its ``ArmResults`` (curves) and stored record."""
     specs = {}
     for name, (model, arms, analysis) in jobs.items():
-        raw = {"model": asdict(model), "train": asdict(train), "seeds": seeds, "data_seed": config.seed,
+        raw = {"model": asdict(model), "train": asdict(train), "seeds": seeds,
+               "data_seed": config.seed if data is None else int(data),
                "arms": [{"name": a.name, "data": asdict(a.data)} for a in arms], "device": config.device,
                "analysis": analysis}
         specs[name] = RunSpec("ensemble", KINDS["ensemble"].normalise(raw))
@@ -250,12 +265,15 @@ def _ensembles(config: RunConfig, jobs: dict, seeds: list[int], train: TrainConf
     return out
 
 
-def run_family(config: RunConfig, jobs: dict, train: TrainConfig) -> dict[str, dict[str, FamilyRun]]:
-    """Each job (name → (model, arms, analysis)) trained as one ensemble per seed family:
+def run_family(config: RunConfig, jobs: dict, train: TrainConfig, claim: str | None = None
+               ) -> dict[str, dict[str, FamilyRun]]:
+    """Each job (name → (model, arms, analysis)) trained as one ensemble per seed family of
+    ``claim``'s design version (``family_seeds``, each with its ``family_data_seeds``):
     ``{name: {family: FamilyRun}}``."""
     out: dict[str, dict[str, FamilyRun]] = {}
-    for f, seeds in FAMILIES.items():
-        done = _ensembles(config, {f"{n}_{f}": job for n, job in jobs.items()}, list(seeds), train)
+    data = family_data_seeds(config, claim)
+    for f, seeds in family_seeds(claim).items():
+        done = _ensembles(config, {f"{n}_{f}": job for n, job in jobs.items()}, list(seeds), train, data[f])
         for n in jobs:
             out.setdefault(n, {})[f] = FamilyRun(*done[f"{n}_{f}"])
     return out
@@ -397,6 +415,9 @@ def write_result(config: RunConfig, claim: str, content: dict, eval_size: int | 
     path = testbed_folder(config) / f"{claim}.json"
     write_json(path, {"version": DESIGNS[claim].version,
                       "design": f"proofs/claims/testbed/design.py DESIGNS['{claim}']",
-                      "families": family_seeds(), "data_seed": config.seed, "device": config.device,
+                      "families": family_seeds(claim), "data_seed": config.seed,
+                      **({"family_data_seeds": family_data_seeds(config, claim)}
+                         if int(DESIGNS[claim].version) >= 4 else {}),
+                      "device": config.device,
                       "eval_size": EVAL_SIZE if eval_size is None else int(eval_size), **content})
     return path

@@ -36,13 +36,44 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ALPHA", "FAMILIES", "PILOT_SEEDS", "EVAL_SIZE", "EVAL_EVERY_TRANSITION", "PREMISE_FAILURES",
+__all__ = ["ALPHA", "Family", "FAMILY_SETS", "family_set", "data_seed", "FAMILIES", "PILOT_SEEDS", "EVAL_SIZE", "EVAL_EVERY_TRANSITION", "PREMISE_FAILURES",
            "PlannedCheck", "Design", "REGIME", "SHIFT", "PATTERN", "DESIGNS", "outcome_word", "outcome_words",
            "power_table", "design_markdown"]
 
 ALPHA = 0.05
 """One-sided level of the sign test, per direction."""
-FAMILIES = {"A": tuple(range(3000, 3008)), "B": tuple(range(4000, 4008))}
+@dataclass(frozen=True)
+class Family:
+    """One verdict family: its model seeds, and where its data stream comes from."""
+
+    seeds: tuple[int, ...]
+    data_offset: int | None = None
+    """None: the run's ``--seed`` is the family's data seed (version 3: both families share it);
+    else the family's data seed is ``100·seed + data_offset`` (``data_seed``), its own per family."""
+
+
+FAMILY_SETS = {
+    3: {"A": Family(tuple(range(3000, 3008))), "B": Family(tuple(range(4000, 4008)))},
+    4: {"A": Family(tuple(range(5000, 5008)), data_offset=1), "B": Family(tuple(range(6000, 6008)), data_offset=2)},
+}
+"""The verdict families of each major design version.  Version 4's are fresh (no earlier design, verdict
+run or pilot used them) and each has its own data stream, so that two families agreeing replicates the
+data as well as the initialisation."""
+FAMILIES = {f: fam.seeds for f, fam in FAMILY_SETS[3].items()}
+"""Version 3's family seeds (the claims still on a version-3 design read these)."""
+
+
+def family_set(claim: str | None = None) -> dict[str, Family]:
+    """The families of ``claim``'s design version (version 3's when ``claim`` is None)."""
+    version = 3 if claim is None else int(DESIGNS[claim].version)
+    return FAMILY_SETS[max(v for v in FAMILY_SETS if v <= version)]
+
+
+def data_seed(run_seed: int, family: Family) -> int:
+    """The data seed of ``family`` in a run with ``--seed run_seed`` (``Family.data_offset``)."""
+    return int(run_seed) if family.data_offset is None else 100 * int(run_seed) + family.data_offset
+
+
 PILOT_SEEDS = tuple(range(9000, 9004))
 EVAL_SIZE = 1024
 """Evaluation items per set and seed: the binomial se of an accuracy difference is then at most

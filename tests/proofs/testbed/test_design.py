@@ -171,3 +171,22 @@ def test_the_magnitude_is_the_mean_pooled_difference_with_its_se_over_seeds_besi
     assert got == f"+0.2 ± {se:.2g} (n = 3, margin 0.05)"
     assert magnitude({"plus": 3}) == "–" and magnitude({"diff_A": [], "diff_B": []}) == "–"
     assert magnitude({"diff_A": [-0.5]}).startswith("-0.5 ± nan (n = 1")
+
+
+def test_version_4_families_are_fresh_and_each_has_a_data_stream_of_its_own():
+    from mmicl.proofs.claims.testbed.pilots import STAGE1_PILOT_SEEDS, V4_PILOT_SEEDS
+
+    v3 = {s for fam in designs.FAMILY_SETS[3].values() for s in fam.seeds}
+    v4 = [set(fam.seeds) for fam in designs.FAMILY_SETS[4].values()]
+    pilots = set(designs.PILOT_SEEDS) | set(STAGE1_PILOT_SEEDS) | set(V4_PILOT_SEEDS) | set(range(9004, 9012))
+    assert not (v4[0] & v4[1]) and not ((v4[0] | v4[1]) & (v3 | pilots))
+    assert all(len(s) == 8 for s in v4)
+    for run_seed in (0, 1, 7):
+        seeds = [designs.data_seed(run_seed, fam) for fam in designs.FAMILY_SETS[4].values()]
+        assert len(set(seeds)) == 2 and run_seed not in seeds       # distinct, and not version 3's stream
+        assert all(designs.data_seed(run_seed, fam) == run_seed for fam in designs.FAMILY_SETS[3].values())
+    assert {designs.data_seed(s, designs.FAMILY_SETS[4]["A"]) for s in range(50)}.isdisjoint(
+        {designs.data_seed(s, designs.FAMILY_SETS[4]["B"]) for s in range(50)})
+    # a claim on a version-3 design reads version 3's families
+    assert all(designs.family_set(c) is designs.FAMILY_SETS[3] for c, d in designs.DESIGNS.items() if d.version < 4)
+    assert designs.FAMILIES == {f: fam.seeds for f, fam in designs.FAMILY_SETS[3].items()}
