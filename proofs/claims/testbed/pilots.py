@@ -38,6 +38,7 @@ __all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "ch
            "CLAIM6_RULE", "choose_claim6", "ENCODER_STEP_GRID", "ENCODER_TARGETS", "choose_claim7", "encoder_pilot",
            "V4_PILOT_SEEDS", "V4_PILOT_DATA_SEED", "V4_M1", "V4_STAGE1_STEP_GRID", "V4_STAGE1_RULE", "V4_DISTRACTOR_DIMS",
            "V4_DISTRACTOR_SCALES", "V4_STAGE2_STEPS", "V4_DISTRACTOR_RULE", "choose_v4_stage1", "choose_v4_distractors",
+           "V4_CLAIM8_RULE", "choose_v4_claim8_heads",
            "Pilot", "PILOTS", "main"]
 
 STAGE1_PILOT_SEEDS = tuple(range(9004, 9012))
@@ -337,6 +338,26 @@ def choose_v4_distractors(curves: dict[float, dict], premise: list[bool], copy: 
         if t["no_stage2_median"] <= copy + 0.10 and t["final_median"] >= t["no_stage2_median"] + 0.30:
             return {"sigma": sigma, **out}
     return {"sigma": None, **out}
+
+
+V4_CLAIM8_RULE = (
+    "claim 8's heads per layer at the version-4 size: 4 if at least 7 of the 8 pilot seeds (9012–9019) of the size "
+    "pilot's stage-1 decoders (2 layers × 4 heads, N = 8, B = 1, K = 16384, its 10000-step checkpoint) meet all of "
+    "claim 8's version-4 premises under its own analysis (heads.induction_circuit with claim 8's thresholds and "
+    "seeds): ICL above B/N + 2 se, an induction head, and a layer- and count-matched control (heads.MATCHED_RULE); "
+    "else 8 heads per layer (width 32), to be piloted the same way before any verdict run")
+
+
+def choose_v4_claim8_heads(analysis: dict, copy: float) -> dict:
+    """``V4_CLAIM8_RULE`` on ``heads.induction_circuit``'s output for the pilot's decoders: ``{"heads"}``
+    (4 or 8) with the seeds meeting each premise."""
+    icl = above_copy(analysis["icl"], copy, EVAL_SIZE)
+    has_ind = np.array([np.any(m) for m in analysis["induction_heads"]])
+    matched = np.asarray(analysis["has_matched_control"], bool)
+    every = icl & has_ind & matched
+    return {"heads": 4 if int(every.sum()) >= 7 else 8, "icl_above_copy": icl.tolist(),
+            "has_induction_head": has_ind.tolist(), "has_matched_control": matched.tolist(),
+            "all_premises": every.tolist(), "count": int(every.sum())}
 
 
 # ---- the table -----------------------------------------------------------------------------------------

@@ -228,3 +228,18 @@ def test_the_v4_distractor_rule_needs_a_low_start_and_a_rise_on_the_seeds_meetin
     assert pilots.choose_v4_distractors({3.0: _s2(low, high)}, ok, copy)["missing"] == 1.0
     with pytest.raises(ValueError, match="steps"):
         pilots.choose_v4_distractors({1.0: {"steps": [0, 250], "acc_icl_m2only": [low, high]}}, ok, copy)
+
+
+def test_claim8s_v4_head_rule_keeps_4_heads_only_where_7_of_8_seeds_meet_every_premise():
+    copy = 1 / 8
+    ind = [[[True, False], [False, False]]] * 8
+    out = {"icl": [0.9] * 8, "induction_heads": ind, "has_matched_control": [True] * 7 + [False]}
+    assert pilots.choose_v4_claim8_heads(out, copy)["heads"] == 4
+    out["has_matched_control"] = [True] * 6 + [False] * 2
+    assert pilots.choose_v4_claim8_heads(out, copy)["heads"] == 8
+    out = {"icl": [0.9] * 6 + [0.13] * 2, "induction_heads": ind, "has_matched_control": [True] * 8}
+    assert pilots.choose_v4_claim8_heads(out, copy)["heads"] == 8     # 0.13 is not above 1/8 + 2 se
+    out = {"icl": [0.9] * 8, "induction_heads": [[[False, False], [False, False]]] * 2 + ind[:6],
+           "has_matched_control": [True] * 8}
+    got = pilots.choose_v4_claim8_heads(out, copy)
+    assert got["heads"] == 8 and got["count"] == 6
