@@ -28,7 +28,7 @@ import numpy as np
 from mmicl.numerics.atomic import write_json
 from mmicl.numerics.testbed.sign_tests import combined_power, outcome_probabilities
 from mmicl.proofs.claims.testbed.common import oriented
-from mmicl.proofs.claims.testbed.design import DESIGNS
+from mmicl.proofs.claims.testbed.design import design_of_run
 
 ROOT = Path(__file__).resolve().parents[1]
 SE_READINGS = (0.0, math.sqrt(2 * 0.25 / 1024))
@@ -55,7 +55,8 @@ def rows(results: Path) -> list[dict]:
     for claim, path in latest(results).items():
         doc = json.loads(path.read_text(encoding="utf-8"))
         entry = doc["claims"][0]
-        planned = {c.name: c for c in DESIGNS[claim].checks}
+        version = path.parent.name.split("_v", 1)[1]
+        planned = {c.name: c for c in design_of_run(claim, version, path.parent).checks}
         for check in entry["evidence"]["checks"]:
             nums = check.get("numbers", {})
             if check.get("role") != "decisive" or "diff_A" not in nums:

@@ -21,7 +21,8 @@ TOY = replace(sizes.QUICK, data=DataConfig(K=64, L=4, D=4, N=4, B=2, p_bursty=1.
               model=ModelConfig(layers=2, heads=1, width=8, mlp_ratio=1, pos="ape", ape_slots=9),
               train=TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=2, eval_size=16),
               seeds=2, K_lo=8, K_mid=16, K_hi=64, K_edge=32, K_grid=(8, 64), claim8_heads=2, claim8_seeds=2)
-TOY_PILOTED_UNIMODAL = {"claim1": {"K_edge": 32}, "claim3": {"K_both": 32, "steps_both": 2, "K_thr": 16}}
+TOY_PILOTED_UNIMODAL = {"claim1": {"K_edge": 32}, "claim3": {"K_both": 32, "steps_both": 2, "K_thr": 16},
+                        "v4_claim8": {"heads": 2}, "v4_stage1": {"steps": 4}}
 """Claim 3 at steps_both ≠ the size's steps: two ensembles per position code, as the design runs it."""
 
 _TRANSFER_TRAIN = TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=4, eval_size=16)
@@ -40,9 +41,17 @@ TOY_PILOTED_MODALITIES = {"claim6": {"K2": 8, "fusion_steps": 4}, "claim7": {"en
 TOY_EVAL_SIZE = 16
 
 
+TOY_V4_FAMILIES = {"A": design.Family((5000, 5001), data_offset=1), "B": design.Family((6000, 6001), data_offset=2)}
+"""Two seeds per version-4 family, each with its own data stream (as ``design.FAMILY_SETS[4]``)."""
+TOY_V4_CLAIM8 = sizes.V4Claim8Size(DataConfig(K=64, L=4, D=4, N=4, B=1, p_bursty=1.0, eps=0.1),
+                                   ModelConfig(layers=2, heads=2, width=8, mlp_ratio=1, pos="ape", ape_slots=16),
+                                   TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=2, eval_size=16))
+
+
 def _families(monkeypatch, families=TOY_FAMILIES) -> None:
     for module in (design, common, unimodal, transfer, modalities):
         monkeypatch.setattr(module, "FAMILIES", families)
+    monkeypatch.setitem(design.FAMILY_SETS, 4, TOY_V4_FAMILIES)
 
 
 def _eval_size(monkeypatch, n: int, *modules) -> None:
@@ -51,12 +60,13 @@ def _eval_size(monkeypatch, n: int, *modules) -> None:
 
 
 def toy_unimodal(monkeypatch) -> None:
-    """Claims 1, 2, 3 and 8 at ``TOY``, on ``TOY_FAMILIES``."""
+    """Claims 1, 2 and 3 at ``TOY``, on ``TOY_FAMILIES``; claim 8 (version 4) at ``TOY_V4_CLAIM8`` on
+    ``TOY_V4_FAMILIES``."""
     _families(monkeypatch)
     monkeypatch.setattr(sizes, "QUICK", TOY)
     for claim, chosen in TOY_PILOTED_UNIMODAL.items():
         monkeypatch.setitem(pilots.PILOTED, claim, chosen)
-    monkeypatch.setattr(unimodal, "EVAL_EVERY_TRANSITION", 2)
+    monkeypatch.setattr(unimodal, "v4_claim8_size", lambda config: (sizes.v4_claim8_size(config), TOY_V4_CLAIM8)[1])
 
 
 def toy_transfer(monkeypatch) -> None:

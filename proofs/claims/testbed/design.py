@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ALPHA", "Family", "FAMILY_SETS", "family_set", "data_seed", "FAMILIES", "PILOT_SEEDS", "EVAL_SIZE", "EVAL_EVERY_TRANSITION", "PREMISE_FAILURES",
-           "PlannedCheck", "Design", "REGIME", "SHIFT", "PATTERN", "DESIGNS", "outcome_word", "outcome_words",
+__all__ = ["ALPHA", "EVAL_EVERY_V4", "Family", "FAMILY_SETS", "family_set", "data_seed", "FAMILIES", "PILOT_SEEDS", "EVAL_SIZE", "EVAL_EVERY_TRANSITION", "PREMISE_FAILURES",
+           "PlannedCheck", "Design", "design_of_run", "REGIME", "SHIFT", "PATTERN", "DESIGNS", "outcome_word", "outcome_words",
            "power_table", "design_markdown"]
 
 ALPHA = 0.05
@@ -78,6 +78,9 @@ PILOT_SEEDS = tuple(range(9000, 9004))
 EVAL_SIZE = 1024
 """Evaluation items per set and seed: the binomial se of an accuracy difference is then at most
 √(2·¼/1024) ≈ 0.022, so a seed's outcome against a 0.05 margin resolves at |d − margin| > 0.044."""
+EVAL_EVERY_V4 = 50
+"""Evaluation interval (steps) of the version-4 runs whose timing a claim reads (claim 8): at N = 8 the
+transition spans more steps than at version 3's N = 4."""
 EVAL_EVERY_TRANSITION = 25
 """Evaluation interval (steps) of the runs whose timing a claim reads (claims 5, 7, 8)."""
 PREMISE_FAILURES = 2
@@ -294,37 +297,50 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
                     "family B's (4001, 4004) in claim 7's own run too, so version 3 is hypothesis-not-met whatever "
                     "stage 2 gives; its verdict run is reported beside this version. Made after that stage-1 result "
                     "and before version 3's stage 2 had finished.")),
-    Design("claim8", 3,
-           {"model": "2 layers × 4 heads, K_hi bursty, evaluated every 25 steps through the transition",
+    Design("claim8", 4,
+           {"model": "2 layers × H heads (H by pilots.V4_CLAIM8_RULE), width 32, N = 8 context pairs of one class "
+                     "each (B = 1: copy baseline 1/8), K = 16384 bursty, trained for the version-4 stage-1 step count, "
+                     "evaluated every EVAL_EVERY_V4 steps",
             "induction_heads": "every head whose selection-set induction score exceeds 0.5",
-            "neither_heads": "every head that is neither an induction head nor a previous-token head (selection-set "
-                             "previous-token score above 0.5)"},
+            "matched_heads": "control: in each layer as many heads as it has induction heads, drawn at random among "
+                             "its heads that are neither induction nor previous-token heads (heads.MATCHED_RULE)",
+            "prev_token_heads": "every non-induction head whose selection-set previous-token score exceeds 0.5"},
            (PlannedCheck("mean-ablating the induction heads brings ICL down to the copy baseline (below B/N + 0.10)",
                    "copy_minus_icl_without_induction", "copy", "induction_heads", 0.10,
                    "a tenth of the accuracy range above copying: ablated, the model copies, it does no more ICL than "
                    "a model between the regimes", kind="non-inferiority"),
-            PlannedCheck("mean-ablating the induction heads lowers ICL more than mean-ablating every head that is neither",
-                   "icl_drop_induction_minus_neither", "induction_heads", "neither_heads", 0.10, REGIME),
+            PlannedCheck("…and not below it: ablated, the model still copies (above B/N − 0.03), it is not broken",
+                   "icl_without_induction_minus_copy", "induction_heads", "copy", 0.03,
+                   "half the gap between copying (B/N = 1/8) and guessing a label uniformly (1/L = 1/16): a model "
+                   "that no longer finds the context's labels falls below the margin, one that copies stays above",
+                   kind="non-inferiority"),
+            PlannedCheck("mean-ablating the induction heads lowers ICL more than mean-ablating a layer- and "
+                   "count-matched set of heads that are neither", "icl_drop_induction_minus_matched",
+                   "induction_heads", "matched_heads", 0.10, REGIME),
+            PlannedCheck("mean-ablating the previous-token heads lowers ICL (the circuit's first half)",
+                   "icl_drop_prev_token", "intact", "prev_token_heads", 0.10, REGIME, role="corroborating"),
             PlannedCheck("induction strength rises with ICL: the top induction head's score reaches half its final value "
                    "inside the window in which ICL rises from 10 % to 90 % of its way from B/N to its final value",
                    "half_rise_inside_icl_window", "induction", "icl", 0.0,
                    "a position inside or outside a window read on the evaluation grid: any depth inside counts",
                    role="corroborating")),
            ("the model does ICL at the end (above B/N + 2 se)", "an induction head exists",
-            "a head that is neither exists"),
-           reported=("zeroing beside mean-ablation", "each head's minimum induction score",
+            "a layer- and count-matched control exists (each layer holding induction heads has at least as many heads "
+            "that are neither)"),
+           pilot_rule=("(version 4) heads per layer by pilots.V4_CLAIM8_RULE on the size pilot's decoders "
+                       "(studies/results/pilot_v4_claim8.json); steps by pilots.V4_STAGE1_RULE"),
+           reported=("ablating every head that is neither (version 3's control) beside the matched control",
+                     "zeroing beside mean-ablation", "the previous-token check's seeds: those with a previous-token head",
                      "the single-head ranking: the top induction head's mean-ablation drop against the least needed "
                      "head of its layer"),
-           changes=("Before: one decisive check, 'mean-ablating the top induction head lowers ICL more than a "
-                    "same-layer control head' (margin 0.10), and a corroborating 'the top head's score crosses 0.5 "
-                    "no later than ICL crosses the copy baseline + 2 se'. Why changed: a dry run of that design on "
-                    "the pilot seeds 9000–9003 (studies/results/dry_run_claim8.json) found all four layer-2 heads "
-                    "to be induction heads (selection scores 0.53–0.94) that stand in for one another: mean-ablating "
-                    "the top one lowers ICL by 0.000–0.013, so that check measured redundancy, not whether induction "
-                    "heads carry ICL; and ICL passes B/N + 2 se (0.53) 200–350 steps before any head's score reaches "
-                    "0.5 while both rise together from 300 to 600 steps, so the crossing order compared two "
-                    "unrelated thresholds. The single-head comparison is still reported. Changed before any "
-                    "version-3 verdict run of claim 8.",)),
+           changes=("Version 4, a new design on fresh families (design.FAMILY_SETS[4], each with its own data seed) at a "
+                    "new size: N = 8 pairs of one class each (copy baseline 1/8, version 3: N = 4, B = 2, copy 1/2). "
+                    "The control is matched to the induction heads by layer and count; version 3's control, every head "
+                    "that is neither, was in substance 'the other layer' (on 13 of its 16 seeds all four layer-2 heads "
+                    "were induction heads and every 'neither' head was in layer 1), and is reported beside it. 'Reduced "
+                    "to copying' is read from both sides: version 3's ablation took ICL to 0.10–0.38, below the copy "
+                    "baseline 0.5, which its one-sided check counted as support. The previous-token ablation is a "
+                    "corroborating check. Version 3's design and its results: docs/records/testbed-claim8-v3.md.",)),
     Design("claim9", 3,
            {"frozen": "stage 2 as published (attention frozen): the control for the change of layout",
             "unfrozen": "stage 2 with every weight trainable at lr/10, on the same stage-1 decoder, seed and "
@@ -362,6 +378,26 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
 )}
 
 
+def design_of_run(claim: str, version: str | float, folder=None) -> Design:
+    """The design that decided a committed verdict run of ``claim`` at ``version``: ``DESIGNS[claim]``
+    when that is the version in force, else the ``design.json`` that the run's ``folder`` keeps (a
+    retired version's design as data, beside its results); a ``ValueError`` when neither is there."""
+    import json
+    from pathlib import Path
+
+    if float(DESIGNS[claim].version) == float(version):
+        return DESIGNS[claim]
+    path = None if folder is None else Path(folder) / "design.json"
+    if path is None or not path.is_file():
+        raise ValueError(f"{claim} version {version} is retired and its run folder keeps no design.json "
+                         f"({path}): write it from the version's last code (docs/records/)")
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    checks = tuple(PlannedCheck(**c) for c in raw["checks"])
+    fields = {k: raw[k] for k in ("claim", "version", "arms", "premises", "pilot_rule", "reported", "changes")}
+    return Design(**{**fields, "checks": checks, "premises": tuple(fields["premises"]),
+                     "reported": tuple(fields["reported"]), "changes": tuple(fields["changes"])})
+
+
 def outcome_word(passed) -> str:
     """One check's outcome in words: "passes" (decided on the claimed side), "fails" (decided on the
     other), "undecided" (None)."""
@@ -385,9 +421,16 @@ def design_markdown() -> str:
     """The designs as the Markdown that docs/testbed.md carries; regenerate it with
     ``python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md``."""
     pw = power_table()
+    def families(v: int) -> str:
+        out = []
+        for f, fam in FAMILY_SETS[v].items():
+            data = ("the run's --seed" if fam.data_offset is None else f"100·seed + {fam.data_offset}")
+            out.append(f"family {f} {fam.seeds[0]}–{fam.seeds[-1]} (data seed {data})")
+        return ", ".join(out)
+
     lines = [
-        f"Verdict seeds: family A {FAMILIES['A'][0]}–{FAMILIES['A'][-1]}, family B {FAMILIES['B'][0]}–"
-        f"{FAMILIES['B'][-1]}; pilots {PILOT_SEEDS[0]}–{PILOT_SEEDS[-1]}. Evaluation sets of {EVAL_SIZE} items. "
+        f"Verdict seeds: version 3, {families(3)}; version 4, {families(4)}; pilots {PILOT_SEEDS[0]}–"
+        f"{PILOT_SEEDS[-1]} and 9004–9019. Evaluation sets of {EVAL_SIZE} items. "
         f"Sign test at α = {ALPHA} per direction over the resolved seeds, the two families pooled with a "
         f"consistency guard; power with every seed resolved: n = 8 decides with power {pw[8][0.8]:.2f} "
         f"(p = 0.8) and {pw[8][0.9]:.2f} (p = 0.9), n = 16 pooled {pw[16][0.8]:.2f} and {pw[16][0.9]:.2f}.",

@@ -38,7 +38,7 @@ __all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "ch
            "CLAIM6_RULE", "choose_claim6", "ENCODER_STEP_GRID", "ENCODER_TARGETS", "choose_claim7", "encoder_pilot",
            "V4_PILOT_SEEDS", "V4_PILOT_DATA_SEED", "V4_M1", "V4_STAGE1_STEP_GRID", "V4_STAGE1_RULE", "V4_DISTRACTOR_DIMS",
            "V4_DISTRACTOR_SCALES", "V4_STAGE2_STEPS", "V4_DISTRACTOR_RULE", "choose_v4_stage1", "choose_v4_distractors",
-           "V4_CLAIM8_RULE", "choose_v4_claim8_heads",
+           "V4_CLAIM8_RULE", "choose_v4_claim8_heads", "V4_CLAIM8_8HEADS_RULE",
            "Pilot", "PILOTS", "main"]
 
 STAGE1_PILOT_SEEDS = tuple(range(9004, 9012))
@@ -346,6 +346,16 @@ V4_CLAIM8_RULE = (
     "claim 8's version-4 premises under its own analysis (heads.induction_circuit with claim 8's thresholds and "
     "seeds): ICL above B/N + 2 se, an induction head, and a layer- and count-matched control (heads.MATCHED_RULE); "
     "else 8 heads per layer (width 32), to be piloted the same way before any verdict run")
+
+
+V4_CLAIM8_8HEADS_RULE = (
+    "claim 8's 8-head pilot, run because V4_CLAIM8_RULE chose 8 (on the 4-head decoders all four layer-2 heads were "
+    "induction heads on 8 of 8 pilot seeds, so no seed had a matched control): 2 layers × 8 heads (width 32, head "
+    "width 4) trained for the version-4 stage-1 steps (5000) on the pilot seeds 9012–9019, data seed 9, analysed as "
+    "claim 8 analyses its models; claim 8's version 4 runs on 8 heads per layer whatever this gives, and the count "
+    "of seeds meeting every premise says whether its verdict run can be decided (at least 7 of 8) or will be "
+    "hypothesis-not-met by its matched-control premise (a control by attention-pattern patching would then be a new "
+    "version)")
 
 
 def choose_v4_claim8_heads(analysis: dict, copy: float) -> dict:

@@ -17,7 +17,7 @@ from mmicl.numerics.testbed.config import (DataConfig, ModelConfig, SecondModali
 from .design import EVAL_SIZE
 
 __all__ = ["UnimodalSizes", "QUICK", "FULL", "MultimodalSizes", "MULTIMODAL_QUICK", "MULTIMODAL_FULL", "quick_sizes",
-           "multimodal_quick"]
+           "multimodal_quick", "V4Claim8Size", "v4_claim8_size"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,32 @@ MULTIMODAL_FULL = MultimodalSizes(
     seeds=5, K2_grid=(32, 128, 512, 2048), deep_layers=4, encoder_K2=128, encoder_steps=(0, 20, 100, 500, 3000),
     encoder_eps2=1.7,  # 1/(1+ε²) ≈ 0.26, twice 1/√D2 at D2 = 64, as at the quick size (not piloted at this size)
 )
+
+
+@dataclass(frozen=True)
+class V4Claim8Size:
+    """Claim 8's version-4 size: its data, decoder and training (the version-4 stage 1's, piloted)."""
+
+    data: DataConfig
+    model: ModelConfig
+    train: TrainConfig
+
+
+def v4_claim8_size(config) -> V4Claim8Size:
+    """Claim 8's version-4 size: N = 8 pairs of one class each, K = 16384 bursty (the size pilot's
+    M1), 2 layers × the piloted heads (width 32, 39 APE slots: the size pilot's decoders, whose stage 1
+    had room for the multimodal layout's 26 tokens), trained for the piloted stage-1 steps at lr 2e-3,
+    batch 128, evaluated every ``EVAL_EVERY_V4`` steps on ``EVAL_SIZE`` sequences; a
+    ``TestbedConfigError`` for a run that is not ``--quick``."""
+    from .design import EVAL_EVERY_V4
+    from .pilots import PILOTED, V4_M1
+
+    if not config.quick:
+        raise TestbedConfigError("testbed.claim8 is piloted at the quick size only: run it with --quick (the full size "
+                                 "needs pilots of its own at that size)")
+    heads, steps = PILOTED["v4_claim8"]["heads"], PILOTED["v4_stage1"]["steps"]
+    return V4Claim8Size(V4_M1, ModelConfig(layers=2, heads=heads, width=32, mlp_ratio=2, pos="ape", ape_slots=39),
+                        TrainConfig(steps=steps, batch=128, lr=2e-3, eval_every=EVAL_EVERY_V4, eval_size=EVAL_SIZE))
 
 
 def quick_sizes(config, claim: str) -> UnimodalSizes:

@@ -24,9 +24,9 @@ from mmicl.numerics.testbed.model import decoder_parameters, width_matching_para
 
 from .common import (BALANCED_SE, above_copy, acc_se, balanced_se, base_hypotheses, blind_sd, chance, decide_pairs,
                      family_seeds, premise, run_family, verdict_summary, write_result)
-from .design import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES
+from .design import DESIGNS, EVAL_SIZE, FAMILIES
 from .pilots import PILOTED
-from .sizes import quick_sizes
+from .sizes import quick_sizes, v4_claim8_size
 
 __all__ = ["claim1", "claim2", "claim3", "claim8", "BALANCED_SEED", "SELECTION_SEED", "REFERENCE_SEED", "CONTROL_SEED",
            "INDUCTION_HEAD", "PREV_TOKEN_HEAD", "PATTERN_SE", "last_quarter_range", "SETTLED_TOL", "claim2_shapes",
@@ -259,47 +259,55 @@ def _or_nan(values) -> np.ndarray:
 
 
 def claim8(config):
-    """Induction heads carry ICL (``DESIGNS["claim8"]``): 2 layers × 4 heads, K_hi bursty,
-    evaluated every ``EVAL_EVERY_TRANSITION`` steps.  Heads are classed on a selection set
-    (``heads.induction_circuit``); mean-ablating every induction head at once must bring ICL down to
-    the copy baseline and lower it more than mean-ablating every head that is neither an induction
-    nor a previous-token head; and the top induction head's score must rise while ICL does."""
-    sz = quick_sizes(config, "claim8")
-
-    train = replace(sz.train, eval_size=EVAL_SIZE, eval_every=EVAL_EVERY_TRANSITION)
-    model = replace(sz.model, heads=sz.claim8_heads)
-    arm = Arm("hi_bursty", replace(sz.data, K=sz.K_hi, p_bursty=1.0))
+    """Induction heads carry ICL (``DESIGNS["claim8"]``, version 4): 2 layers × the piloted heads at
+    the version-4 size (``sizes.v4_claim8_size``), on version 4's families, evaluated every
+    ``EVAL_EVERY_V4`` steps.  Heads are classed on a selection set (``heads.induction_circuit``).
+    Mean-ablating every induction head at once must bring ICL down to copying, from above and from
+    below (the model copies, it is not broken), and lower it more than mean-ablating a layer- and
+    count-matched set of heads that are neither; ablating the previous-token heads must lower it
+    too (corroborating), and the top induction head's score must rise while ICL does (corroborating)."""
+    sz = v4_claim8_size(config)
+    train, model = sz.train, sz.model
+    arm = Arm("hi_bursty", sz.data)
     analysis = {"name": "induction_circuit", "selection_seed": SELECTION_SEED, "reference_seed": REFERENCE_SEED,
                 "threshold": INDUCTION_HEAD, "prev_threshold": PREV_TOKEN_HEAD, "control_seed": CONTROL_SEED}
-    runs = run_family(config, {"claim8": (model, [arm], analysis)}, train)
+    runs = run_family(config, {"claim8": (model, [arm], analysis)}, train, claim="claim8")
     fam = runs["claim8"]
     _, copy = chance(sz.data)
-    seeds = family_seeds()
+    seeds = family_seeds("claim8")
     count = lambda r, key: np.array([int(np.sum(m)) for m in r.analysis(key, arm.name)])  # noqa: E731
-    icl_ok = {f: above_copy(fam[f].final("acc_icl", arm.name), copy) for f in FAMILIES}
-    has_ind = {f: count(fam[f], "induction_heads") > 0 for f in FAMILIES}
-    has_neither = {f: count(fam[f], "neither_heads") > 0 for f in FAMILIES}
+    icl_ok = {f: above_copy(fam[f].final("acc_icl", arm.name), copy) for f in fam}
+    has_ind = {f: count(fam[f], "induction_heads") > 0 for f in fam}
+    matched = {f: np.asarray(fam[f].analysis("has_matched_control", arm.name), bool) for f in fam}
+    has_prev = {f: count(fam[f], "prev_token_heads") > 0 for f in fam}
     hyps = base_hypotheses(config)
     hyps += [premise("the model does ICL at the end (above B/N + 2 se)", icl_ok, seeds),
              premise(f"an induction head exists (selection-set induction score above {INDUCTION_HEAD})", has_ind, seeds),
-             premise(f"a head that is neither exists (induction ≤ {INDUCTION_HEAD}, previous-token ≤ {PREV_TOKEN_HEAD})",
-                      has_neither, seeds)]
-    collapse, specific, timing = DESIGNS["claim8"].checks
-    numbers = {c.name: ({}, {}) for c in (collapse, specific, timing)}
+             premise("a layer- and count-matched control exists (each layer holding induction heads has at least as "
+                     f"many heads that are neither: induction ≤ {INDUCTION_HEAD}, previous-token ≤ {PREV_TOKEN_HEAD})",
+                     matched, seeds)]
+    collapse, not_broken, specific, prev_check, timing = DESIGNS["claim8"].checks
+    numbers = {c.name: ({}, {}) for c in DESIGNS["claim8"].checks}
     reported = {}
-    for f in FAMILIES:
+    for f in fam:
         r = fam[f]
         get = lambda key: _or_nan(r.analysis(key, arm.name))  # noqa: E731
         icl = get("icl")
-        without_ind, without_neither = get("icl_without_induction_heads_mean"), get("icl_without_neither_heads_mean")
+        without_ind, without_matched = get("icl_without_induction_heads_mean"), get("icl_without_matched_heads_mean")
+        without_prev = get("icl_without_prev_token_heads_mean")
         keep = icl_ok[f] & has_ind[f]
+        ablated_se = np.sqrt(np.clip(without_ind, 0, 1) * (1 - np.clip(without_ind, 0, 1)) / EVAL_SIZE)
         numbers[collapse.name][0][f] = (copy - without_ind)[keep]
-        numbers[collapse.name][1][f] = np.sqrt(np.clip(without_ind, 0, 1) * (1 - np.clip(without_ind, 0, 1))
-                                               / EVAL_SIZE)[keep]
-        both = keep & has_neither[f]
-        # drop(induction) − drop(neither) = ICL without the neither heads − ICL without the induction heads
-        numbers[specific.name][0][f] = (without_neither - without_ind)[both]
-        numbers[specific.name][1][f] = acc_se(without_neither[both], without_ind[both])
+        numbers[collapse.name][1][f] = ablated_se[keep]
+        numbers[not_broken.name][0][f] = (without_ind - copy)[keep]
+        numbers[not_broken.name][1][f] = ablated_se[keep]
+        both = keep & matched[f]
+        # drop(induction) − drop(matched) = ICL without the matched heads − ICL without the induction heads
+        numbers[specific.name][0][f] = (without_matched - without_ind)[both]
+        numbers[specific.name][1][f] = acc_se(without_matched[both], without_ind[both])
+        with_prev = icl_ok[f] & has_prev[f]
+        numbers[prev_check.name][0][f] = (icl - without_prev)[with_prev]
+        numbers[prev_check.name][1][f] = acc_se(icl[with_prev], without_prev[with_prev])
         steps = r.results.steps
         never = steps[-1] + train.eval_every
         ind = np.asarray(r.results.run.history.curve("induction"))[:, r.results.member_indices(arm.name)]  # (evals, seeds, l, H)
@@ -310,27 +318,32 @@ def claim8(config):
         numbers[timing.name][1][f] = np.zeros(int(icl_ok[f].sum()))
         reported[f] = {
             "induction_heads_per_seed": count(r, "induction_heads").tolist(),
-            "neither_heads_per_seed": count(r, "neither_heads").tolist(),
-            "icl": icl.round(4).tolist(), "icl_without_induction_heads_mean": without_ind.round(4).tolist(),
-            "icl_without_induction_heads_zero": get("icl_without_induction_heads_zero").round(4).tolist(),
-            "icl_without_neither_heads_mean": without_neither.round(4).tolist(),
-            "icl_without_neither_heads_zero": get("icl_without_neither_heads_zero").round(4).tolist(),
+            "induction_heads_per_layer": np.asarray(r.analysis("induction_heads", arm.name)).sum(-1).tolist(),
+            "neither_heads_per_layer": np.asarray(r.analysis("neither_heads", arm.name)).sum(-1).tolist(),
+            "prev_token_heads_per_seed": count(r, "prev_token_heads").tolist(),
+            "has_matched_control": matched[f].tolist(),
+            "icl": icl.round(4).tolist(),
+            **{f"icl_without_{k}_heads_{m}": get(f"icl_without_{k}_heads_{m}").round(4).tolist()
+               for k in ("induction", "matched", "neither", "prev_token") for m in ("mean", "zero")},
             "single_head": {"top_head": tops, "control_head": r.analysis("control_head", arm.name),
                             "drop_top_minus_control_mean": (get("icl_without_control_mean")
-                                                            - get("icl_without_top_mean")).round(4).tolist(),
-                            "drop_top_minus_control_zero": (get("icl_without_control_zero")
-                                                            - get("icl_without_top_zero")).round(4).tolist()},
+                                                            - get("icl_without_top_mean")).round(4).tolist()},
             "induction_min": r.analysis("induction_min", arm.name),
             "top_head_depth_inside_icl_window_steps": depth.tolist()}
-    why = {collapse.name: (f"binomial se of the ablated accuracy on {EVAL_SIZE} sequences (the copy baseline B/N = "
-                           f"{copy:g} is exact); seeds with ICL at the end and an induction head"),
+    binomial = f"binomial se of the ablated accuracy on {EVAL_SIZE} sequences (the copy baseline B/N = {copy:g} is exact)"
+    why = {collapse.name: f"{binomial}; seeds with ICL at the end and an induction head",
+           not_broken.name: f"{binomial}; seeds with ICL at the end and an induction head",
            specific.name: (f"binomial, {EVAL_SIZE} sequences, both ablations on the evaluation set; seeds with ICL at "
-                           "the end, an induction head and a head that is neither"),
+                           "the end, an induction head and a matched control"),
+           prev_check.name: (f"binomial, {EVAL_SIZE} sequences, intact and ablated on the evaluation set; seeds with "
+                             "ICL at the end and a previous-token head"),
            timing.name: (f"steps read exactly on the evaluation grid (every {train.eval_every} steps): a half-rise on "
                          "a window edge is unresolved, a curve that never reaches its level is placed one evaluation "
                          "after the end; seeds with ICL at the end")}
-    checks = [decide_pairs(c, *numbers[c.name], why[c.name], **({"copy_baseline": copy} if c is collapse else {}))
-              for c in (collapse, specific, timing)]
+    checks = [decide_pairs(c, *numbers[c.name], why[c.name],
+                           **({"copy_baseline": copy} if c in (collapse, not_broken) else {}))
+              for c in DESIGNS["claim8"].checks]
     write_result(config, "claim8", result_content(runs, copy_baseline=copy, head_classes=analysis,
-                                                    reported=reported))
-    return hyps, checks, verdict_summary(checks, {"heads": model.heads, "eval_every": train.eval_every}), []
+                                                    heads=model.heads, steps=train.steps, reported=reported))
+    return hyps, checks, verdict_summary(checks, {"heads": model.heads, "steps": train.steps,
+                                                  "eval_every": train.eval_every}), []

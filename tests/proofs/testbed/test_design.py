@@ -91,7 +91,7 @@ def test_the_registry_runs_each_designs_claim_and_its_result_file_records_the_de
 
     for claim in designs.DESIGNS:
         assert REGISTRY[f"testbed.{claim}"].evaluate.function().__wrapped__ is getattr(testbed, claim), claim
-    assert {d.version for d in designs.DESIGNS.values()} <= {3, 3.1, 3.2}
+    assert {d.version for d in designs.DESIGNS.values()} <= {3, 3.1, 3.2, 4}
 
 
 def test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_and_premise_counts():
@@ -190,3 +190,19 @@ def test_version_4_families_are_fresh_and_each_has_a_data_stream_of_its_own():
     # a claim on a version-3 design reads version 3's families
     assert all(designs.family_set(c) is designs.FAMILY_SETS[3] for c, d in designs.DESIGNS.items() if d.version < 4)
     assert designs.FAMILIES == {f: fam.seeds for f, fam in designs.FAMILY_SETS[3].items()}
+
+
+def test_a_retired_versions_design_is_read_from_its_run_folder_and_names_that_runs_checks(tmp_path):
+    import json
+
+    import pytest
+
+    if not RESULTS.is_dir():
+        pytest.skip("the committed results are in the repository, not in an installed package")
+    assert designs.design_of_run("claim1", "3") is designs.DESIGNS["claim1"]
+    old = designs.design_of_run("claim8", "3", RESULTS / "claim8_v3")
+    assert old.version == 3 and old is not designs.DESIGNS["claim8"]
+    run = json.loads((RESULTS / "claim8_v3" / "verdicts.json").read_text(encoding="utf-8"))
+    assert [c["name"] for c in run["claims"][0]["evidence"]["checks"]] == [c.name for c in old.checks]
+    with pytest.raises(ValueError, match="design.json"):
+        designs.design_of_run("claim8", "3", tmp_path)

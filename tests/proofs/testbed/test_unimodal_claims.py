@@ -16,7 +16,7 @@ from claim_checks import assert_checks_follow_the_design, uncovered_numbers
 from mmicl.proofs.claim import VERDICTS, RunConfig, Summary
 from mmicl.proofs.claims.testbed import common, unimodal
 from mmicl.proofs.registry import REGISTRY
-from toy_testbed import TOY_FAMILIES, TOY_PILOTED_UNIMODAL, toy_unimodal
+from toy_testbed import TOY_FAMILIES, TOY_PILOTED_UNIMODAL, TOY_V4_FAMILIES, toy_unimodal
 from mmicl.proofs.claims.testbed.design import DESIGNS, EVAL_SIZE
 
 
@@ -87,12 +87,17 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
         assert c.numbers_tolerance and "sign test" in c.tolerance, c.name
         assert c.numbers["plus"] + c.numbers["minus"] + c.numbers["unresolved"] <= 4, c.name
         assert all(len(c.numbers[f"diff_{f}"]) == len(c.numbers[f"outcomes_{f}"]) <= 2 for f in TOY_FAMILIES), c.name
+    families = TOY_V4_FAMILIES if DESIGNS[claim].version >= 4 else TOY_FAMILIES
     assert any("seeds of a family may fail" in h.text for h in hyps)
     assert summary.why and uncovered_numbers(checks, summary) == []
     assert res.figures == []
     doc = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
     assert doc["version"] == DESIGNS[claim].version
-    assert doc["families"] == {f: list(s) for f, s in TOY_FAMILIES.items()}
+    if DESIGNS[claim].version >= 4:   # fresh families, each with its own data stream (100·seed + offset)
+        assert doc["families"] == {f: list(fam.seeds) for f, fam in families.items()}
+        assert doc["family_data_seeds"] == {f: 100 + fam.data_offset for f, fam in families.items()}
+    else:
+        assert doc["families"] == {f: list(s) for f, s in families.items()}
     assert doc["device"] == device and doc["data_seed"] == 1 and set(doc["seconds"]) == set(doc["tables"])
     if claim in ("claim1", "claim3"):
         assert doc["piloted"] == json.loads(json.dumps(TOY_PILOTED_UNIMODAL[claim]))
