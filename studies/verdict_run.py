@@ -5,7 +5,8 @@
 It runs what a user runs, ``mmicl verify --quick --claim testbed.CLAIM --out WORK/CLAIM --threads N``
 (the claim's runs are kept in WORK/CLAIM/testbed/runs, so a killed run resumes where it stopped),
 then copies ``verdicts.json`` and the claim's own ``testbed/CLAIM.json`` into
-``studies/results/v3_quick/CLAIM_v<version>/`` (the version the claim file records) and rewrites the
+``studies/results/v3_quick/CLAIM_v<version>/`` (``v4_quick`` for a version-4 design; the version the
+claim file records) and rewrites the
 design and results blocks of docs/testbed.md.  It runs the claim on its verdict seeds: run it only
 once the claim's design, pilots and code are committed.
 """
@@ -36,7 +37,9 @@ def main(argv=None) -> int:
         print(f"the run left no {verdicts if not verdicts.is_file() else own}: nothing copied (exit {rc})")
         return rc or 1
     version = json.loads(own.read_text(encoding="utf-8"))["version"]
-    dest = ROOT / "studies" / "results" / "v3_quick" / f"{a.claim}_v{version}"
+    from mmicl.proofs.claims.testbed.results import RESULT_ROOTS, results_root
+
+    dest = ROOT / results_root(version) / f"{a.claim}_v{version}"
     dest.mkdir(parents=True, exist_ok=True)
     for src in (verdicts, own):
         tmp = dest / (src.name + ".tmp")
@@ -44,7 +47,7 @@ def main(argv=None) -> int:
         tmp.replace(dest / src.name)
     print(f"copied the evidence to {dest}")
     return subprocess.call([sys.executable, "-m", "mmicl.proofs.claims.testbed", "docs", "--docs",
-                            str(ROOT / "docs" / "testbed.md"), "--results", str(ROOT / "studies" / "results" / "v3_quick")])
+                            str(ROOT / "docs" / "testbed.md"), "--results", *(str(ROOT / r) for r in RESULT_ROOTS)])
 
 
 if __name__ == "__main__":

@@ -11,7 +11,9 @@ families with its se over seeds, beside the margin), and the time the claim's ru
 docs/testbed.md carries the table between ``<!-- results:start -->`` and ``<!-- results:end -->``;
 ``python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md`` rewrites it (and the design
 block, ``design.design_markdown``), and a test keeps it equal to what the folders give.  Every
-version's folder stays under ``studies/results/v3_quick/`` after its code is retired.
+version's folder stays where its run put it after its code is retired: ``studies/results/v3_quick/``
+for the version-3 designs, ``studies/results/v4_quick/`` for version 4's (``RESULT_ROOTS``; each
+function takes one root or several).
 
 ``holm_rows(root)`` reads the decisive checks of each claim's *latest* version together: every such
 check is two one-sided sign tests (+ and −, each at ``ALPHA``), and Holm's procedure
@@ -33,20 +35,31 @@ from .design import ALPHA, PREMISE_FAILURES, design_markdown, outcome_word
 from mmicl.numerics.atomic import write_text
 from mmicl.numerics.testbed.multiplicity import holm
 
-__all__ = ["FOLDER", "result_folders", "family_decision", "family_verdicts", "magnitude", "results_markdown", "holm_rows",
+__all__ = ["FOLDER", "RESULT_ROOTS", "results_root", "result_folders", "family_decision", "family_verdicts", "magnitude", "results_markdown", "holm_rows",
            "holm_markdown", "replace_block", "block", "main"]
 
 FOLDER = re.compile(r"^(claim\d+)_v(\d+(?:\.\d+)?)$")
 
 
+RESULT_ROOTS = ("studies/results/v3_quick", "studies/results/v4_quick")
+"""Where the committed verdict runs are, relative to the repository: version 3's designs, version 4's."""
+
+
+def results_root(version) -> str:
+    """The folder (``RESULT_ROOTS``) that keeps the verdict runs of a design ``version``."""
+    return RESULT_ROOTS[1] if float(version) >= 4 else RESULT_ROOTS[0]
+
+
 def result_folders(root) -> list[tuple[str, str, Path]]:
-    """(claim, version, folder) of every verdict-run folder under ``root``, in claim then version order."""
-    root = Path(root)
+    """(claim, version, folder) of every verdict-run folder under ``root`` (a folder, or a sequence of
+    them), in claim then version order."""
+    roots = [Path(root)] if isinstance(root, (str, Path)) else [Path(r) for r in root]
     found = []
-    for p in sorted(root.iterdir()) if root.is_dir() else []:
-        m = FOLDER.match(p.name)
-        if m and (p / "verdicts.json").is_file():
-            found.append((m.group(1), m.group(2), p))
+    for base in roots:
+        for p in sorted(base.iterdir()) if base.is_dir() else []:
+            m = FOLDER.match(p.name)
+            if m and (p / "verdicts.json").is_file():
+                found.append((m.group(1), m.group(2), p))
     return sorted(found, key=lambda t: (int(t[0][5:]), float(t[1])))
 
 
@@ -227,8 +240,8 @@ def main(argv=None) -> None:
 
     ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed docs")
     ap.add_argument("--docs", help="rewrite the design and results blocks of this Markdown file (docs/testbed.md)")
-    ap.add_argument("--results", default="studies/results/v3_quick",
-                    help="the folder of the committed verdict runs (<claim>_v<version>/) that --docs reads")
+    ap.add_argument("--results", nargs="+", default=list(RESULT_ROOTS),
+                    help="the folders of the committed verdict runs (<claim>_v<version>/) that --docs reads")
     a = ap.parse_args(argv)
     if not a.docs:
         print(design_markdown())

@@ -43,6 +43,7 @@ def test_the_families_can_decide_and_the_stated_power_is_the_tests():
 
 
 RESULTS = ROOT / "studies" / "results" / "v3_quick"
+ROOTS = [ROOT / r for r in ("studies/results/v3_quick", "studies/results/v4_quick")]
 
 
 def test_the_docs_carry_the_results_table_of_the_committed_verdict_runs():
@@ -52,7 +53,7 @@ def test_the_docs_carry_the_results_table_of_the_committed_verdict_runs():
 
     if not RESULTS.is_dir():
         pytest.skip("the committed results are in the repository, not in an installed package")
-    assert block(DOC.read_text(encoding="utf-8"), "results") == results_markdown(RESULTS), \
+    assert block(DOC.read_text(encoding="utf-8"), "results") == results_markdown(ROOTS), \
         "regenerate it: python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md"
 
 
@@ -126,7 +127,7 @@ def test_the_docs_carry_holms_table_of_the_latest_versions():
 
     if not RESULTS.is_dir():
         pytest.skip("the committed results are in the repository, not in an installed package")
-    assert block(DOC.read_text(encoding="utf-8"), "holm") == holm_markdown(RESULTS), \
+    assert block(DOC.read_text(encoding="utf-8"), "holm") == holm_markdown(ROOTS), \
         "regenerate it: python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md"
 
 
@@ -206,3 +207,16 @@ def test_a_retired_versions_design_is_read_from_its_run_folder_and_names_that_ru
     assert [c["name"] for c in run["claims"][0]["evidence"]["checks"]] == [c.name for c in old.checks]
     with pytest.raises(ValueError, match="design.json"):
         designs.design_of_run("claim8", "3", tmp_path)
+
+
+def test_verdict_runs_are_kept_by_version_and_read_from_every_root(tmp_path):
+    import json
+
+    from mmicl.proofs.claims.testbed.results import RESULT_ROOTS, result_folders, results_root
+
+    assert results_root(3) == results_root("3.2") == RESULT_ROOTS[0] and results_root(4) == RESULT_ROOTS[1]
+    for root, name in (("old", "claim8_v3"), ("new", "claim8_v4"), ("new", "claim2_v4")):
+        (tmp_path / root / name).mkdir(parents=True)
+        (tmp_path / root / name / "verdicts.json").write_text(json.dumps({"claims": []}))
+    got = [(c, v) for c, v, _ in result_folders([tmp_path / "old", tmp_path / "new", tmp_path / "missing"])]
+    assert got == [("claim2", "4"), ("claim8", "3"), ("claim8", "4")]
