@@ -51,6 +51,9 @@ PILOTED = {
     "stage1": {"heads": 4, "steps": 5000},
     "claim6": {"K2": 1024, "fusion_steps": 13000},
     "claim7": {"encoder_steps": (40, 100, 160, 640)},
+    "v4_stage1": {"steps": 5000},
+    "v4_m2": {"distractor_dims": 48, "distractor_scale": 3.0},
+    "v4_claim8": {"heads": 8},
 }
 """The settings each pilot rule chose on its pilot seeds, which the claims run on:
 
@@ -61,7 +64,15 @@ PILOTED = {
 - ``stage1``: the multimodal claims' stage-1 decoder (heads per layer, 2 layers, width 32) and steps
   by ``choose_stage1`` (``pilot_stage1_v31.json``);
 - ``claim6``: fusion's K2 and steps by ``choose_claim6`` (``pilot_claim6_v31.json``);
-- ``claim7``: the encoder's pretraining doses by ``choose_claim7`` (``pilot_claim7.json``)."""
+- ``claim7``: the encoder's pretraining doses by ``choose_claim7`` (``pilot_claim7.json``);
+- ``v4_stage1``: the version-4 stage-1 steps (N = 8, B = 1, 2 layers × 4 heads) by ``choose_v4_stage1``
+  (``pilot_v4_size.json``: 8 of 8 pilot seeds meet the premise from 5000 steps);
+- ``v4_m2``: version 4's M2 distractors by ``choose_v4_distractors`` (``pilot_v4_size.json``: σ = 3,
+  where M2-necessary ICL without stage 2 is at the copy baseline, median 0.127, and 0.914 after 2000
+  stage-2 steps; without distractors it is 0.930 before stage 2);
+- ``v4_claim8``: claim 8's heads per layer by ``choose_v4_claim8_heads`` (``pilot_v4_claim8.json``: 0 of 8
+  seeds have a matched control at 4 heads; at 8, ``pilot_v4_claim8_8heads.json``, 0 of 8 too: 6–8 of
+  layer 2's 8 heads are induction heads on every seed)."""
 
 
 # ---- reading a pilot's store ------------------------------------------------------------------

@@ -243,3 +243,22 @@ def test_claim8s_v4_head_rule_keeps_4_heads_only_where_7_of_8_seeds_meet_every_p
            "has_matched_control": [True] * 8}
     got = pilots.choose_v4_claim8_heads(out, copy)
     assert got["heads"] == 8 and got["count"] == 6
+
+
+@committed
+def test_the_committed_v4_pilots_give_the_piloted_v4_settings_by_their_rules():
+    size = _read("v4_size")
+    assert size["pilot_seeds"] == list(pilots.V4_PILOT_SEEDS) and size["data_seed"] == pilots.V4_PILOT_DATA_SEED
+    assert size["rules"] == {"stage1": pilots.V4_STAGE1_RULE, "distractors": pilots.V4_DISTRACTOR_RULE}
+    assert pilots.choose_v4_stage1(size["stage1_curves"])["steps"] == PILOTED["v4_stage1"]["steps"]
+    curves = {float(s): c for s, c in size["stage2_curves"].items() if float(s) > 0}
+    got = pilots.choose_v4_distractors(curves, size["stage1_premise_at_end"], size["copy"])
+    assert got["sigma"] == PILOTED["v4_m2"]["distractor_scale"]
+    assert pilots.V4_DISTRACTOR_DIMS == PILOTED["v4_m2"]["distractor_dims"]
+    heads4 = _read("v4_claim8")
+    assert heads4["rule"] == pilots.V4_CLAIM8_RULE     # read the size pilot's 4-head decoders
+    assert {len(m[0]) for m in heads4["analysis"]["induction_heads"]} == {4}
+    assert pilots.choose_v4_claim8_heads(heads4["analysis"], heads4["copy"])["heads"] == PILOTED["v4_claim8"]["heads"]
+    heads8 = _read("v4_claim8_8heads")
+    assert heads8["rule"] == pilots.V4_CLAIM8_8HEADS_RULE and heads8["decoder_heads"] == 8
+    assert heads8["steps"] == PILOTED["v4_stage1"]["steps"]
