@@ -1,4 +1,4 @@
-"""studies/power_v3.py: the committed power table is what the script computes from the committed
+"""studies/power.py: the committed power table is what the script computes from the committed
 verdict runs (a study reproducible from one command), and it reads the checks it names."""
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-SCRIPT = ROOT / "studies" / "power_v3.py"
+SCRIPT = ROOT / "studies" / "power.py"
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("power_v3", SCRIPT)
+    spec = importlib.util.spec_from_file_location("power", SCRIPT)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -1,7 +1,8 @@
-"""The power of each decisive check of the committed version-3 testbed verdicts, at the effect
-sizes those runs observed.
+"""The power of each decisive check of the committed testbed verdicts, at the effect sizes those
+runs observed.
 
-    python studies/power_v3.py [--results studies/results/v3_quick] [--out studies/results/power_v3.json]
+    python studies/power.py [--results studies/results/v3_quick] [--out studies/results/power_v3.json]
+    python studies/power.py --results studies/results/v4_quick --out studies/results/power_v4.json
 
 For each claim (the latest committed version of each) and each of its decisive checks, the 16
 per-seed differences of the verdict run (both families, ``diff_A`` and ``diff_B``) give the
@@ -9,10 +10,11 @@ observed mean and the seed-to-seed sd.  Under the normal model of
 ``sign_tests.outcome_probabilities`` (a seed's true difference N(mean, sd²), its measurement adding
 evaluation noise N(0, se²)), the exact law of the two-family rule's decision is
 ``sign_tests.combined_power``: P(holds), P(fails), P(undecided) had the runs been repeated on fresh
-seeds of the same kind.  The version-3 result files do not record each seed's evaluation se
-(version 4's do: ``se_A``, ``se_B``), so two readings are given: se = 0 (seed-to-seed variation
-only: the most a repeat could resolve) and se = 0.022, the design's bound for an accuracy
-difference on 1024 items (√(2·¼/1024); for checks on areas or slopes a stand-in of that size).
+seeds of the same kind.  The version-3 result files do not record each seed's evaluation se, so two
+readings are given: se = 0 (seed-to-seed variation only: the most a repeat could resolve) and se =
+0.022, the design's bound for an accuracy difference on 1024 items (√(2·¼/1024); for checks on
+areas or slopes a stand-in of that size).  Where a run records them (``se_A``, ``se_B``, version 4), a
+third reading takes their mean, the evaluation noise the run itself had.
 The sd is itself estimated from 16 seeds; the table is a reading of the observed effects, not a
 guarantee.  Written atomically as JSON with ``--out``.
 """
@@ -69,7 +71,8 @@ def rows(results: Path) -> list[dict]:
             row = {"claim": claim, "version": path.parent.name.split("_v", 1)[1], "check": check["name"],
                    "verdict": entry["verdict"], "passed": check.get("passed"), "n_a": len(nums["diff_A"]),
                    "n_b": len(nums["diff_B"]), "mean": mean, "sd": sd, "margin": m, "readings": []}
-            for se in SE_READINGS:
+            observed = nums.get("se_A", []) + nums.get("se_B", [])
+            for se in SE_READINGS + ((float(np.mean(observed)),) if observed else ()):
                 pp, pm = outcome_probabilities(mean, sd, se, m)
                 law = combined_power(max(row["n_a"], 1), max(row["n_b"], 1), pp, pm)
                 row["readings"].append({"se": se, "p_plus": pp, "p_minus": pm, "holds": law[True],
