@@ -66,7 +66,8 @@ def toy_unimodal(monkeypatch) -> None:
     monkeypatch.setattr(sizes, "QUICK", TOY)
     for claim, chosen in TOY_PILOTED_UNIMODAL.items():
         monkeypatch.setitem(pilots.PILOTED, claim, chosen)
-    monkeypatch.setattr(unimodal, "v4_claim8_size", lambda config: (sizes.v4_claim8_size(config), TOY_V4_CLAIM8)[1])
+    monkeypatch.setattr(unimodal, "v4_claim8_size",
+                        lambda config, heads, steps: (sizes.v4_claim8_size(config, heads, steps), TOY_V4_CLAIM8)[1])
 
 
 def toy_transfer(monkeypatch) -> None:

@@ -24,8 +24,8 @@ from mmicl.numerics.runs.store import Store
 
 from .common import above_copy, multimodal_data, stage1_premise
 from .design import DESIGNS, EVAL_SIZE, PILOT_SEEDS
-from .sizes import MULTIMODAL_QUICK
-from mmicl.numerics.testbed.config import DataConfig, MemberSpec
+from .sizes import MULTIMODAL_QUICK, V4_M1
+from mmicl.numerics.testbed.config import MemberSpec
 from mmicl.numerics.testbed.multimodal_data import MultimodalMixture
 from mmicl.numerics.testbed.multimodal_experiments import ENCODER_HIDDEN, MultimodalArm, arm_members
 from mmicl.numerics.testbed.multimodal_model import EnsembleMLP
@@ -283,9 +283,6 @@ V4_PILOT_SEEDS = tuple(range(9012, 9020))
 """The version-4 pilot seeds: used by no verdict and by no earlier pilot."""
 V4_PILOT_DATA_SEED = 9
 """The data seed of the version-4 pilots (the verdict families have data seeds of their own)."""
-V4_M1 = DataConfig(K=16384, L=16, D=16, N=8, B=1, p_bursty=1.0, eps=0.1)
-"""The version-4 candidate M1: N = 8 context pairs, each of its own class (B = 1), so copying a
-context label is right with probability B/N = 1/8 (version 3: N = 4, B = 2, copy 1/2)."""
 V4_STAGE1_STEP_GRID = (5000, 7500, 10000)
 V4_STAGE1_RULE = (
     "version-4 stage 1 at N = 8, B = 1 (copy baseline 1/8), K1 = 16384, on the 2 layers × 4 heads decoder (width 32, "

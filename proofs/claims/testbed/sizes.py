@@ -17,7 +17,7 @@ from mmicl.numerics.testbed.config import (DataConfig, ModelConfig, SecondModali
 from .design import EVAL_SIZE
 
 __all__ = ["UnimodalSizes", "QUICK", "FULL", "MultimodalSizes", "MULTIMODAL_QUICK", "MULTIMODAL_FULL", "quick_sizes",
-           "multimodal_quick", "V4Claim8Size", "v4_claim8_size"]
+           "multimodal_quick", "V4_M1", "V4Claim8Size", "v4_claim8_size"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +117,12 @@ MULTIMODAL_FULL = MultimodalSizes(
 )
 
 
+V4_M1 = DataConfig(K=16384, L=16, D=16, N=8, B=1, p_bursty=1.0, eps=0.1)
+"""The version-4 M1: N = 8 context pairs, each of its own class (B = 1), so copying a context label
+is right with probability B/N = 1/8 (version 3: N = 4, B = 2, copy 1/2); the size pilot's
+(``pilots.V4_STAGE1_RULE``)."""
+
+
 @dataclass(frozen=True)
 class V4Claim8Size:
     """Claim 8's version-4 size: its data, decoder and training (the version-4 stage 1's, piloted)."""
@@ -126,19 +132,17 @@ class V4Claim8Size:
     train: TrainConfig
 
 
-def v4_claim8_size(config) -> V4Claim8Size:
-    """Claim 8's version-4 size: N = 8 pairs of one class each, K = 16384 bursty (the size pilot's
-    M1), 2 layers × the piloted heads (width 32, 39 APE slots: the size pilot's decoders, whose stage 1
-    had room for the multimodal layout's 26 tokens), trained for the piloted stage-1 steps at lr 2e-3,
-    batch 128, evaluated every ``EVAL_EVERY_V4`` steps on ``EVAL_SIZE`` sequences; a
-    ``TestbedConfigError`` for a run that is not ``--quick``."""
+def v4_claim8_size(config, heads: int, steps: int) -> V4Claim8Size:
+    """Claim 8's version-4 size: ``V4_M1`` (N = 8 pairs of one class each, K = 16384 bursty), 2 layers ×
+    ``heads`` (width 32, 39 APE slots: the size pilot's decoders, whose stage 1 had room for the
+    multimodal layout's 26 tokens), trained for ``steps`` at lr 2e-3, batch 128, evaluated every
+    ``EVAL_EVERY_V4`` steps on ``EVAL_SIZE`` sequences (``heads`` and ``steps`` are the pilots'
+    choices, ``pilots.PILOTED``); a ``TestbedConfigError`` for a run that is not ``--quick``."""
     from .design import EVAL_EVERY_V4
-    from .pilots import PILOTED, V4_M1
 
     if not config.quick:
         raise TestbedConfigError("testbed.claim8 is piloted at the quick size only: run it with --quick (the full size "
                                  "needs pilots of its own at that size)")
-    heads, steps = PILOTED["v4_claim8"]["heads"], PILOTED["v4_stage1"]["steps"]
     return V4Claim8Size(V4_M1, ModelConfig(layers=2, heads=heads, width=32, mlp_ratio=2, pos="ape", ape_slots=39),
                         TrainConfig(steps=steps, batch=128, lr=2e-3, eval_every=EVAL_EVERY_V4, eval_size=EVAL_SIZE))
 

@@ -266,7 +266,7 @@ def claim8(config):
     below (the model copies, it is not broken), and lower it more than mean-ablating a layer- and
     count-matched set of heads that are neither; ablating the previous-token heads must lower it
     too (corroborating), and the top induction head's score must rise while ICL does (corroborating)."""
-    sz = v4_claim8_size(config)
+    sz = v4_claim8_size(config, PILOTED["v4_claim8"]["heads"], PILOTED["v4_stage1"]["steps"])
     train, model = sz.train, sz.model
     arm = Arm("hi_bursty", sz.data)
     analysis = {"name": "induction_circuit", "selection_seed": SELECTION_SEED, "reference_seed": REFERENCE_SEED,
