@@ -67,6 +67,12 @@ def rows(results: Path) -> list[dict]:
                 raise ValueError(f"{path}: check {check['name']!r} is not one of {claim}'s design checks")
             # oriented as the decision read them: the claimed side positive, against its margin
             d, m = oriented(planned[check["name"]], np.array(nums["diff_A"] + nums["diff_B"], float))
+            if d.size < 2:   # a premise left too few seeds to estimate an effect and its spread
+                table.append({"claim": claim, "version": path.parent.name.split("_v", 1)[1], "check": check["name"],
+                              "verdict": entry["verdict"], "passed": check.get("passed"), "n_a": len(nums["diff_A"]),
+                              "n_b": len(nums["diff_B"]), "mean": None, "sd": None, "margin": m, "readings": [],
+                              "readings_null_reason": f"{d.size} seed(s) left by the premises: no effect to read"})
+                continue
             mean, sd = float(d.mean()), float(d.std(ddof=1))
             row = {"claim": claim, "version": path.parent.name.split("_v", 1)[1], "check": check["name"],
                    "verdict": entry["verdict"], "passed": check.get("passed"), "n_a": len(nums["diff_A"]),
@@ -88,6 +94,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     table = rows(a.results)
     for r in table:
+        if not r["readings"]:
+            print(f"{r['claim']} v{r['version']:<4} {r['check'][:58]:58s} {r['readings_null_reason']}")
+            continue
         cells = "  ".join(f"se={x['se']:.3f}: holds {x['holds']:.2f} fails {x['fails']:.2f}" for x in r["readings"])
         print(f"{r['claim']} v{r['version']:<4} {r['check'][:58]:58s} mean {r['mean']:+.3f} sd {r['sd']:.3f} "
               f"margin {r['margin']:+.3f} | {cells}")
