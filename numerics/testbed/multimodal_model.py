@@ -188,11 +188,10 @@ class MultimodalSystem(nn.Module):
         N = n1 - 1
         idx = seqs.labels.reshape(E, b * N, 1).expand(E, b * N, D)
         y = torch.gather(self.label_vectors, 1, idx).view(E, b, N, D)
-        first, second = (seqs.m1, z2) if item_order(self.layout)[0] == "m1" else (z2, seqs.m1)
+        items = {"m1": seqs.m1, "m2": z2}
+        first, second = (items[m] for m in item_order(self.layout))
         ctx = torch.stack([first[:, :, :N], second[:, :, :N], y], dim=3).reshape(E, b, 3 * N, D)
-        q_first, q_second = (first, second) if query_order(self.layout)[0] == item_order(self.layout)[0] \
-            else (second, first)
-        parts = [ctx, q_first[:, :, N:], q_second[:, :, N:]]
+        parts = [ctx, *(items[m][:, :, N:] for m in query_order(self.layout))]
         if self.readout_token is not None:
             parts.append(self.readout_token.view(E, 1, 1, D).expand(E, b, 1, D).to(ctx.dtype))
         return torch.cat(parts, dim=2)

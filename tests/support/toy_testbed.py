@@ -48,6 +48,12 @@ TOY_V4_CLAIM8 = sizes.V4Claim8Size(DataConfig(K=64, L=4, D=4, N=4, B=1, p_bursty
                                    TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=2, eval_size=16))
 
 
+def _toy_claim8_size(config, heads: int, steps: int) -> sizes.V4Claim8Size:
+    """``TOY_V4_CLAIM8``, after the real size's refusals (a run that is not ``--quick``)."""
+    sizes.v4_claim8_size(config, heads, steps)
+    return TOY_V4_CLAIM8
+
+
 def _families(monkeypatch, families=TOY_FAMILIES) -> None:
     for module in (design, common, unimodal, transfer, modalities):
         monkeypatch.setattr(module, "FAMILIES", families)
@@ -66,8 +72,7 @@ def toy_unimodal(monkeypatch) -> None:
     monkeypatch.setattr(sizes, "QUICK", TOY)
     for claim, chosen in TOY_PILOTED_UNIMODAL.items():
         monkeypatch.setitem(pilots.PILOTED, claim, chosen)
-    monkeypatch.setattr(unimodal, "v4_claim8_size",
-                        lambda config, heads, steps: (sizes.v4_claim8_size(config, heads, steps), TOY_V4_CLAIM8)[1])
+    monkeypatch.setattr(unimodal, "v4_claim8_size", _toy_claim8_size)
 
 
 def toy_transfer(monkeypatch) -> None:

@@ -95,10 +95,16 @@ def chance(data) -> tuple[float, float]:
     return 1 / data.L, data.B / data.N
 
 
+def _on_v4_families(claim: str | None) -> bool:
+    """Whether ``claim`` is on a design whose families are version 4's (each with its own data seed);
+    the others read this module's ``FAMILIES``."""
+    return claim is not None and int(DESIGNS[claim].version) >= 4
+
+
 def family_seeds(claim: str | None = None) -> dict[str, list[int]]:
     """The verdict seeds of each family of ``claim``'s design version, as lists (version 3's
     ``FAMILIES`` when ``claim`` is None or on a version-3 design)."""
-    if claim is None or int(DESIGNS[claim].version) < 4:
+    if not _on_v4_families(claim):
         return {f: list(s) for f, s in FAMILIES.items()}
     return {f: list(fam.seeds) for f, fam in family_set(claim).items()}
 
@@ -106,7 +112,7 @@ def family_seeds(claim: str | None = None) -> dict[str, list[int]]:
 def family_data_seeds(config: RunConfig, claim: str | None = None) -> dict[str, int]:
     """The data seed of each family of ``claim``'s design version in this run (``design.data_seed``):
     the run's ``--seed`` for every family of a version-3 design."""
-    if claim is None or int(DESIGNS[claim].version) < 4:
+    if not _on_v4_families(claim):
         return {f: int(config.seed) for f in FAMILIES}
     return {f: data_seed(config.seed, fam) for f, fam in family_set(claim).items()}
 
@@ -416,8 +422,7 @@ def write_result(config: RunConfig, claim: str, content: dict, eval_size: int | 
     write_json(path, {"version": DESIGNS[claim].version,
                       "design": f"proofs/claims/testbed/design.py DESIGNS['{claim}']",
                       "families": family_seeds(claim), "data_seed": config.seed,
-                      **({"family_data_seeds": family_data_seeds(config, claim)}
-                         if int(DESIGNS[claim].version) >= 4 else {}),
+                      **({"family_data_seeds": family_data_seeds(config, claim)} if _on_v4_families(claim) else {}),
                       "device": config.device,
                       "eval_size": EVAL_SIZE if eval_size is None else int(eval_size), **content})
     return path

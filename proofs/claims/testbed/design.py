@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ALPHA", "EVAL_EVERY_V4", "Family", "FAMILY_SETS", "family_set", "data_seed", "FAMILIES", "PILOT_SEEDS", "EVAL_SIZE", "EVAL_EVERY_TRANSITION", "PREMISE_FAILURES",
+__all__ = ["ALPHA", "EVAL_EVERY_V4", "Family", "FAMILY_SETS", "family_set", "data_seed", "FAMILIES", "PILOT_SEEDS", "STAGE1_PILOT_SEEDS", "V4_PILOT_SEEDS", "EVAL_SIZE", "EVAL_EVERY_TRANSITION", "PREMISE_FAILURES",
            "PlannedCheck", "Design", "design_of_run", "REGIME", "SHIFT", "PATTERN", "DESIGNS", "outcome_word", "outcome_words",
            "power_table", "design_markdown"]
 
@@ -75,6 +75,11 @@ def data_seed(run_seed: int, family: Family) -> int:
 
 
 PILOT_SEEDS = tuple(range(9000, 9004))
+STAGE1_PILOT_SEEDS = tuple(range(9004, 9012))
+"""The seeds of the second round of pilots (claim 3's steps, the stage-1 decoder, claim 6's fusion):
+used by no verdict and by no first-round pilot."""
+V4_PILOT_SEEDS = tuple(range(9012, 9020))
+"""The version-4 pilot seeds: used by no verdict and by no earlier pilot."""
 EVAL_SIZE = 1024
 """Evaluation items per set and seed: the binomial se of an accuracy difference is then at most
 √(2·¼/1024) ≈ 0.022, so a seed's outcome against a 0.05 margin resolves at |d − margin| > 0.044."""
@@ -430,7 +435,7 @@ def design_markdown() -> str:
 
     lines = [
         f"Verdict seeds: version 3, {families(3)}; version 4, {families(4)}; pilots {PILOT_SEEDS[0]}–"
-        f"{PILOT_SEEDS[-1]} and 9004–9019. Evaluation sets of {EVAL_SIZE} items. "
+        f"{PILOT_SEEDS[-1]} and {STAGE1_PILOT_SEEDS[0]}–{V4_PILOT_SEEDS[-1]}. Evaluation sets of {EVAL_SIZE} items. "
         f"Sign test at α = {ALPHA} per direction over the resolved seeds, the two families pooled with a "
         f"consistency guard; power with every seed resolved: n = 8 decides with power {pw[8][0.8]:.2f} "
         f"(p = 0.8) and {pw[8][0.9]:.2f} (p = 0.9), n = 16 pooled {pw[16][0.8]:.2f} and {pw[16][0.9]:.2f}.",

@@ -23,7 +23,7 @@ import numpy as np
 from mmicl.numerics.runs.store import Store
 
 from .common import above_copy, multimodal_data, stage1_premise
-from .design import DESIGNS, EVAL_SIZE, PILOT_SEEDS
+from .design import DESIGNS, EVAL_SIZE, PILOT_SEEDS, STAGE1_PILOT_SEEDS, V4_PILOT_SEEDS
 from .sizes import MULTIMODAL_QUICK, V4_M1
 from mmicl.numerics.testbed.config import MemberSpec
 from mmicl.numerics.testbed.multimodal_data import MultimodalMixture
@@ -40,10 +40,6 @@ __all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "ch
            "V4_DISTRACTOR_SCALES", "V4_STAGE2_STEPS", "V4_DISTRACTOR_RULE", "choose_v4_stage1", "choose_v4_distractors",
            "V4_CLAIM8_RULE", "choose_v4_claim8_heads", "V4_CLAIM8_8HEADS_RULE",
            "Pilot", "PILOTS", "main"]
-
-STAGE1_PILOT_SEEDS = tuple(range(9004, 9012))
-"""The seeds of the second round of pilots (claim 3's steps, the stage-1 decoder, claim 6's fusion):
-used by no verdict and by no first-round pilot."""
 
 PILOTED = {
     "claim1": {"K_edge": 256},
@@ -168,13 +164,17 @@ model at step s is the one an s-step run ends with).  It picked 4 heads at 5000 
 def stage1_premise_counts(curves: dict) -> dict | None:
     """Per step count of ``STAGE1_STEP_GRID``, which seeds of one stage-1 pilot run (``stage1_curves``'s
     entry) meet claim 4's premise (``stage1_premise``) at that evaluation; None where a step is missing."""
-    steps, met = list(curves["steps"]), {}
-    for s in STAGE1_STEP_GRID:
-        if s not in steps:
-            return None
-        t = steps.index(s)
-        met[s] = stage1_premise({"acc_icl": curves["acc_icl"][t], "induction": curves["induction"][t]}).tolist()
-    return met
+    met = _premise_by_step(curves, STAGE1_STEP_GRID)
+    return met if len(met) == len(STAGE1_STEP_GRID) else None
+
+
+def _premise_by_step(curves: dict, grid) -> dict[int, list[bool]]:
+    """For each step count of ``grid`` that the curves were evaluated at, which seeds meet claim 4's
+    stage-1 premise (``stage1_premise``) there."""
+    steps = list(curves["steps"])
+    return {s: stage1_premise({"acc_icl": curves["acc_icl"][steps.index(s)],
+                               "induction": curves["induction"][steps.index(s)]}).tolist()
+            for s in grid if s in steps}
 
 
 def stage1_choice(met: dict[int, dict[int, list[bool]] | None]) -> dict:
@@ -279,8 +279,6 @@ def encoder_pilot(seeds=PILOT_SEEDS, steps=ENCODER_STEP_GRID, data_seed: int = P
 
 
 # ---- version 4: the size ------------------------------------------------------------------------------
-V4_PILOT_SEEDS = tuple(range(9012, 9020))
-"""The version-4 pilot seeds: used by no verdict and by no earlier pilot."""
 V4_PILOT_DATA_SEED = 9
 """The data seed of the version-4 pilots (the verdict families have data seeds of their own)."""
 V4_STAGE1_STEP_GRID = (5000, 7500, 10000)
@@ -309,11 +307,7 @@ def choose_v4_stage1(curves: dict) -> dict:
     """``V4_STAGE1_RULE`` on one stage-1 pilot run's curves (``{"steps", "acc_icl" (evaluations ×
     seeds), "induction" (evaluations × seeds × layers × heads)}``): ``{"steps"}`` (None where no step
     count qualifies or one is missing), with the seeds meeting the premise per step count."""
-    steps, met = list(curves["steps"]), {}
-    for s in V4_STAGE1_STEP_GRID:
-        if s in steps:
-            t = steps.index(s)
-            met[s] = stage1_premise({"acc_icl": curves["acc_icl"][t], "induction": curves["induction"][t]}).tolist()
+    met = _premise_by_step(curves, V4_STAGE1_STEP_GRID)
     out = {"premise_met": {str(s): m for s, m in met.items()},
            "premise_counts": {str(s): int(sum(m)) for s, m in met.items()}}
     if len(met) < len(V4_STAGE1_STEP_GRID):

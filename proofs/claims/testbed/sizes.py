@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from mmicl.numerics.testbed.config import (DataConfig, ModelConfig, SecondModality, TestbedConfigError,
                                            TrainConfig)
 
-from .design import EVAL_SIZE
+from .design import EVAL_EVERY_V4, EVAL_SIZE
 
 __all__ = ["UnimodalSizes", "QUICK", "FULL", "MultimodalSizes", "MULTIMODAL_QUICK", "MULTIMODAL_FULL", "quick_sizes",
            "multimodal_quick", "V4_M1", "V4Claim8Size", "v4_claim8_size"]
@@ -138,8 +138,6 @@ def v4_claim8_size(config, heads: int, steps: int) -> V4Claim8Size:
     multimodal layout's 26 tokens), trained for ``steps`` at lr 2e-3, batch 128, evaluated every
     ``EVAL_EVERY_V4`` steps on ``EVAL_SIZE`` sequences (``heads`` and ``steps`` are the pilots'
     choices, ``pilots.PILOTED``); a ``TestbedConfigError`` for a run that is not ``--quick``."""
-    from .design import EVAL_EVERY_V4
-
     if not config.quick:
         raise TestbedConfigError("testbed.claim8 is piloted at the quick size only: run it with --quick (the full size "
                                  "needs pilots of its own at that size)")
