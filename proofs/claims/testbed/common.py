@@ -385,17 +385,19 @@ def stage1_premise(final: dict, icl: float | None = None, induction: float | Non
     return (acc >= icl) & (ind > induction)
 
 
-def stage1_settings(config: RunConfig, sz, seeds, model=None, K1: int | None = None) -> dict:
+def stage1_settings(config: RunConfig, sz, seeds, model=None, K1: int | None = None, data_seed: int | None = None
+                    ) -> dict:
     """The ``stage1`` run settings of one family: the multimodal quick stage 1 (``sz``: its M1 data,
     decoder and training, each evaluation set of ``EVAL_SIZE`` sequences), with the decoder ``model``
     (a ``ModelConfig``; ``sz.model`` by default) and M1 at ``K1`` classes where given.  The same
     settings are the same run, so claims that share them share it in one store (claim 4's diverse
-    stage 1 is claim 5's base, and claims 6's and 7's staged arm's)."""
+    stage 1 is claim 5's base, and claims 6's and 7's staged arm's).  ``data_seed``: the family's (a
+    version-4 design, ``family_data_seeds``); the run's ``--seed`` by default."""
 
     m1 = sz.m1 if K1 is None else replace(sz.m1, K=int(K1))
     return {"model": asdict(stage1_ape_slots(model or sz.model, m1)), "data": asdict(m1),
-            "train": asdict(replace(sz.stage1, eval_size=EVAL_SIZE)), "seeds": list(seeds), "data_seed": config.seed,
-            "device": config.device}
+            "train": asdict(replace(sz.stage1, eval_size=EVAL_SIZE)), "seeds": list(seeds),
+            "data_seed": int(config.seed if data_seed is None else data_seed), "device": config.device}
 
 
 def multimodal_data(sz, **changes) -> MultimodalConfig:

@@ -24,7 +24,7 @@ from mmicl.numerics.runs.store import Store
 
 from .common import above_copy, multimodal_data, stage1_premise
 from .design import DESIGNS, EVAL_SIZE, PILOT_SEEDS, STAGE1_PILOT_SEEDS, V4_PILOT_SEEDS
-from .sizes import MULTIMODAL_QUICK, V4_M1
+from .sizes import MULTIMODAL_QUICK, V4_M1, V4_STAGE2_STEPS
 from mmicl.numerics.testbed.config import MemberSpec
 from mmicl.numerics.testbed.multimodal_data import MultimodalMixture
 from mmicl.numerics.testbed.multimodal_experiments import ENCODER_HIDDEN, MultimodalArm, arm_members
@@ -293,7 +293,6 @@ V4_DISTRACTOR_DIMS = 48
 V4_DISTRACTOR_SCALES = (1.0, 3.0)
 """The distractor scales σ the pilot tries; σ = 0 (no distractors, version 3's M2) runs beside them
 as the control."""
-V4_STAGE2_STEPS = 2000
 V4_DISTRACTOR_RULE = (
     "version-4 M2 (K2 = L = 16, D2 = 16, ε2 = 0.1, 48 distractor coordinates): σ is the smallest of (1, 3) at which, "
     "over the pilot seeds whose stage 1 (the 10000-step decoder) meets claim 4's premise, (a) the median "

@@ -53,13 +53,13 @@ from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .common import (arm_results, base_hypotheses, decide_check, family_seeds, mean_atol, premise, run_specs,
                      stage1_premise, stage1_settings, write_result)
-from .design import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, outcome_words
+from .design import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, FAMILY_SETS, data_seed, outcome_words
 from .pilots import PILOTED
-from .sizes import multimodal_quick
+from .sizes import MultimodalSizes, multimodal_quick, multimodal_v4
 
 __all__ = ["claim4", "claim5", "claim9", "K1_DIVERSE", "K1_LOW", "K2_WIDE", "STAGE1_HEADS", "UNFROZEN_LR", "CLAIM9_HEADS",
            "CLAIM9_ANALYSIS", "ARM_METRICS", "select_heads", "head_changes", "change_se", "CHANGE_METRICS",
-           "non_induction_control", "paired_head_changes"]
+           "non_induction_control", "paired_head_changes", "v4_size", "V4_DECODERS", "v4_decoders", "v4_stage1_settings"]
 
 K1_DIVERSE = 16384
 """Claim 4's diverse stage 1 (the quick size's M1 K): the claims 4, 5 and 9 decoders."""
@@ -236,6 +236,39 @@ def paired_head_changes(heads: dict[str, np.ndarray], after: dict[str, np.ndarra
 
 
 # ---- the runs ----------------------------------------------------------------------------------------
+def v4_size(config, claim: str) -> MultimodalSizes:
+    """The version-4 multimodal size with the pilots' choices (``sizes.multimodal_v4``: the stage-1
+    steps of ``PILOTED["v4_stage1"]``, the M2 distractors of ``PILOTED["v4_m2"]``)."""
+    return multimodal_v4(config, claim, PILOTED["v4_stage1"]["steps"], **PILOTED["v4_m2"])
+
+
+V4_DECODERS = ("diverse", "lowK1", "deep", "deep_matched")
+"""The version-4 stage-1 decoders of claims 4, 5 and 9 (``v4_decoders``)."""
+
+
+def v4_decoders(sz: MultimodalSizes) -> dict[str, tuple]:
+    """Each version-4 stage-1 decoder as (``ModelConfig``, K1): ``diverse``, 2 layers × 4 heads at K1 =
+    ``K1_DIVERSE`` (claim 4's diverse decoder, claim 5's base, claim 9's decoder); ``lowK1``, the same
+    at K1 = ``K1_LOW``; ``deep``, ``sz.deep_layers`` layers at the same width; ``deep_matched``, that
+    many layers at the width matching the diverse decoder's parameter count
+    (``width_matching_parameters``)."""
+    base = stage1_ape_slots(sz.model, replace(sz.m1, K=K1_DIVERSE))
+    w_eq = width_matching_parameters(base, sz.deep_layers, sz.m1.D, sz.m1.L)
+    return {"diverse": (base, K1_DIVERSE), "lowK1": (base, K1_LOW),
+            "deep": (replace(base, layers=sz.deep_layers), K1_DIVERSE),
+            "deep_matched": (replace(base, layers=sz.deep_layers, width=w_eq), K1_DIVERSE)}
+
+
+def v4_stage1_settings(config, sz: MultimodalSizes, decoders=V4_DECODERS) -> dict[str, dict]:
+    """``{"<decoder>_<family>": stage1 settings}`` of the version-4 decoders named in ``decoders``
+    on version 4's families (``design.FAMILY_SETS[4]``), each family with its own data seed
+    (``design.data_seed``).  Claims sharing a decoder share its run in one store."""
+    shapes = v4_decoders(sz)
+    return {f"{k}_{f}": stage1_settings(config, sz, fam.seeds, model=shapes[k][0], K1=shapes[k][1],
+                                        data_seed=data_seed(config.seed, fam))
+            for k in decoders for f, fam in FAMILY_SETS[4].items()}
+
+
 def _arm(sz, K2: int, K1: int | None = None) -> MultimodalArm:
     """The one arm of a stage-2 run: K2 M2 classes (named ``K2=<K2>``, the same arm in every claim)."""
     return MultimodalArm(f"K2={K2}", MultimodalConfig(replace(sz.m1, K=K1 or K1_DIVERSE), replace(sz.m2, K=K2)))
