@@ -65,10 +65,12 @@ CATALOG: tuple[BuiltinClaim, ...] = (
     _testbed(4, "After diverse M1 pretraining, an M2 with few classes suffices for multimodal ICL",
              "After stage 1 on high-K bursty M1, stage 2 with K2 = L M2 classes gives ICL that needs M2 "
              "(M2-necessary set) well above what a decoder pretrained in the in-weights regime (K1 = 64) gives, "
-             "and no worse than stage 2 with 16 times as many M2 classes."),
+             "and no worse than stage 2 with 16 times as many M2 classes, for an M2 that stage 2 has to learn "
+             "(no M2-necessary ICL before it)."),
     _testbed(5, "In the multimodal setting a larger decoder gives better ICL",
-             "A deeper decoder (same width) learns M2-necessary ICL faster in stage 2 (area under its curve); the "
-             "same comparison at a matched parameter count corroborates."),
+             "A deeper decoder (same width) learns M2-necessary ICL faster in stage 2 (area under its curve), for "
+             "an M2 that stage 2 has to learn and a base below the ceiling; the same comparison at a matched "
+             "parameter count corroborates."),
     _testbed(6, "Early fusion reverses the asymmetry: the label-adjacent modality dominates",
              "Trained from scratch together, the model follows the modality next to the label on the conflict set "
              "more than after staged training does (both in a layout whose readout token follows both query "
@@ -79,8 +81,9 @@ CATALOG: tuple[BuiltinClaim, ...] = (
              "held-out accuracy (features standardised, so that the knob changes accuracy, not scale)."),
     _testbed(9, "Multimodal training refines the induction head; the previous-token head stays",
              "On a 2-layer × 4-head decoder, stage 2 with every weight trainable (at a tenth of the learning rate) "
-             "raises the top induction head's score, over the frozen stage 2 on the same decoder and sequences, "
-             "more than a same-layer control head's, and does not lower the previous-token head's."),
+             "raises the top induction head's score over the frozen stage 2 on the same decoder and sequences, "
+             "raises it more than a head's that is not an induction head, and does not lower the previous-token "
+             "head's (each change paired sequence by sequence)."),
     BuiltinClaim(
         "appF", "no skip: the ablated LCA falls back to the sample-mean risk",
         "Without the skip S (W^S = 0) the LCA's risk does not fall with T and equals the risk of the plain "

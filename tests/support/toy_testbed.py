@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, SecondModality, TrainConfig
 from mmicl.proofs.claims.testbed import common, design, modalities, pilots, sizes, transfer, unimodal
 
@@ -31,6 +33,20 @@ TOY_TRANSFER = replace(sizes.MULTIMODAL_QUICK,
                        model=ModelConfig(layers=2, heads=1, width=8, mlp_ratio=1, pos="ape", ape_slots=21),
                        stage1=_TRANSFER_TRAIN, stage2=_TRANSFER_TRAIN, m2=SecondModality(K=4, D=4, eps=0.1), seeds=2,
                        deep_layers=3)
+
+TOY_V4_TRANSFER = replace(TOY_TRANSFER, m1=DataConfig(K=64, L=4, D=4, N=4, B=1, p_bursty=1.0, eps=0.1),
+                          model=ModelConfig(layers=2, heads=2, width=8, mlp_ratio=1, pos="ape", ape_slots=21),
+                          stage1=replace(_TRANSFER_TRAIN, eval_every=2), stage2=replace(_TRANSFER_TRAIN, eval_every=2),
+                          m2=SecondModality(K=4, D=4, eps=0.1, distractor_dims=2, distractor_scale=1.0))
+"""Claims 4, 5 and 9 of version 4 at a toy size: copy baseline 1/4, two heads per layer (claim 9's
+control), M2 with two distractor coordinates."""
+
+
+def _toy_v4_size(config, claim: str):
+    """``TOY_V4_TRANSFER``, after the real size's refusals (a run that is not ``--quick``)."""
+    sizes.multimodal_v4(config, claim, 4, 2, 1.0)
+    return TOY_V4_TRANSFER
+
 
 _MODALITY_TRAIN = TrainConfig(steps=3, batch=8, lr=1e-3, eval_every=2, eval_size=16)
 TOY_MODALITIES = replace(sizes.MULTIMODAL_QUICK, m1=DataConfig(K=64, L=4, D=4, N=4, B=2, p_bursty=1.0, eps=0.1),
@@ -55,7 +71,7 @@ def _toy_claim8_size(config, heads: int, steps: int) -> sizes.V4Claim8Size:
 
 
 def _families(monkeypatch, families=TOY_FAMILIES) -> None:
-    for module in (design, common, unimodal, transfer, modalities):
+    for module in (design, common, unimodal, modalities):
         monkeypatch.setattr(module, "FAMILIES", families)
     monkeypatch.setitem(design.FAMILY_SETS, 4, TOY_V4_FAMILIES)
 
@@ -76,16 +92,16 @@ def toy_unimodal(monkeypatch) -> None:
 
 
 def toy_transfer(monkeypatch) -> None:
-    """Claims 4, 5 and 9 at ``TOY_TRANSFER``, on ``TOY_FAMILIES``, evaluated on ``TOY_EVAL_SIZE``
+    """Claims 4, 5 and 9 (version 4) at ``TOY_V4_TRANSFER``, on ``TOY_V4_FAMILIES``, evaluated on ``TOY_EVAL_SIZE``
     sequences; a toy stage 1 does not learn ICL, so every seed meets a lenient premise and the checks
     see every seed."""
     _families(monkeypatch)
     _eval_size(monkeypatch, TOY_EVAL_SIZE, transfer)
     monkeypatch.setattr(sizes, "MULTIMODAL_QUICK", TOY_TRANSFER)
-    monkeypatch.setattr(transfer, "EVAL_EVERY_TRANSITION", 2)
     monkeypatch.setattr(transfer, "K1_DIVERSE", 64)
     monkeypatch.setattr(transfer, "K1_LOW", 8)
-    monkeypatch.setattr(transfer, "CLAIM9_HEADS", 2)
+    monkeypatch.setattr(transfer, "v4_size", _toy_v4_size)
+    monkeypatch.setattr(transfer, "must_learn", lambda before, copy: np.ones(np.shape(before), bool))
     monkeypatch.setattr(common, "STAGE1_ICL", 0.0)
     monkeypatch.setattr(common, "STAGE1_INDUCTION", -2.0)
 

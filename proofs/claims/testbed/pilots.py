@@ -38,7 +38,7 @@ __all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "ch
            "CLAIM6_RULE", "choose_claim6", "ENCODER_STEP_GRID", "ENCODER_TARGETS", "choose_claim7", "encoder_pilot",
            "V4_PILOT_SEEDS", "V4_PILOT_DATA_SEED", "V4_M1", "V4_STAGE1_STEP_GRID", "V4_STAGE1_RULE", "V4_DISTRACTOR_DIMS",
            "V4_DISTRACTOR_SCALES", "V4_STAGE2_STEPS", "V4_DISTRACTOR_RULE", "choose_v4_stage1", "choose_v4_distractors",
-           "V4_CLAIM8_RULE", "choose_v4_claim8_heads", "V4_CLAIM8_8HEADS_RULE",
+           "V4_CLAIM8_RULE", "choose_v4_claim8_heads", "V4_CLAIM8_8HEADS_RULE", "V4_STAGE2_MARGIN_RULE", "v4_stage2_reading",
            "Pilot", "PILOTS", "main"]
 
 PILOTED = {
@@ -339,6 +339,36 @@ def choose_v4_distractors(curves: dict[float, dict], premise: list[bool], copy: 
         if t["no_stage2_median"] <= copy + 0.10 and t["final_median"] >= t["no_stage2_median"] + 0.30:
             return {"sigma": sigma, **out}
     return {"sigma": None, **out}
+
+
+V4_STAGE2_MARGIN_RULE = (
+    "version-4 margins of the stage-2 claims, read on the size pilot's stage 2 at the chosen σ (studies/results/"
+    "pilot_v4_size.json: 8 pilot seeds, 2000 steps, evaluated every 250): per seed the rise of M2-necessary ICL "
+    "(final minus no-stage-2) and of the area under its curve (the normalised trapezoid area over steps 0-2000 "
+    "minus the no-stage-2 value); claim 5's margin is a tenth of the median area rise, rounded to 0.01 (version 3 "
+    "stated 'a tenth of the base's typical rise' and wrote 0.03 where the rule gave 0.007); claim 4's margins "
+    "(0.10 and 0.05) stay the accuracy range's tenth and twentieth, which the median final rise must exceed "
+    "four times over, so that stage 2 moves ICL by more than the check asks of one arm over the other")
+
+
+def v4_stage2_reading(pilot: dict) -> dict:
+    """``V4_STAGE2_MARGIN_RULE`` on the size pilot's record (``pilot_v4_size.json`` as a dict): per
+    seed the no-stage-2 and final M2-necessary ICL at the pilot's chosen σ, its rise, the area under
+    the stage-2 curve and the area's rise, their medians, and ``claim5_margin``."""
+    from mmicl.numerics.testbed.sign_tests import trapezoid_weights
+
+    sigma = pilot["distractors"]["sigma"]
+    c = pilot["stage2_curves"][f"{float(sigma):g}"]
+    steps, acc = np.asarray(c["steps"], float), np.asarray(c["acc_icl_m2only"], float)
+    if steps[0] != 0 or steps[-1] != V4_STAGE2_STEPS or acc.shape[0] != steps.size:
+        raise ValueError(f"the pilot's σ = {sigma:g} curve runs over steps {steps[0]:g}-{steps[-1]:g} with "
+                         f"{acc.shape[0]} evaluations; the rule reads steps 0-{V4_STAGE2_STEPS}, one row per step")
+    area = trapezoid_weights(steps) @ acc
+    rise, area_rise = acc[-1] - acc[0], area - acc[0]
+    return {"sigma": float(sigma), "no_stage2": acc[0].tolist(), "final": acc[-1].tolist(), "area": area.tolist(),
+            "rise_median": float(np.median(rise)), "area_median": float(np.median(area)),
+            "area_rise_median": float(np.median(area_rise)),
+            "claim5_margin": round(0.1 * float(np.median(area_rise)), 2)}
 
 
 V4_CLAIM8_RULE = (

@@ -1,41 +1,44 @@
-"""Claims 4, 5 and 9 of the testbed: what stage 2 of the multimodal protocol transfers and refines
-(``design.DESIGNS``).
+"""Claims 4, 5 and 9 of the testbed, version 4: what stage 2 of the multimodal protocol transfers and
+refines (``design.DESIGNS``).
 
 Stage 1 trains a decoder on M1 alone (bursty).  Stage 2 freezes the decoder's blocks and trains a
-projector of M2, plus the final norm and the readout.  Each stage-1 and stage-2 training is a run
-of the results store ``OUT/testbed/runs`` (the kinds ``stage1`` and ``stage2`` of ``numerics.runs``;
-``common.run_specs``), so a killed claim resumes where it stopped.  Runs with the same settings are
-trained once for all three claims: claim 4's diverse stage 1 is claim 5's ``base`` stage 1, and
-claim 4's ``diverse_L`` stage 2 is claim 5's ``base`` run.  That run is evaluated every
-``EVAL_EVERY_TRANSITION`` steps for claim 5.  Evaluation draws nothing from the training stream, so
-claim 4 reads the same finals as it would from a run evaluated less often.
+projector of M2, plus the final norm and the readout (claim 9's unfrozen arm trains every weight).
+Each stage-1 and stage-2 training is a run of the results store ``OUT/testbed/runs`` (the kinds
+``stage1`` and ``stage2`` of ``numerics.runs``; ``common.run_specs``), so a killed claim resumes where
+it stopped, and runs with the same settings are trained once for all three claims: the version-4
+decoders (``v4_decoders``, ``v4_stage1_settings``) and stage-2 runs (``v4_stage2_settings``) are one
+table, from which each claim takes what it reads.  Claim 4's diverse decoder is claim 5's base and
+claim 9's decoder, and its ``diverse_L`` stage 2 is claim 5's base run and claim 9's frozen arm.
 
-**Seeds and pairing.**  Each verdict family (``FAMILIES``) is one ensemble per stage-1 setting, its
-8 seeds the members.  Every stage-2 run is one arm on those members, so two arms of a check share,
-per seed, the stage-1 decoder (where the design says so), the M2 tables, the training stream and
-the evaluation sets.  Every set has ``EVAL_SIZE`` sequences.
+**Size** (``v4_size``, ``sizes.multimodal_v4``): M1 with N = 8 context pairs of one class each (copy
+baseline 1/8), the 2 layers × 4 heads decoder, the piloted stage-1 steps, an M2 with class-free
+distractor coordinates so that a random projector does not already solve it, stage 2 for 2000 steps
+evaluated every ``EVAL_EVERY_V4`` steps; every evaluation set has ``EVAL_SIZE`` sequences.  The
+no-stage-2 baseline of a run is its evaluation at step 0 (``no_stage2``): the decoder with stage 2's
+initial projector.
+
+**Seeds and pairing.**  Each version-4 family (``design.FAMILY_SETS[4]``, each with its own data seed)
+is one ensemble per stage-1 setting, its 8 seeds the members.  Every stage-2 run is one arm on those
+members, so two arms of a check share, per seed, the stage-1 decoder (where the design says so), the
+M2 tables, the training stream and the evaluation sets.
 
 **Standard errors of one seed's difference** (what ``decide_check`` resolves a seed against):
 
 - an accuracy difference: ``accuracy_difference_se`` (binomial over EVAL_SIZE items; conservative
   when both arms are scored on the same items);
 - a difference of areas under accuracy curves (claim 5): ``sign_tests.area_under_se`` of each arm,
-  added in quadrature (the same assumption as ``accuracy_difference_se``: the arms' errors do not
-  correlate negatively).  ``area_under_se`` bounds an area's evaluation se without any assumption
+  added in quadrature.  ``area_under_se`` bounds an area's evaluation se without any assumption
   about how the evaluations of one curve correlate;
 - attention scores (claim 9): a head's score is the mean over the n multimodal ICL sequences of a
-  per-sequence value, and each stage-2 run records, per head, the sample sd of those values (the
-  analysis ``head_score_spread``).  A difference of two means over the same sequences, a and b,
-  has se ≤ (sd_a + sd_b)/√n: sd(a_i − b_i) ≤ sd(a_i) + sd(b_i) (triangle inequality), whatever
-  the correlation, so no pairing is assumed.  Claim 9's change(top) − change(control) is a sum of
-  four such per-sequence terms, so its se is ≤ (the four sd's summed)/√n (``change_se``).
+  per-sequence value, and both arms score the same sequences, so a change is the mean of per-sequence
+  differences with se sd(d)/√n (``paired_head_changes``); version 3's unpaired bound
+  (``change_se``: (sd_a + sd_b)/√n by the triangle inequality) is reported beside it.
 
 Quick size only (``TestbedConfigError`` otherwise).  The settings that DESIGNS leaves to the code
-are fixed here: ``K1_DIVERSE``, ``K1_LOW``, ``K2_WIDE``, ``UNFROZEN_LR``; the stage-1 decoder's heads
-per layer are the stage-1 pilot's choice (``STAGE1_HEADS``, ``pilots.PILOTED["stage1"]``) and its
-premise is ``common.stage1_premise``.  Claim 9 runs on a 2-layer × ``CLAIM9_HEADS``-head decoder and
-compares the unfrozen stage 2 with the frozen one, its heads chosen by ``select_heads`` (both in
-``DESIGNS["claim9"].changes``).  Each claim returns ``(hypotheses, checks, Summary, figures)``.
+are fixed here: ``K1_DIVERSE``, ``K1_LOW``, ``K2_WIDE``, ``UNFROZEN_LR``; claim 9's heads come from
+``select_heads`` and ``non_induction_control``.  Version 3's code of these claims is retired
+(``docs/records/testbed-transfer-v3.md``); ``STAGE1_HEADS`` stays for claims 6 and 7, still on
+version 3.  Each claim returns ``(hypotheses, checks, Summary, figures)``.
 """
 from __future__ import annotations
 
@@ -44,44 +47,36 @@ from dataclasses import asdict, replace
 
 import numpy as np
 
-from mmicl.numerics.testbed.config import MultimodalConfig, TestbedConfigError, stage1_ape_slots
+from mmicl.numerics.testbed.config import MultimodalConfig, stage1_ape_slots
 from mmicl.numerics.testbed.model import decoder_parameters, width_matching_parameters
 from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm, arm_to_json
 from mmicl.numerics.testbed.sign_tests import accuracy_difference_se, area_under_se
 
 from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
-from .common import (arm_results, base_hypotheses, decide_check, family_seeds, mean_atol, premise, run_specs,
+from .common import (arm_results, base_hypotheses, decide_check, family_seeds, headroom, mean_atol, premise, run_specs,
                      stage1_premise, stage1_settings, write_result)
-from .design import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, FAMILY_SETS, data_seed, outcome_words
+from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
 from .pilots import PILOTED
-from .sizes import MultimodalSizes, multimodal_quick, multimodal_v4
+from .sizes import MultimodalSizes, multimodal_v4
+from .unimodal import INDUCTION_HEAD
 
-__all__ = ["claim4", "claim5", "claim9", "K1_DIVERSE", "K1_LOW", "K2_WIDE", "STAGE1_HEADS", "UNFROZEN_LR", "CLAIM9_HEADS",
-           "CLAIM9_ANALYSIS", "ARM_METRICS", "select_heads", "head_changes", "change_se", "CHANGE_METRICS",
+__all__ = ["claim4", "claim5", "claim9", "K1_DIVERSE", "K1_LOW", "K2_WIDE", "STAGE1_HEADS", "UNFROZEN_LR",
+           "V4_ANALYSIS", "V4_STAGE2", "v4_stage2_settings", "no_stage2", "must_learn", "CLAIM5_DECODERS", "ARM_METRICS", "select_heads", "head_changes", "change_se", "CHANGE_METRICS",
            "non_induction_control", "paired_head_changes", "v4_size", "V4_DECODERS", "v4_decoders", "v4_stage1_settings"]
 
 K1_DIVERSE = 16384
-"""Claim 4's diverse stage 1 (the quick size's M1 K): the claims 4, 5 and 9 decoders."""
+"""Claim 4's diverse stage 1 (M1's K): the claims 4, 5 and 9 decoders."""
 K1_LOW = 64
 """Claim 4's control stage 1: K1 = 64, the in-weights regime (the unimodal claims' K_lo)."""
 K2_WIDE = 16
 """Claim 4's second M2 arm: K2 = K2_WIDE · L."""
 STAGE1_HEADS = PILOTED["stage1"]["heads"]
-"""Claim 4's stage-1 decoders (and claim 5's base) have 2 layers × this many heads (width 32), trained
-for the quick stage 1's 5000 steps: the stage-1 pilot's choice (``pilots.STAGE1_RULE``)."""
+"""Version 3's stage-1 decoders (claims 6 and 7, still on version 3) have 2 layers × this many heads
+(width 32), trained for the quick stage 1's 5000 steps: the stage-1 pilot's choice
+(``pilots.STAGE1_RULE``)."""
 UNFROZEN_LR = 0.1
 """Claim 9's unfrozen stage 2 trains every weight at this fraction of stage 2's learning rate."""
-CLAIM9_HEADS = 4
-"""Claim 9's decoder (a change to the design, ``DESIGNS["claim9"].changes``).  The quick decoder has
-one head per layer, so the design's "same-layer control head" does not exist on it.  Claim 9
-therefore runs on claim 8's shape: 2 layers × 4 heads, width 32 (head width 8).  Its stage 1 is claim 4's diverse stage 1 in every
-other setting, and it must meet claim 4's premise.  It is a stage 1 of its own, not shared with
-claims 4 and 5."""
-CLAIM9_ANALYSIS = {"name": "head_score_spread"}
-"""What claim 9's stage-2 runs analyse at their end: every head's score on the multimodal ICL set
-and the per-sequence sd behind it (``numerics.runs.head_score_spread``)."""
-
 ARM_METRICS = ("acc_icl", "acc_icl_m2only", "acc_icl_m1only", "acc_icl_m2known", "acc_iwl", "acc_flip",
                "induction_max", "prev_token_max")
 """The final metrics a claim's result file tabulates per stage-2 run."""
@@ -149,7 +144,7 @@ def change_se(heads: dict[str, np.ndarray], sd_a: dict[str, np.ndarray], sd_b: d
               ) -> dict[str, np.ndarray]:
     """Per seed, bounds on the evaluation se of claim 9's ``head_changes(heads, a, b)``, when a's and
     b's scores are means over the same ``n`` sequences of per-sequence values whose sample sd's
-    per head are ``sd_a`` / ``sd_b`` (``induction_sd``, ``prev_token_sd`` of ``head_score_spread``,
+    per head are ``sd_a`` / ``sd_b`` (``induction_sd``, ``prev_token_sd``: version 3 read them from ``head_score_spread``,
     as ``induction`` and ``prev_token`` (E, layers, H)).
 
     One head's change is the mean over the sequences of a_i − b_i, and sd(a_i − b_i) ≤ sd(a_i) +
@@ -278,11 +273,6 @@ def _stage2_settings(stage1: dict, arm, train, trainable: str = "projector+reado
     return {"stage1": stage1, "arms": [arm_to_json(arm)], "train": asdict(train), "trainable": trainable}
 
 
-def _transition(train):
-    """Stage-2 training evaluated every ``EVAL_EVERY_TRANSITION`` steps (claim 5's curves)."""
-    return replace(train, eval_every=EVAL_EVERY_TRANSITION)
-
-
 def _runs(config, kind: str, settings: dict[str, dict]) -> dict[str, dict]:
     """Each named ``kind`` run through the store (``common.run_specs``): the finished record of each."""
     return run_specs(config, {name: (kind, s) for name, s in settings.items()})
@@ -305,254 +295,331 @@ def _stage1_table(final: dict) -> dict:
             "prev_token_max": np.asarray(final["prev_token"], float).reshape(acc.size, -1).max(1).round(4).tolist()}
 
 
+# ---- version 4's stage-2 runs ----------------------------------------------------------------------------
+V4_ANALYSIS = {"name": "head_score_sequences"}
+"""What claim 9's two stage-2 runs analyse at their end: every head's induction and previous-token value
+on each multimodal ICL sequence (``numerics.runs.kinds.multimodal.head_score_sequences``), so that the
+two arms' scores pair by sequence."""
+
+
+def _v4_stage2_table(sz: MultimodalSizes) -> dict[str, tuple]:
+    """Each version-4 stage-2 run as (decoder, K2, training, trainable, analysis)."""
+    L = sz.m1.L
+    frozen = "projector+readout"
+    return {"diverse_L": ("diverse", L, sz.stage2, frozen, V4_ANALYSIS),     # claim 4, claim 5's base, claim 9's frozen
+            "diverse_16L": ("diverse", K2_WIDE * L, sz.stage2, frozen, None),
+            "lowK1_L": ("lowK1", L, sz.stage2, frozen, None),
+            "deep_L": ("deep", L, sz.stage2, frozen, None),
+            "deep_matched_L": ("deep_matched", L, sz.stage2, frozen, None),
+            "unfrozen_L": ("diverse", L, replace(sz.stage2, lr=sz.stage2.lr * UNFROZEN_LR), "all", V4_ANALYSIS)}
+
+
+V4_STAGE2 = ("diverse_L", "diverse_16L", "lowK1_L", "deep_L", "deep_matched_L", "unfrozen_L")
+"""The version-4 stage-2 runs of claims 4, 5 and 9 (``v4_stage2_settings``)."""
+
+
+def v4_stage2_settings(config, sz: MultimodalSizes, runs=V4_STAGE2) -> dict[str, dict]:
+    """``{"<run>_<family>": stage2 settings}`` of the version-4 stage-2 runs named in ``runs``: each on
+    its decoder's stage-1 run (``v4_stage1_settings``), one arm (K2 M2 classes), 2000 steps evaluated
+    every ``EVAL_EVERY_V4``; ``diverse_L`` is claim 4's arm, claim 5's base and claim 9's frozen arm,
+    ``unfrozen_L`` claim 9's unfrozen arm (every weight trainable at ``UNFROZEN_LR`` × the rate)."""
+    table, shapes = _v4_stage2_table(sz), v4_decoders(sz)
+    s1 = v4_stage1_settings(config, sz)
+    out = {}
+    for name in runs:
+        decoder, K2, train, trainable, analysis = table[name]
+        for f in FAMILY_SETS[4]:
+            s = _stage2_settings(s1[f"{decoder}_{f}"], _arm(sz, K2, shapes[decoder][1]), train, trainable)
+            if analysis is not None:
+                s["analysis"] = dict(analysis)
+            out[f"{name}_{f}"] = s
+    return out
+
+
+def _v4_records(config, sz, decoders, runs) -> tuple[dict, dict]:
+    """The finished stage-1 and stage-2 records of the named version-4 decoders and runs."""
+    return (_runs(config, "stage1", v4_stage1_settings(config, sz, decoders)),
+            _runs(config, "stage2", v4_stage2_settings(config, sz, runs)))
+
+
+def _arm_name(sz, run: str) -> str:
+    return f"K2={_v4_stage2_table(sz)[run][1]}"
+
+
+def no_stage2(r, metric: str, arm: str) -> np.ndarray:
+    """Per seed, a stage-2 run's ``metric`` before any stage-2 step: its evaluation at step 0, the
+    decoder with stage 2's initial (random) projector (a ``RuntimeError`` when step 0 is not evaluated)."""
+    if not len(r.steps) or r.steps[0] != 0:
+        raise RuntimeError(f"this stage-2 run was not evaluated at step 0 (its first evaluation is at "
+                           f"{r.steps[0] if len(r.steps) else None}): its no-stage-2 baseline is unknown")
+    return np.asarray(r.curve(metric, arm)[0], float)
+
+
+def must_learn(before, copy: float) -> np.ndarray:
+    """Per seed, version 4's premise "stage 2 has to learn M2": M2-necessary ICL before stage 2 is at
+    most B/N + 0.10 (``pilots.V4_DISTRACTOR_RULE``'s level (a))."""
+    return np.asarray(before, float) <= copy + 0.10
+
+
+def _stage1_ok(rec1: dict, decoder: str) -> dict[str, np.ndarray]:
+    return {f: stage1_premise(rec1[f"{decoder}_{f}"]["result"]["final"]) for f in FAMILY_SETS[4]}
+
+
+def _pooled(d: dict[str, np.ndarray]) -> np.ndarray:
+    return np.concatenate([np.asarray(d[f], float) for f in FAMILY_SETS[4]])
+
+
 # ---- claim 4 -------------------------------------------------------------------------------------------
 def claim4(config):
-    """Few M2 classes suffice after diverse M1 pretraining (``DESIGNS["claim4"]``).  Per family:
-    stage 1 at K1 = ``K1_DIVERSE`` and at K1 = ``K1_LOW``.  Stage 2 (K2 = L and K2 = 16L) runs on the
-    diverse decoder of each seed and stage 2 (K2 = L) on the low-K1 one, 8 seeds per family.  A
-    seed whose diverse stage 1 fails the premise is left out of both checks (both read that decoder).
-    Both stage-1 decoders have 2 layers × ``STAGE1_HEADS`` heads."""
-    sz = multimodal_quick(config, "claim4")
-    design, L = DESIGNS["claim4"], sz.m1.L
-    heads = STAGE1_HEADS
-    model = replace(sz.model, heads=heads)
-    s1 = {}
-    for f in FAMILIES:
-        s1[f"diverse_{f}"] = stage1_settings(config, sz, FAMILIES[f], model=model, K1=K1_DIVERSE)
-        s1[f"lowK1_{f}"] = stage1_settings(config, sz, FAMILIES[f], model=model, K1=K1_LOW)
-    rec1 = _runs(config, "stage1", s1)
-    arms = {"diverse_L": ("diverse", L, K1_DIVERSE), "diverse_16L": ("diverse", K2_WIDE * L, K1_DIVERSE),
-            "lowK1_L": ("lowK1", L, K1_LOW)}
-    s2 = {}
-    for f in FAMILIES:
-        for name, (s1name, k2, k1) in arms.items():
-            # diverse_L is claim 5's base run: evaluated as often as claim 5 needs (finals unchanged)
-            train = _transition(sz.stage2) if name == "diverse_L" else sz.stage2
-            s2[f"{name}_{f}"] = _stage2_settings(s1[f"{s1name}_{f}"], _arm(sz, k2, k1), train)
-    rec2 = _runs(config, "stage2", s2)
+    """Few M2 classes suffice after diverse M1 pretraining (``DESIGNS["claim4"]``, version 4).  Per
+    family: the diverse and the low-K1 stage 1; stage 2 at K2 = L and 16L on the diverse decoder and
+    at K2 = L on the low-K1 one.  Premises per seed: the diverse stage 1 (claim 4's stage-1 premise);
+    stage 2 has to learn M2 (``must_learn`` on the diverse_L run's step 0); headroom of the low-K1
+    arm for the first check (``common.headroom`` at its margin).  A seed failing a premise is left out
+    of the checks that need it: the first two of both checks, the third of the first."""
+    sz = v4_size(config, "claim4")
+    design = DESIGNS["claim4"]
+    runs_ = ("diverse_L", "diverse_16L", "lowK1_L")
+    rec1, rec2 = _v4_records(config, sz, ("diverse", "lowK1"), runs_)
     runs = arm_results(rec2)
+    fams = FAMILY_SETS[4]
+    seeds = family_seeds("claim4")
+    copy = sz.m1.B / sz.m1.N
 
-    def final(metric, arm, f):
-        return runs[f"{arm}_{f}"].final(metric, f"K2={arms[arm][1]}")
+    def final(metric, run, f):
+        return runs[f"{run}_{f}"].final(metric, _arm_name(sz, run))
 
-    seeds = family_seeds()
-    ok = {f: stage1_premise(rec1[f"diverse_{f}"]["result"]["final"]) for f in FAMILIES}
-    hyps = base_hypotheses(config) + [premise(f"{design.premises[0]} [diverse stage 1, K1 = {K1_DIVERSE}, 2 layers × "
-                                          f"{heads} heads]", ok, seeds)]
+    before = {run: {f: no_stage2(runs[f"{run}_{f}"], "acc_icl_m2only", _arm_name(sz, run)) for f in fams}
+              for run in runs_}
+    c1, c2 = design.checks
+    ok = _stage1_ok(rec1, "diverse")
+    learn = {f: must_learn(before["diverse_L"][f], copy) for f in fams}
+    room = {f: headroom(final(c1.metric, c1.b, f), c1.margin) for f in fams}
+    hyps = base_hypotheses(config) + [
+        premise(f"{design.premises[0]} [diverse stage 1, K1 = {K1_DIVERSE}, 2 layers × {sz.model.heads} heads]", ok,
+                seeds),
+        premise(f"{design.premises[1]} (B/N + 0.10 = {copy + 0.10:.3f})", learn, seeds),
+        premise(f"{design.premises[2]} (se binomial on {EVAL_SIZE} sequences; needed by '{c1.name}')", room, seeds)]
     checks = []
-    for c in design.checks:
+    for c, keep in ((c1, {f: ok[f] & learn[f] & room[f] for f in fams}), (c2, {f: ok[f] & learn[f] for f in fams})):
         diffs, ses = {}, {}
-        for f in FAMILIES:
+        for f in fams:
             a, b = final(c.metric, c.a, f), final(c.metric, c.b, f)
-            diffs[f], ses[f] = (a - b)[ok[f]], accuracy_difference_se(a, b, EVAL_SIZE)[ok[f]]
+            diffs[f], ses[f] = (a - b)[keep[f]], accuracy_difference_se(a, b, EVAL_SIZE)[keep[f]]
         checks.append(decide_check(c, diffs, ses, ACC_SE))
-    every = {arm: np.concatenate([final("acc_icl_m2only", arm, f) for f in FAMILIES]) for arm in arms}
-    confounded = {arm: np.concatenate([final("acc_icl", arm, f) for f in FAMILIES]) for arm in arms}
-    s1_icl = {k: np.concatenate([np.asarray(rec1[f"{k}_{f}"]["result"]["final"]["acc_icl"], float) for f in FAMILIES])
-              for k in ("diverse", "lowK1")}
-    _result(config, "claim4", rec1, rec2, heads=heads, copy_baseline=sz.m1.B / sz.m1.N, K1={"diverse": K1_DIVERSE,
-            "lowK1": K1_LOW}, K2={arm: v[1] for arm, v in arms.items()},
-            premise={f: ok[f].tolist() for f in FAMILIES},
+    every = {run: _pooled({f: final("acc_icl_m2only", run, f) for f in fams}) for run in runs_}
+    confounded = {run: _pooled({f: final("acc_icl", run, f) for f in fams}) for run in runs_}
+    baseline = {run: _pooled(v) for run, v in before.items()}
+    s1_icl = {k: _pooled({f: rec1[f"{k}_{f}"]["result"]["final"]["acc_icl"] for f in fams}) for k in ("diverse", "lowK1")}
+    _result(config, "claim4", rec1, rec2, copy_baseline=copy, K1={"diverse": K1_DIVERSE, "lowK1": K1_LOW},
+            K2={run: _v4_stage2_table(sz)[run][1] for run in runs_}, m2=asdict(sz.m2),
+            premise={"stage1": {f: v.tolist() for f, v in ok.items()},
+                     "must_learn": {f: v.tolist() for f, v in learn.items()},
+                     "headroom_lowK1_L": {f: v.tolist() for f, v in room.items()}},
+            no_stage2={run: {f: v.tolist() for f, v in b.items()} for run, b in before.items()},
             stage1={name: _stage1_table(r["result"]["final"]) for name, r in rec1.items()},
             tables={name: r.table(ARM_METRICS) for name, r in runs.items()},
             checks_detail={c.name: c.detail for c in checks})
-    numbers = {f"ICL_M2necessary_{arm}": float(v.mean()) for arm, v in every.items()}
-    numbers |= {f"ICL_confounded_{arm}": float(v.mean()) for arm, v in confounded.items()}
-    numbers |= {f"stage1_ICL_{k}": float(v.mean()) for k, v in s1_icl.items()}
-    numbers |= {f"premise_seeds_{f}": int(ok[f].sum()) for f in FAMILIES}
-    atol = {f"ICL_M2necessary_{arm}": mean_atol(v, EVAL_SIZE) for arm, v in every.items()}
-    atol |= {f"ICL_confounded_{arm}": mean_atol(v, EVAL_SIZE) for arm, v in confounded.items()}
-    atol |= {f"stage1_ICL_{k}": mean_atol(v, EVAL_SIZE) for k, v in s1_icl.items()}
-    atol |= {f"premise_seeds_{f}": float(len(FAMILIES[f])) for f in FAMILIES}
+    numbers, atol = {}, {}
+    for group, values in (("ICL_M2necessary", every), ("ICL_confounded", confounded), ("no_stage2_ICL_M2necessary",
+                                                                                         baseline)):
+        for run, v in values.items():
+            numbers[f"{group}_{run}"], atol[f"{group}_{run}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
+    for k, v in s1_icl.items():
+        numbers[f"stage1_ICL_{k}"], atol[f"stage1_ICL_{k}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
+    for name, flags in (("stage1", ok), ("must_learn", learn), ("headroom", room)):
+        for f in fams:
+            numbers[f"premise_{name}_seeds_{f}"], atol[f"premise_{name}_seeds_{f}"] = int(flags[f].sum()), float(flags[f].size)
     numbers |= outcome_words(checks)
     summary = Summary(numbers, atol=atol, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (at least the binomial se on "
-        f"{EVAL_SIZE} sequences); the count of seeds meeting the premise by the family's size (each seed is a "
+        f"{EVAL_SIZE} sequences); the count of seeds meeting a premise by the family's size (each seed is a "
         "fresh draw on another machine); the verdicts are text"))
     return hyps, checks, summary, []
 
 
 # ---- claim 5 -------------------------------------------------------------------------------------------
+CLAIM5_DECODERS = {"base": ("diverse", "diverse_L"), "deep": ("deep", "deep_L"),
+                   "deep_matched": ("deep_matched", "deep_matched_L")}
+"""Claim 5's arms: (version-4 decoder, its stage-2 run); the base is claim 4's diverse decoder and run."""
+
+
 def claim5(config):
-    """A larger decoder learns multimodal ICL faster (``DESIGNS["claim5"]``): 2-layer base, 4-layer at
-    the same width, 4-layer at the base's parameter count (``width_matching_parameters``).  Each has
-    a diverse stage 1 (K1 = ``K1_DIVERSE``) and a stage 2 at K2 = L evaluated every
-    ``EVAL_EVERY_TRANSITION`` steps.  Decided per seed on the area under the stage-2 curve of
-    M2-necessary ICL (``area_under``), with the evaluation se bound ``area_under_se``.  A seed is left out of
-    a check when either decoder's stage 1 fails claim 4's premise.  Every shape has
-    ``STAGE1_HEADS`` heads per layer (the base is claim 4's diverse decoder)."""
-    sz = multimodal_quick(config, "claim5")
-    design, L = DESIGNS["claim5"], sz.m1.L
-    base = stage1_ape_slots(replace(sz.model, heads=STAGE1_HEADS), replace(sz.m1, K=K1_DIVERSE))
-    w_eq = width_matching_parameters(base, sz.deep_layers, sz.m1.D, L)
-    shapes = {"base": base, "deep": replace(base, layers=sz.deep_layers),
-              "deep_matched": replace(base, layers=sz.deep_layers, width=w_eq)}
-    params = {k: decoder_parameters(m, sz.m1.D, L) for k, m in shapes.items()}
-    s1 = {f"{k}_{f}": stage1_settings(config, sz, FAMILIES[f], model=m, K1=K1_DIVERSE) for k, m in shapes.items() for f in FAMILIES}
-    rec1 = _runs(config, "stage1", s1)
-    arm = _arm(sz, L)
-    s2 = {name: _stage2_settings(s, arm, _transition(sz.stage2)) for name, s in s1.items()}
-    rec2 = _runs(config, "stage2", s2)
+    """A larger decoder learns multimodal ICL faster (``DESIGNS["claim5"]``, version 4): the 2-layer
+    base, 4 layers at the same width and 4 layers at the base's parameter count
+    (``width_matching_parameters``), each a diverse stage 1 and a stage 2 at K2 = L evaluated every
+    ``EVAL_EVERY_V4`` steps.  Decided per seed on the area under the stage-2 curve of M2-necessary ICL
+    (``area_under``) with the evaluation se bound ``area_under_se``.  Premises per seed: each
+    decoder's stage 1; stage 2 has to learn M2 (the base's step 0, ``must_learn``); the base's
+    headroom, area + margin + 2 se < 1.  A seed is left out of a check when either decoder's stage 1
+    fails, or the base fails the other two."""
+    sz = v4_size(config, "claim5")
+    design = DESIGNS["claim5"]
+    shapes = {k: v4_decoders(sz)[d][0] for k, (d, _) in CLAIM5_DECODERS.items()}
+    params = {k: decoder_parameters(m, sz.m1.D, sz.m1.L) for k, m in shapes.items()}
+    rec1, rec2 = _v4_records(config, sz, tuple(d for d, _ in CLAIM5_DECODERS.values()),
+                             tuple(r for _, r in CLAIM5_DECODERS.values()))
     runs = arm_results(rec2)
-    seeds = family_seeds()
-    ok = {k: {f: stage1_premise(rec1[f"{k}_{f}"]["result"]["final"]) for f in FAMILIES} for k in shapes}
+    fams = FAMILY_SETS[4]
+    seeds = family_seeds("claim5")
+    copy = sz.m1.B / sz.m1.N
+    arm = _arm_name(sz, "diverse_L")
+    run = {(k, f): runs[f"{r}_{f}"] for k, (_, r) in CLAIM5_DECODERS.items() for f in fams}
+    auc = {(k, f): r.area_under("acc_icl_m2only", arm) for (k, f), r in run.items()}
+    se = {(k, f): area_under_se(r.curve("acc_icl_m2only", arm), r.steps, EVAL_SIZE) for (k, f), r in run.items()}
+    before = {(k, f): no_stage2(r, "acc_icl_m2only", arm) for (k, f), r in run.items()}
+    margin = design.checks[0].margin
+    ok = {k: _stage1_ok(rec1, d) for k, (d, _) in CLAIM5_DECODERS.items()}
+    learn = {f: must_learn(before["base", f], copy) for f in fams}
+    room = {f: auc["base", f] + margin + 2 * se["base", f] < 1.0 for f in fams}
     hyps = base_hypotheses(config) + [
         premise(f"{design.premises[0]}: the {k} decoder ({shapes[k].layers} layers, width {shapes[k].width}): "
-                 f"{DESIGNS['claim4'].premises[0]}", ok[k], seeds) for k in shapes]
-    auc = {n: r.area_under("acc_icl_m2only", arm.name) for n, r in runs.items()}
-    se = {n: area_under_se(r.curve("acc_icl_m2only", arm.name), r.steps, EVAL_SIZE) for n, r in runs.items()}
+                f"{DESIGNS['claim4'].premises[0]}", ok[k], seeds) for k in shapes]
+    hyps += [premise(f"{design.premises[1]} (B/N + 0.10 = {copy + 0.10:.3f})", learn, seeds),
+             premise(f"{design.premises[2]} (margin {margin:g})", room, seeds)]
     checks = []
     for c in design.checks:
         diffs, ses = {}, {}
-        for f in FAMILIES:
-            keep = ok[c.a][f] & ok[c.b][f]
-            diffs[f] = (auc[f"{c.a}_{f}"] - auc[f"{c.b}_{f}"])[keep]
-            ses[f] = np.sqrt(se[f"{c.a}_{f}"] ** 2 + se[f"{c.b}_{f}"] ** 2)[keep]
+        for f in fams:
+            keep = ok[c.a][f] & ok[c.b][f] & learn[f] & room[f]
+            diffs[f] = (auc[c.a, f] - auc[c.b, f])[keep]
+            ses[f] = np.sqrt(se[c.a, f] ** 2 + se[c.b, f] ** 2)[keep]
         checks.append(decide_check(c, diffs, ses, (
-            f"each area's evaluation se bounded by sign_tests.area_under_se (the trapezoid area under the per-evaluation binomial "
-            f"se's on {EVAL_SIZE} sequences, which holds however the evaluations correlate), the two arms' bounds "
-            "added in quadrature")))
-    pooled = {k: {"auc": np.concatenate([auc[f"{k}_{f}"] for f in FAMILIES]),
-                  "auc_se": np.concatenate([se[f"{k}_{f}"] for f in FAMILIES]),
-                  "final": np.concatenate([runs[f"{k}_{f}"].final("acc_icl_m2only", arm.name) for f in FAMILIES])}
-              for k in shapes}
+            f"each area's evaluation se bounded by sign_tests.area_under_se (the trapezoid area under the per-evaluation "
+            f"binomial se's on {EVAL_SIZE} sequences, which holds however the evaluations correlate), the two arms' "
+            "bounds added in quadrature")))
+    pooled = {k: {"auc": _pooled({f: auc[k, f] for f in fams}), "auc_se": _pooled({f: se[k, f] for f in fams}),
+                  "final": _pooled({f: run[k, f].final("acc_icl_m2only", arm) for f in fams}),
+                  "no_stage2": _pooled({f: before[k, f] for f in fams})} for k in shapes}
     _result(config, "claim5", rec1, rec2, shapes={k: asdict(m) for k, m in shapes.items()}, parameters=params,
-            premise={k: {f: v.tolist() for f, v in ok[k].items()} for k in shapes},
+            copy_baseline=copy, m2=asdict(sz.m2),
+            premise={"stage1": {k: {f: v.tolist() for f, v in ok[k].items()} for k in shapes},
+                     "must_learn": {f: v.tolist() for f, v in learn.items()},
+                     "headroom_base": {f: v.tolist() for f, v in room.items()}},
             stage1={name: _stage1_table(r["result"]["final"]) for name, r in rec1.items()},
-            auc={n: v.round(5).tolist() for n, v in auc.items()}, auc_se={n: v.round(5).tolist() for n, v in se.items()},
+            auc={f"{k}_{f}": v.round(5).tolist() for (k, f), v in auc.items()},
+            auc_se={f"{k}_{f}": v.round(5).tolist() for (k, f), v in se.items()},
+            no_stage2={f"{k}_{f}": v.tolist() for (k, f), v in before.items()},
             tables={name: r.table(ARM_METRICS) for name, r in runs.items()},
-            curves={name: {"steps": r.steps,
-                           "acc_icl_m2only": r.curve("acc_icl_m2only", arm.name).round(4).T.tolist()}
-                    for name, r in runs.items()},
+            curves={f"{k}_{f}": {"steps": r.steps, "acc_icl_m2only": r.curve("acc_icl_m2only", arm).round(4).T.tolist()}
+                    for (k, f), r in run.items()},
             checks_detail={c.name: c.detail for c in checks})
     numbers, atol = {}, {}
     for k, v in pooled.items():
         numbers[f"AUC_ICL_M2necessary_{k}"] = float(v["auc"].mean())
         # an area is a weighted mean of accuracies on EVAL_SIZE items: at least its own evaluation se
         atol[f"AUC_ICL_M2necessary_{k}"] = max(mean_atol(v["auc"]), sampling_atol(float(v["auc_se"].mean())))
-        numbers[f"final_ICL_M2necessary_{k}"] = float(v["final"].mean())
-        atol[f"final_ICL_M2necessary_{k}"] = mean_atol(v["final"], EVAL_SIZE)
-    numbers |= {f"parameters_{k}": v for k, v in params.items()} | {"width_deep_matched": w_eq}
+        for name in ("final", "no_stage2"):
+            numbers[f"{name}_ICL_M2necessary_{k}"] = float(v[name].mean())
+            atol[f"{name}_ICL_M2necessary_{k}"] = mean_atol(v[name], EVAL_SIZE)
+    numbers |= {f"parameters_{k}": v for k, v in params.items()} | {"width_deep_matched": shapes["deep_matched"].width}
     atol |= {f"parameters_{k}": EXACT for k in params} | {"width_deep_matched": EXACT}
+    for f in fams:
+        numbers[f"premise_headroom_seeds_{f}"], atol[f"premise_headroom_seeds_{f}"] = int(room[f].sum()), float(room[f].size)
     numbers |= outcome_words(checks)
     summary = Summary(numbers, atol=atol, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (a final accuracy at least the binomial "
         f"se on {EVAL_SIZE} sequences, an area at least its auc_se); parameter counts and widths exact (settings); "
-        "the verdicts are text"))
+        "a count of seeds by the family's size; the verdicts are text"))
     return hyps, checks, summary, []
 
 
 # ---- claim 9 -------------------------------------------------------------------------------------------
-CHANGE_METRICS = ("induction_change_top_minus_control", "prev_token_change")
+CHANGE_METRICS = ("induction_change_top", "induction_change_top_minus_control", "prev_token_change")
+
+
+def _per_sequence(record: dict) -> dict[str, np.ndarray]:
+    """A claim-9 stage-2 run's per-sequence head scores (E, n, layers, H) from its ``V4_ANALYSIS``."""
+    a = record["result"]["analysis"]
+    return {m: np.asarray(a[f"{m}_per_sequence"], float) for m in ("induction", "prev_token")}
 
 
 def claim9(config):
-    """Stage 2 refines the induction head and the previous-token head stays (``DESIGNS["claim9"]``).
-
-    Per family, a diverse stage 1 on a 2-layer × ``CLAIM9_HEADS``-head decoder (``CLAIM9_HEADS``),
-    then two stage-2 runs on it at K2 = L: ``frozen`` (attention frozen, as published) and
-    ``unfrozen`` (every weight trainable at ``UNFROZEN_LR`` × stage 2's rate).  The two share, per
-    seed, the stage-1 decoder, the M2 tables, the training stream and the multimodal evaluation
-    sequences, and each ends with the analysis ``CLAIM9_ANALYSIS`` (every head's score with its
-    per-sequence sd).  The heads come from the stage-1 decoder's own unimodal scores
-    (``select_heads``).  Per seed, change(x) = score_unfrozen(x) − score_frozen(x) at the end of
-    stage 2: the frozen arm is the control for the change of layout (unimodal to multimodal).  The
-    checks read ``induction_change_top_minus_control`` (change(top) − change(control)) and
-    ``prev_token_change`` (change(prev)) with the se bounds of ``change_se``.  The raw stage-1 →
-    stage-2 changes of both arms (stage-2 multimodal score minus the stage-1 unimodal one) are
-    reported beside them, not decided."""
-    sz = multimodal_quick(config, "claim9")
+    """Stage 2 refines the induction head and the previous-token head stays (``DESIGNS["claim9"]``,
+    version 4).  Per family, claim 4's diverse decoder (2 layers × 4 heads) and two stage-2 runs on it
+    at K2 = L: ``frozen`` (claim 4's diverse_L run: attention frozen, as published) and ``unfrozen``
+    (every weight trainable at ``UNFROZEN_LR`` × the rate).  They share, per seed, the stage-1 decoder,
+    the M2 tables, the training stream and the multimodal evaluation sequences, and each ends with
+    ``V4_ANALYSIS`` (every head's value on every sequence).  The heads come from the stage-1 decoder's
+    own unimodal scores: ``select_heads``'s top and previous-token heads and ``non_induction_control``
+    (score ≤ ``INDUCTION_HEAD``).  Per seed, change(x) = score_unfrozen(x) − score_frozen(x), paired by
+    sequence with its se (``paired_head_changes``).  Version 3's unpaired bound (``change_se``) and the
+    raw stage-1 → stage-2 changes of both arms are reported beside them, not decided."""
+    sz = v4_size(config, "claim9")
     design = DESIGNS["claim9"]
-    if CLAIM9_HEADS < 2:
-        raise TestbedConfigError(f"claim 9 needs ≥ 2 heads per layer for a same-layer control head, got "
-                                 f"CLAIM9_HEADS = {CLAIM9_HEADS}: set it to 4 (claim 8's shape)")
-    model = replace(sz.model, heads=CLAIM9_HEADS)
-    s1 = {f: stage1_settings(config, sz, FAMILIES[f], model=model, K1=K1_DIVERSE) for f in FAMILIES}
-    rec1 = _runs(config, "stage1", s1)
-    arm = _arm(sz, sz.m1.L)
-    arms = {"frozen": (sz.stage2, "projector+readout"),
-            "unfrozen": (replace(sz.stage2, lr=sz.stage2.lr * UNFROZEN_LR), "all")}
-    s2 = {f"{a}_{f}": {**_stage2_settings(s1[f], arm, train, trainable), "analysis": dict(CLAIM9_ANALYSIS)}
-          for a, (train, trainable) in arms.items() for f in FAMILIES}
-    rec2 = _runs(config, "stage2", s2)
+    arms = {"frozen": "diverse_L", "unfrozen": "unfrozen_L"}
+    rec1, rec2 = _v4_records(config, sz, ("diverse",), tuple(arms.values()))
     runs = arm_results(rec2)
-    seeds = family_seeds()
-    ok = {f: stage1_premise(rec1[f]["result"]["final"]) for f in FAMILIES}
-    hyps = base_hypotheses(config) + [premise(
-        f"{design.premises[0]}: {DESIGNS['claim4'].premises[0]} [the 2-layer × {CLAIM9_HEADS}-head decoder]",
-        ok, seeds)]
-    before = {f: {m: np.asarray(rec1[f]["result"]["final"][m], float) for m in ("induction", "prev_token")}
-              for f in FAMILIES}
-    heads = {f: select_heads(before[f]["induction"], before[f]["prev_token"]) for f in FAMILIES}
-    spread = {name: r["result"]["analysis"] for name, r in rec2.items()}
-    n_seq = {int(v["n"]) for v in spread.values()}
+    fams = FAMILY_SETS[4]
+    seeds = family_seeds("claim9")
+    arm = _arm_name(sz, "diverse_L")
+    ok = _stage1_ok(rec1, "diverse")
+    stage1 = {f: {m: np.asarray(rec1[f"diverse_{f}"]["result"]["final"][m], float) for m in ("induction", "prev_token")}
+              for f in fams}
+    heads = {}
+    for f in fams:
+        heads[f] = select_heads(stage1[f]["induction"], stage1[f]["prev_token"])
+        heads[f]["control"] = non_induction_control(stage1[f]["induction"], heads[f]["top"], INDUCTION_HEAD)
+    has_control = {f: heads[f]["control"][:, 0] >= 0 for f in fams}
+    hyps = base_hypotheses(config) + [
+        premise(f"{design.premises[0]}: {DESIGNS['claim4'].premises[0]} [the 2-layer × {sz.model.heads}-head diverse decoder]",
+                ok, seeds),
+        premise(design.premises[1], has_control, seeds)]
+    seq = {(a, f): _per_sequence(rec2[f"{r}_{f}"]) for a, r in arms.items() for f in fams}
+    n_seq = {int(rec2[f"{r}_{f}"]["result"]["analysis"]["n"]) for r in arms.values() for f in fams}
     if n_seq != {EVAL_SIZE}:
         raise RuntimeError(f"claim 9's stage-2 runs scored the heads on {sorted(n_seq)} sequences, not {EVAL_SIZE}")
-    n = EVAL_SIZE
-    after = {name: {m: np.asarray(v[m], float) for m in ("induction", "prev_token")} for name, v in spread.items()}
-    sd = {name: {m: np.asarray(v[f"{m}_sd"], float) for m in ("induction", "prev_token")} for name, v in spread.items()}
-    raw = {f"{a}_{f}": head_changes(heads[f], after[f"{a}_{f}"], before[f]) for a in arms for f in FAMILIES}
-    why = {"induction_change_top_minus_control": (
-               f"empirical: each score a mean over the same {n} multimodal ICL sequences of a per-sequence value, "
-               "whose sample sd each stage-2 run records per head; change(top) − change(control) has four "
-               "per-sequence terms (top and control head, unfrozen and frozen arm), so by the triangle inequality "
-               "se ≤ (sd_top,unfrozen + sd_top,frozen + sd_control,unfrozen + sd_control,frozen)/√n, with no "
-               "assumption about how the terms correlate (change_se)"),
-           "prev_token_change": (
-               f"empirical: each score a mean over the same {n} multimodal ICL sequences of a per-sequence value; "
-               "a difference of two such means has se ≤ (sd_prev,unfrozen + sd_prev,frozen)/√n by the triangle "
-               "inequality, with no assumption about how the two correlate (change_se)")}
-    checks, change, ses = [], {}, {}
+    paired = {f: paired_head_changes(heads[f], seq["unfrozen", f], seq["frozen", f]) for f in fams}
+    means = {(a, f): {m: v.mean(1) for m, v in seq[a, f].items()} for a in arms for f in fams}
+    sds = {(a, f): {m: v.std(1, ddof=1) for m, v in seq[a, f].items()} for a in arms for f in fams}
+    unpaired = {f: change_se(heads[f], sds["unfrozen", f], sds["frozen", f], EVAL_SIZE) for f in fams}
+    raw = {(a, f): head_changes(heads[f], means[a, f], stage1[f]) for a in arms for f in fams}
+    why = (f"paired by sequence: each score a mean over the same {EVAL_SIZE} multimodal ICL sequences, in both arms, "
+           "of a per-sequence value; the change's se is the sample sd of the per-sequence differences over √n "
+           "(paired_head_changes), the top-minus-control change's that of the differences of the two heads' "
+           "differences")
+    checks = []
     for c in design.checks:
-        diffs, sef = {}, {}
-        for f in FAMILIES:
-            a, b = f"{c.a}_{f}", f"{c.b}_{f}"
-            change[a, b] = head_changes(heads[f], after[a], after[b])
-            ses[a, b] = change_se(heads[f], sd[a], sd[b], n)
-            diffs[f], sef[f] = change[a, b][c.metric][ok[f]], ses[a, b][c.metric][ok[f]]
-        checks.append(decide_check(c, diffs, sef, why[c.metric]))
-    c0 = design.checks[0]                                    # both checks read unfrozen − frozen
-    ab = {f: (f"{c0.a}_{f}", f"{c0.b}_{f}") for f in FAMILIES}
-    induction_min = {"stage1": np.concatenate([before[f]["induction"].reshape(len(seeds[f]), -1).min(1)
-                                               for f in FAMILIES])}
-    induction_min |= {a: np.concatenate([after[f"{a}_{f}"]["induction"].reshape(len(seeds[f]), -1).min(1)
-                                         for f in FAMILIES]) for a in arms}
-    icl = {a: np.concatenate([runs[f"{a}_{f}"].final("acc_icl_m2only", arm.name) for f in FAMILIES]) for a in arms}
-    pooled = {m: np.concatenate([change[ab[f]][m] for f in FAMILIES]) for m in CHANGE_METRICS}
-    pooled_se = {m: np.concatenate([ses[ab[f]][m] for f in FAMILIES]) for m in CHANGE_METRICS}
-    pooled_raw = {(a, m): np.concatenate([raw[f"{a}_{f}"][m] for f in FAMILIES]) for a in arms for m in CHANGE_METRICS}
-    _result(config, "claim9", rec1, rec2, heads=CLAIM9_HEADS, unfrozen_lr=sz.stage2.lr * UNFROZEN_LR,
-            premise={f: ok[f].tolist() for f in FAMILIES},
+        needs_control = "control" in c.metric
+        diffs, ses = {}, {}
+        for f in fams:
+            keep = ok[f] & (has_control[f] if needs_control else True)
+            diffs[f], ses[f] = paired[f][c.metric][keep], paired[f][f"{c.metric}_se"][keep]
+        checks.append(decide_check(c, diffs, ses, why))
+    icl = {a: _pooled({f: runs[f"{r}_{f}"].final("acc_icl_m2only", arm) for f in fams}) for a, r in arms.items()}
+    icl["no_stage2"] = _pooled({f: no_stage2(runs[f"diverse_L_{f}"], "acc_icl_m2only", arm) for f in fams})
+    pooled = {m: _pooled({f: paired[f][m] for f in fams}) for m in CHANGE_METRICS}
+    pooled_se = {m: _pooled({f: paired[f][f"{m}_se"] for f in fams}) for m in CHANGE_METRICS}
+    _result(config, "claim9", rec1, rec2, unfrozen_lr=sz.stage2.lr * UNFROZEN_LR, control_threshold=INDUCTION_HEAD,
+            premise={"stage1": {f: v.tolist() for f, v in ok.items()},
+                     "has_control": {f: v.tolist() for f, v in has_control.items()}},
             selected={f: {k: v.tolist() for k, v in h.items()} for f, h in heads.items()},
-            head_scores={"stage1": {f: {m: v.round(4).tolist() for m, v in b.items()} for f, b in before.items()},
-                         **{name: {m: v.round(4).tolist() for m, v in s.items()} for name, s in after.items()}},
-            head_sd={"n": n, "ddof": 1, **{name: {m: v.round(4).tolist() for m, v in s.items()}
-                                          for name, s in sd.items()}},
-            changes={f"{a} − {b}": {m: np.round(v, 4).tolist() for m, v in d.items()} for (a, b), d in change.items()},
-            change_se={f"{a} − {b}": {m: np.round(v, 4).tolist() for m, v in d.items()} for (a, b), d in ses.items()},
-            raw_changes={f"{name} − stage1": {m: np.round(v, 4).tolist() for m, v in d.items()}
-                         for name, d in raw.items()},
-            induction_min={k: v.round(4).tolist() for k, v in induction_min.items()},
+            head_scores={"stage1": {f: {m: v.round(4).tolist() for m, v in s.items()} for f, s in stage1.items()},
+                         **{f"{a}_{f}": {m: v.round(4).tolist() for m, v in s.items()} for (a, f), s in means.items()}},
+            paired_changes={f: {k: np.round(v, 5).tolist() for k, v in p.items()} for f, p in paired.items()},
+            unpaired_se_bound={f: {k: np.round(v, 5).tolist() for k, v in u.items()} for f, u in unpaired.items()},
+            raw_changes={f"{a}_{f} − stage1": {m: np.round(v, 4).tolist() for m, v in d.items()}
+                         for (a, f), d in raw.items()},
+            icl_m2only={k: v.tolist() for k, v in icl.items()},
             tables={name: r.table(ARM_METRICS) for name, r in runs.items()},
             checks_detail={c.name: c.detail for c in checks})
     numbers, atol = {}, {}
     for m, v in pooled.items():
-        numbers[f"{m}_unfrozen_minus_frozen"] = float(np.nanmean(v))
-        atol[f"{m}_unfrozen_minus_frozen"] = mean_atol(v[np.isfinite(v)])
-        numbers[f"{m}_se_bound"] = float(np.nanmean(pooled_se[m]))
-        atol[f"{m}_se_bound"] = mean_atol(pooled_se[m][np.isfinite(pooled_se[m])])
-    for (a, m), v in pooled_raw.items():
-        numbers[f"raw_{m}_{a}_minus_stage1"] = float(np.nanmean(v))
-        atol[f"raw_{m}_{a}_minus_stage1"] = mean_atol(v[np.isfinite(v)])
-    for k, v in induction_min.items():
-        numbers[f"induction_min_{k}"] = float(v.mean())
-        atol[f"induction_min_{k}"] = mean_atol(v)
-    for a, v in icl.items():
-        numbers[f"ICL_M2necessary_{a}"] = float(v.mean())
-        atol[f"ICL_M2necessary_{a}"] = mean_atol(v, EVAL_SIZE)
+        fin, s = v[np.isfinite(v)], pooled_se[m][np.isfinite(pooled_se[m])]
+        if fin.size:        # absent when no seed has the head (a control): nothing to average
+            numbers[f"{m}_unfrozen_minus_frozen"], atol[f"{m}_unfrozen_minus_frozen"] = float(fin.mean()), mean_atol(fin)
+            numbers[f"{m}_paired_se"], atol[f"{m}_paired_se"] = float(s.mean()), mean_atol(s)
+    for a in arms:
+        for m in ("induction_change_top", "prev_token_change"):
+            v = _pooled({f: raw[a, f][m] for f in fams})
+            numbers[f"raw_{m}_{a}_minus_stage1"], atol[f"raw_{m}_{a}_minus_stage1"] = float(v.mean()), mean_atol(v)
+    for k, v in icl.items():
+        numbers[f"ICL_M2necessary_{k}"], atol[f"ICL_M2necessary_{k}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
+    for f in fams:
+        numbers[f"premise_has_control_seeds_{f}"] = int(has_control[f].sum())
+        atol[f"premise_has_control_seeds_{f}"] = float(has_control[f].size)
     numbers |= outcome_words(checks)
     summary = Summary(numbers, atol=atol, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (accuracies at least the binomial se on "
-        f"{EVAL_SIZE} sequences; attention scores, their changes and their se bounds without a floor); the "
-        "verdicts are text"))
+        f"{EVAL_SIZE} sequences; attention scores, their changes and their se's without a floor); a count of seeds by the family's size; the verdicts are text"))
     return hyps, checks, summary, []

@@ -220,3 +220,23 @@ def test_verdict_runs_are_kept_by_version_and_read_from_every_root(tmp_path):
         (tmp_path / root / name / "verdicts.json").write_text(json.dumps({"claims": []}))
     got = [(c, v) for c, v, _ in result_folders([tmp_path / "old", tmp_path / "new", tmp_path / "missing"])]
     assert got == [("claim2", "4"), ("claim8", "3"), ("claim8", "4")]
+
+
+def test_the_v4_stage2_margins_follow_their_stated_rule_on_the_size_pilot():
+    """Claim 5's margin is a tenth of the size pilot's median area rise (rounded to 0.01), computed
+    from the committed pilot record; claim 4's margins are at most a quarter of the pilot's median
+    rise of final ICL (the rule's 'four times over')."""
+    import json
+
+    from mmicl.proofs.claims.testbed.pilots import v4_stage2_reading
+
+    pilot = json.loads((ROOT / "studies" / "results" / "pilot_v4_size.json").read_text(encoding="utf-8"))
+    reading = v4_stage2_reading(pilot)
+    assert reading["sigma"] == pilot["distractors"]["sigma"]
+    assert all(c.margin == reading["claim5_margin"] for c in designs.DESIGNS["claim5"].checks)
+    assert all(4 * c.margin <= reading["rise_median"] for c in designs.DESIGNS["claim4"].checks)
+    broken = {**pilot, "stage2_curves": {k: {**v, "steps": v["steps"][1:]} for k, v in pilot["stage2_curves"].items()}}
+    import pytest
+
+    with pytest.raises(ValueError, match="steps 0"):
+        v4_stage2_reading(broken)

@@ -48,14 +48,18 @@ def test_each_claim_runs_end_to_end_at_a_toy_size(claim, device, toy, tmp_path):
     assert all(len(c.numbers[f"diff_{f}"]) == len(c.numbers[f"outcomes_{f}"]) == 2 for c in checks for f in "AB")
     assert all(c.numbers["plus"] + c.numbers["minus"] + c.numbers["unresolved"] == 4 for c in checks)
     premises = [h for h in hyps if "seeds of a family may fail" in h.text]
-    assert premises and all(design.premises[0] in h.text for h in premises)
-    assert len(premises) == (3 if claim == "claim5" else 1)
+    assert all(any(p in h.text for h in premises) for p in design.premises)      # every design premise is there
+    assert len(premises) == {"claim4": 3, "claim5": 5, "claim9": 2}[claim]
     assert uncovered_numbers(checks, summary) == []
     verdict, _ = decide(hyps, checks)
     assert verdict in VERDICTS
     saved = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
-    assert saved["version"] == DESIGNS[claim].version and saved["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
+    assert saved["version"] == DESIGNS[claim].version and saved["families"] == {"A": [5000, 5001], "B": [6000, 6001]}
+    assert saved["family_data_seeds"] == {"A": 101, "B": 102}          # each family its own data stream
     assert saved["eval_size"] == 16 and saved["data_seed"] == 1 and saved["run_keys"]
+    stage1 = [json.loads((tmp_path / "testbed" / "runs" / "runs" / f"{k}.json").read_text())
+              for k in saved["run_keys"]["stage1"].values()]
+    assert {r["config"]["data_seed"] for r in stage1} == {101, 102}
     assert saved["device"] == device
     assert not [p for p in (tmp_path / "testbed").iterdir() if p.name.startswith(".")]   # no temp files left
     json.dumps(summary)
@@ -65,21 +69,18 @@ def test_each_claim_runs_end_to_end_at_a_toy_size(claim, device, toy, tmp_path):
 
 @pytest.mark.train
 def test_the_claims_share_their_runs_through_the_store(toy, tmp_path, monkeypatch):
-    """Claim 4's diverse stage 1 (2 layers × STAGE1_HEADS heads) is claim 9's stage 1
-    when the two shapes are one, and with its K2 = L stage 2 claim 5's base runs (trained once); a
-    second claim-5 run reads every run back and trains nothing."""
-    monkeypatch.setattr(tr, "STAGE1_HEADS", tr.CLAIM9_HEADS)
+    """Claim 4's diverse stage 1 is claim 9's decoder and claim 5's base, and its K2 = L stage 2 is
+    claim 5's base run and claim 9's frozen arm (trained once); a second claim-5 run reads every run
+    back and trains nothing."""
     cfg = RunConfig(quick=True, out=tmp_path, seed=1)
-    tr.claim4(cfg)
-    four = json.loads((tmp_path / "testbed" / "claim4.json").read_text())["run_keys"]
-    tr.claim9(cfg)
-    nine = json.loads((tmp_path / "testbed" / "claim9.json").read_text())["run_keys"]
-    assert [four["stage1"][f"diverse_{f}"] for f in "AB"] == [nine["stage1"][f] for f in "AB"]
-    tr.claim5(cfg)
-    five = json.loads((tmp_path / "testbed" / "claim5.json").read_text())["run_keys"]
-    for f in "AB":   # claim 5's base (the same 4-head shape) is claim 4's diverse decoder and run
-        assert four["stage1"][f"diverse_{f}"] == five["stage1"][f"base_{f}"]
-        assert four["stage2"][f"diverse_L_{f}"] == five["stage2"][f"base_{f}"]
+    keys = {}
+    for claim in ("claim4", "claim9", "claim5"):
+        getattr(tr, claim)(cfg)
+        keys[claim] = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())["run_keys"]
+    for f in "AB":
+        assert len({keys[c]["stage1"][f"diverse_{f}"] for c in keys}) == 1
+        assert len({keys[c]["stage2"][f"diverse_L_{f}"] for c in keys}) == 1
+    assert keys["claim9"]["stage2"]["unfrozen_L_A"] != keys["claim9"]["stage2"]["diverse_L_A"]
     runs = sorted((tmp_path / "testbed" / "runs" / "runs").glob("*.json"))
     stamps = {p: p.stat().st_mtime_ns for p in runs}
 
@@ -99,10 +100,10 @@ def test_the_claims_share_their_runs_through_the_store(toy, tmp_path, monkeypatc
 def test_seeds_failing_the_premise_are_left_out_of_the_checks_and_named(toy, tmp_path, monkeypatch):
     monkeypatch.setattr(common, "STAGE1_ICL", 2.0)            # no seed can meet it
     hyps, checks, summary, _ = tr.claim4(RunConfig(quick=True, out=tmp_path, seed=1))
-    (premise,) = [h for h in hyps if "may fail" in h.text]
-    assert "failing: [3000, 3001]" in premise.detail and premise.met   # 2 failing seeds: at most PREMISE_FAILURES
+    premise = next(h for h in hyps if "may fail" in h.text and "stage-1 decoder" in h.text)
+    assert "failing: [5000, 5001]" in premise.detail and premise.met   # 2 failing seeds: at most PREMISE_FAILURES
     assert all(c.numbers["diff_A"] == c.numbers["diff_B"] == [] and c.passed is None for c in checks)
-    assert summary["premise_seeds_A"] == summary["premise_seeds_B"] == 0
+    assert summary["premise_stage1_seeds_A"] == summary["premise_stage1_seeds_B"] == 0
 
 
 
@@ -174,36 +175,33 @@ def test_change_se_sums_the_per_sequence_sds_of_the_terms_over_root_n():
 
 
 @pytest.mark.train
-def test_head_score_spread_is_the_sd_of_the_per_sequence_values_behind_the_scores(toy, tmp_path):
-    """Claim 9's stage-2 runs record, per head, the mean and sample sd of the per-sequence values; the
-    means are the scores the run's own evaluation reports (so the sd's are those values' spread)."""
-    from mmicl.numerics.testbed.multimodal_experiments import run_fusion
-    from mmicl.numerics.testbed.multimodal_metrics import (head_score_spread, head_scores_multimodal,
-                                                           head_scores_per_sequence)
+def test_claim9_pairs_the_two_arms_sequence_by_sequence_from_their_stored_values(toy, tmp_path):
+    """Claim 9's decided changes are the means of the per-sequence differences that the two stored
+    stage-2 runs record (unfrozen minus frozen at the chosen heads), with their paired se; the frozen
+    arm's means are the scores its own evaluation reports (so the stored values are that evaluation's)."""
     from mmicl.numerics.runs.runner import stored_arm_results
 
-    tr.claim9(RunConfig(quick=True, out=tmp_path, seed=1))
+    hyps, checks, summary, _ = tr.claim9(RunConfig(quick=True, out=tmp_path, seed=1))
     saved = json.loads((tmp_path / "testbed" / "claim9.json").read_text())
-    assert saved["head_sd"]["n"] == 16 and set(saved["head_sd"]) >= {"frozen_A", "unfrozen_B"}
-    record = json.loads((tmp_path / "testbed" / "runs" / "runs" / f"{saved['run_keys']['stage2']['unfrozen_A']}.json")
-                        .read_text())
-    spread = record["result"]["analysis"]
-    final = stored_arm_results(record).run.history
-    for m in ("induction", "prev_token"):
-        assert np.allclose(spread[m], final.final(m).double().numpy(), atol=1e-5)
-        sd = np.asarray(spread[f"{m}_sd"])
-        assert sd.shape == (2, 2, 2) and np.all(sd > 0) and np.all(sd <= 2 * math.sqrt(16 / 15))
-    # on a system and sets of its own: the sd is the per-sequence values' sample sd, their mean the score
-    model = replace(TOY.model, heads=2, ape_slots=3 * TOY.m1.N + 2)
-    r = run_fusion(model, TOY.m1, [tr._arm(TOY, TOY.m1.L)], [5], replace(_TRAIN, steps=1, eval_every=1))
-    system, sets = r.run.model, r.run.eval_sets
-    per = head_scores_per_sequence(system, sets)
-    scores = head_scores_multimodal(system, sets)
-    got = head_score_spread(system, sets)
-    for m in ("induction", "prev_token"):
-        assert per[m].shape[1] == got["n"]
-        assert np.allclose(per[m].double().mean(1).numpy(), scores[m].numpy(), atol=1e-6)
-        assert np.allclose(got[f"{m}_sd"], per[m].double().std(1).numpy())
+
+    def record(name):
+        return json.loads((tmp_path / "testbed" / "runs" / "runs" / f"{saved['run_keys']['stage2'][name]}.json")
+                          .read_text())
+
+    for f in "AB":
+        after, before = (np.asarray(record(f"{r}_{f}")["result"]["analysis"]["induction_per_sequence"])
+                         for r in ("unfrozen_L", "diverse_L"))
+        assert after.shape == before.shape == (2, 16, 2, 2)
+        top = np.asarray(saved["selected"][f]["top"])
+        d = np.stack([after[e, :, l, h] - before[e, :, l, h] for e, (l, h) in enumerate(top)])
+        got = saved["paired_changes"][f]
+        assert got["induction_change_top"] == pytest.approx(d.mean(1).tolist(), abs=1e-5)
+        assert got["induction_change_top_se"] == pytest.approx((d.std(1, ddof=1) / 4).tolist(), abs=1e-5)
+        frozen = stored_arm_results(record(f"diverse_L_{f}")).run.history.final("induction").double().numpy()
+        assert np.allclose(before.mean(1), frozen, atol=1e-4)
+    (first,) = [c for c in checks if c.name == DESIGNS["claim9"].checks[0].name]
+    kept = [x for f in "AB" for x in first.numbers[f"diff_{f}"]]
+    assert kept == pytest.approx([x for f in "AB" for x in saved["paired_changes"][f]["induction_change_top"]], abs=1e-5)
 
 
 # ---- version 4 of claim 9: a non-induction control, changes paired by sequence ----------------------
@@ -265,3 +263,38 @@ def test_head_score_sequences_are_the_per_sequence_values_rounded(toy):
         assert np.abs(arr - per[m].double().numpy()).max() <= 0.5 * 10 ** -SEQUENCE_DIGITS + 1e-12
     from mmicl.numerics.runs.kinds.multimodal import analysis_setting
     assert analysis_setting({"name": "head_score_sequences"}) == {"name": "head_score_sequences"}
+
+
+# ---- version 4: the shared runs, the no-stage-2 baseline ------------------------------------------------
+def test_the_v4_runs_share_the_diverse_decoder_and_name_their_analysis():
+    cfg = RunConfig(quick=True)
+    sz = tr.v4_size(cfg, "claim4")
+    s1, s2 = tr.v4_stage1_settings(cfg, sz), tr.v4_stage2_settings(cfg, sz)
+    assert set(s2) == {f"{r}_{f}" for r in tr.V4_STAGE2 for f in "AB"}
+    for f, data in (("A", 1), ("B", 2)):           # data seed 100 · 0 + offset
+        assert s1[f"diverse_{f}"]["data_seed"] == data
+        for run in ("diverse_L", "diverse_16L", "unfrozen_L"):
+            assert s2[f"{run}_{f}"]["stage1"] == s1[f"diverse_{f}"]
+        assert s2[f"lowK1_L_{f}"]["stage1"] == s1[f"lowK1_{f}"]
+        assert s2[f"diverse_L_{f}"]["analysis"] == s2[f"unfrozen_L_{f}"]["analysis"] == tr.V4_ANALYSIS
+        assert s2[f"unfrozen_L_{f}"]["trainable"] == "all" and s2[f"diverse_L_{f}"]["trainable"] == "projector+readout"
+        assert s2[f"unfrozen_L_{f}"]["train"]["lr"] == pytest.approx(s2[f"diverse_L_{f}"]["train"]["lr"] * tr.UNFROZEN_LR)
+    m2 = s2["diverse_L_A"]["arms"][0]["data"]["m2"]
+    assert m2["distractor_dims"] > 0 and m2["K"] == sz.m1.L
+    assert s2["diverse_16L_A"]["arms"][0]["data"]["m2"]["K"] == tr.K2_WIDE * sz.m1.L
+    deep, matched = s1["deep_A"]["model"], s1["deep_matched_A"]["model"]
+    assert deep["layers"] == matched["layers"] == sz.deep_layers and matched["width"] < deep["width"]
+
+
+def test_the_no_stage2_baseline_is_step_0_and_must_learn_reads_it_against_copy_plus_a_tenth():
+    class Run:
+        def __init__(self, steps):
+            self.steps = steps
+
+        def curve(self, metric, arm):
+            return np.array([[0.2, 0.4], [0.9, 0.95]])
+
+    assert tr.no_stage2(Run([0, 50]), "acc_icl_m2only", "K2=16").tolist() == [0.2, 0.4]
+    with pytest.raises(RuntimeError, match="step 0"):
+        tr.no_stage2(Run([50, 100]), "acc_icl_m2only", "K2=16")
+    assert tr.must_learn([0.2, 0.225, 0.23], 0.125).tolist() == [True, True, False]
