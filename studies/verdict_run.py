@@ -1,6 +1,6 @@
 """Run the verdict run of one testbed claim and commit-ready its evidence.
 
-    python studies/verdict_run.py claim1 [--threads 1] [--work results/verdicts]
+    python studies/verdict_run.py claim1 [--threads 1] [--work results/verdicts] [--store DIR]
 
 It runs what a user runs, ``mmicl verify --quick --claim testbed.CLAIM --out WORK/CLAIM --threads N``
 (the claim's runs are kept in WORK/CLAIM/testbed/runs, so a killed run resumes where it stopped),
@@ -9,6 +9,10 @@ then copies ``verdicts.json`` and the claim's own ``testbed/CLAIM.json`` into
 claim file records) and rewrites the
 design and results blocks of docs/testbed.md.  It runs the claim on its verdict seeds: run it only
 once the claim's design, pilots and code are committed.
+
+``--store DIR``: the claim's results store is DIR (WORK/CLAIM/testbed/runs links to it), so that claims
+whose runs share settings (claims 4, 5 and 9 of version 4 share their decoders and claim 4's K2 = L
+stage 2) train them once, and runs already trained there with the same settings are read back.
 """
 from __future__ import annotations
 
@@ -27,8 +31,18 @@ def main(argv=None) -> int:
     ap.add_argument("claim", help="claim1 … claim9")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads of the training (default 1)")
     ap.add_argument("--work", default=str(ROOT / "results" / "verdicts"), help="working folder of the runs")
+    ap.add_argument("--store", default=None, help="a results store shared with other claims' runs (see above)")
     a = ap.parse_args(argv)
     out = Path(a.work) / a.claim
+    if a.store is not None:
+        link, store = out / "testbed" / "runs", Path(a.store).resolve()
+        store.mkdir(parents=True, exist_ok=True)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if link.is_symlink() and link.resolve() != store or (link.exists() and not link.is_symlink()):
+            print(f"{link} exists and is not a link to {store}: remove it or run without --store")
+            return 2
+        if not link.is_symlink():
+            link.symlink_to(store, target_is_directory=True)
     cmd = ["mmicl", "verify", "--quick", "--claim", f"testbed.{a.claim}", "--out", str(out), "--threads", str(a.threads)]
     print("running:", " ".join(cmd), flush=True)
     rc = subprocess.call(cmd)
