@@ -340,16 +340,21 @@ def blind_sd(run: FamilyRun, arm: str) -> np.ndarray:
         return np.full(len(run.results.seeds), 0.5)
 
 
-def copy_level(copy: float, n_eval: int | None = None) -> float:
-    """B/N + 2 se, the se binomial at B/N on ``n_eval`` items (``EVAL_SIZE`` by default): the ICL
-    accuracy a seed must exceed to count as doing ICL rather than copying."""
+def copy_level(copy: float, n_eval: int | None = None, plus: float = 0.0) -> float:
+    """B/N + ``plus`` + 2 se, the se binomial at B/N + ``plus`` on ``n_eval`` items (``EVAL_SIZE`` by
+    default): the ICL accuracy a seed must exceed to count as doing ICL rather than copying (``plus``
+    = 0), or as doing it clearly (version 4's claim 6: ``plus`` = 0.10, a tenth of the range)."""
     n = EVAL_SIZE if n_eval is None else int(n_eval)
-    return copy + 2 * math.sqrt(copy * (1 - copy) / n)
+    p = copy + plus
+    if not (0.0 <= copy and plus >= 0.0 and p <= 1.0 and n >= 1):
+        raise ValueError(f"copy_level needs 0 ≤ copy, plus ≥ 0, copy + plus ≤ 1 and n_eval ≥ 1; got copy {copy!r}, "
+                         f"plus {plus!r}, n_eval {n}")
+    return p + 2 * math.sqrt(p * (1 - p) / n)
 
 
-def above_copy(icl, copy: float, n_eval: int | None = None) -> np.ndarray:
-    """Per seed, ICL accuracy above ``copy_level`` (B/N + 2 binomial se on ``n_eval`` items)."""
-    return np.asarray(icl, float) > copy_level(copy, n_eval)
+def above_copy(icl, copy: float, n_eval: int | None = None, plus: float = 0.0) -> np.ndarray:
+    """Per seed, ICL accuracy above ``copy_level`` (B/N + ``plus`` + 2 binomial se on ``n_eval`` items)."""
+    return np.asarray(icl, float) > copy_level(copy, n_eval, plus)
 
 
 def headroom(base, margin: float, n_eval: int | None = None, ceiling: float = 1.0) -> np.ndarray:

@@ -250,45 +250,41 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
                     "base's headroom is a per-seed premise. The curves are evaluated every EVAL_EVERY_V4 = 50 steps "
                     "(version 3: 25, over 1500 steps). Version 3.1's design and results: "
                     "docs/records/testbed-transfer-v3.md.",)),
-    Design("claim6", 3.2,
-           {"fusion_readout": "early fusion, layout with a readout token after both query items, K2 ≥ K_icl",
-            "staged_readout": "staged, the same layout"},
-           (PlannedCheck("after fusion the label-adjacent modality is followed on conflicts", "follow_adjacent_minus_other",
-                   "fusion_readout", "staged_readout", 0.10, REGIME),),
-           ("fusion learns ICL on the seed (ICL on the confounded set above B/N + 2 se)",
+    Design("claim6", 4,
+           {"fusion_readout": "early fusion: the 2 layers × 4 heads decoder and M2's projector from scratch, trained "
+                              "together for the piloted steps on layout readout_last ([M1_i, M2_i, y_i] … [M1_q, M2_q, "
+                              "R]: M2 next to the label), M2 at the piloted K2 (" + V4_TRANSFER + ")",
+            "fusion_swapped": "the same in layout readout_last_m2_first ([M2_i, M1_i, y_i] … [M2_q, M1_q, R]: M1 next "
+                              "to the label)",
+            "fusion_reversed": "the same in layout readout_last_query_reversed ([M1_i, M2_i, y_i] … [M2_q, M1_q, R]: "
+                               "M2 next to the label in the context, M1 next to the readout in the query)",
+            "staged_readout": "staged: version 4's diverse stage 1 (claims 4, 5, 9), then stage 2 at the piloted K2 "
+                              "in layout readout_last (the decoder's blocks frozen)"},
+           (PlannedCheck("after fusion the label-adjacent modality is followed on conflicts (M2 next to the label)",
+                   "follow_adjacent_minus_other", "fusion_readout", "zero", 0.10, REGIME),
+            PlannedCheck("…and when the layout puts M1 next to the label: the preference follows adjacency, not M2",
+                   "follow_adjacent_minus_other", "fusion_swapped", "zero", 0.10, REGIME),
+            PlannedCheck("…and when the query's order is reversed: the label-adjacent modality, not the one next to "
+                   "the readout token", "follow_adjacent_minus_other", "fusion_reversed", "zero", 0.10, REGIME),
+            PlannedCheck("staged training prefers M1 though M2 is next to the label", "follow_m1_minus_m2",
+                   "staged_readout", "zero", 0.10, REGIME),
+            PlannedCheck("fusion follows the label-adjacent modality more than staged training does (version 3's "
+                   "check)", "follow_adjacent_minus_other", "fusion_readout", "staged_readout", 0.10, REGIME,
+                   role="corroborating")),
+           ("each arm does multimodal ICL: ICL on the confounded set above B/N + 0.10 + 2 se",
             "the seed's stage-1 decoder does ICL on M1 (≥ 0.95) with an induction head (score > 0.3)"),
-           pilot_rule=("fusion K2 and steps on the 2 × 4-head decoder: the smallest K2 of (1024, 4096) at which, at "
-                       "some step count of (6500, 9750, 13000), at least 7 of the 8 pilot seeds (9004–9011) meet the "
-                       "fusion premise; at that K2 the longest step count, provided all 8 meet it there (version "
-                       "3.1: the fewest steps with 7 of 8; version 3: K2, the smallest of (256, "
-                       "1024, 4096) at or above the measured unimodal ICL threshold at the fusion's step count, on "
-                       "the pilot seeds 9000–9003)"),
-           changes=("Added the stage-1 premise of claim 4 (the staged arm needs a stage-1 decoder that does ICL), "
-                    "before any version-3 run of claim 6. Noticed and kept: in the readout layout the query keeps the "
-                    "context's item order, so the label-adjacent modality (M2, next to y in the context) is also the "
-                    "one next to the readout token; the layout separates the readout from M2_q's position, not label "
-                    "adjacency from readout adjacency (a query in reversed order would).",
-                    "Version 3.1, after version 3's verdict run: (1) the fusion premise is 'ICL on the confounded set "
-                    "above B/N + 2 se'. Version 3's premise (M2-necessary and M1-necessary ICL both above that level) "
-                    "excludes a fusion that matches through the label-adjacent M2 alone, the outcome the claim "
-                    "predicts: the 4 of 16 version-3 seeds whose fusion learnt ICL did it that way (M2-necessary ICL "
-                    "0.99, M1-necessary 0.13–0.27). (2) Both arms' decoders have 2 layers × 4 heads: the staged arm's "
-                    "stage 1 is claim 4's version-3.1 one (the stage-1 pilot's choice), and fusion trains the same "
-                    "decoder shape, so that the arms differ in their training order only. (3) Fusion's K2 and steps "
-                    "come from a new pilot on 9004–9011 (studies/results/pilot_claim6_v31.json), whose rule was "
-                    "committed before it ran; version 3's 1-head fusion at 6500 steps stayed on the copy plateau on "
-                    "12 of 16 verdict seeds. The pilot's 4-head fusion met the premise on 7 of 8 seeds at 6500 steps "
-                    "and 8 of 8 from 9750, so the rule picked K2 = 1024 at 6500 steps, version 3's values. The check, its "
-                    "margin, the layout and the staged arm's stage 2 are unchanged.",
-                    "Version 3.2, after version 3.1's verdict run and before version 3.2's: fusion trains for 13000 "
-                    "steps, the longest piloted step count, at which all 8 pilot seeds meet the premise (version 3.1 "
-                    "took the fewest steps with 7 of 8: 6500). At 6500 steps version 3.1's fusion was still on the "
-                    "copy plateau on 4 of family A's 8 seeds (3002, 3003, 3005, 3006; ICL 0.48–0.53) and 2 of B's, "
-                    "so its premise failed in family A, while on the 10 seeds that met it the check had 10 seeds "
-                    "above the margin and none below. Fusion leaves the plateau abruptly at a seed-dependent step "
-                    "(3000–9750 on the pilot seeds), so the step count must pass the slow seeds' escape. The staged "
-                    "arm, the check, its margin, K2 and the premises are unchanged; version 3.1's run is reported "
-                    "beside this one.")),
+           pilot_rule="(version 4) fusion's K2 and steps by pilots.V4_CLAIM6_RULE (studies/results/pilot_v4_claim6.json); "
+                      "the size and M2 by pilots.V4_STAGE1_RULE and V4_DISTRACTOR_RULE",
+           reported=("each arm's conflict follow rates of both modalities", "confounded, M1-necessary and M2-necessary "
+                     "ICL per arm", "the reversed-query arm's rate of following the modality next to the readout"),
+           changes=("Version 4, a new design on fresh families (design.FAMILY_SETS[4], each with its own data seed) at "
+                    "version 4's size. Version 3.2's 'holds' had nothing to reverse: its staged arm did almost no "
+                    "multimodal ICL (confounded ICL 0.50–0.72 at a copy baseline of 0.5, M1-necessary 0.45–0.54) and "
+                    "preferred M1 on 0 of 16 seeds, and with one layout 'label-adjacent' could not be told from "
+                    "'M2'. Version 4 requires every arm to do multimodal ICL (a per-seed premise), asks the staged arm "
+                    "to prefer M1, and asks fusion to follow the label-adjacent modality in three layouts: M2 next "
+                    "to the label, M1 next to it, and the query reversed so that label adjacency and readout "
+                    "adjacency differ. Version 3.2's design and results: docs/records/testbed-claim6-v3.md.",)),
     Design("claim7", 3.1,
            {"dose_k": "stage 2 with an encoder pretrained to the k-th of 4 accuracy levels, features normalised"},
            (PlannedCheck("a better encoder gives better multimodal ICL (per-seed slope of AUC on encoder accuracy)",

@@ -38,7 +38,8 @@ __all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "ch
            "CLAIM6_RULE", "choose_claim6", "ENCODER_STEP_GRID", "ENCODER_TARGETS", "choose_claim7", "encoder_pilot",
            "V4_PILOT_SEEDS", "V4_PILOT_DATA_SEED", "V4_M1", "V4_STAGE1_STEP_GRID", "V4_STAGE1_RULE", "V4_DISTRACTOR_DIMS",
            "V4_DISTRACTOR_SCALES", "V4_STAGE2_STEPS", "V4_DISTRACTOR_RULE", "choose_v4_stage1", "choose_v4_distractors",
-           "V4_CLAIM8_RULE", "choose_v4_claim8_heads", "V4_CLAIM8_8HEADS_RULE", "V4_STAGE2_MARGIN_RULE", "v4_stage2_reading",
+           "V4_CLAIM8_RULE", "choose_v4_claim8_heads", "V4_CLAIM8_8HEADS_RULE", "V4_STAGE2_MARGIN_RULE", "v4_stage2_reading", "V4_FUSION_K2_GRID", "V4_FUSION_STEP_GRID",
+           "V4_ICL_PLUS", "V4_CLAIM6_RULE", "choose_v4_claim6",
            "Pilot", "PILOTS", "main"]
 
 PILOTED = {
@@ -369,6 +370,46 @@ def v4_stage2_reading(pilot: dict) -> dict:
             "rise_median": float(np.median(rise)), "area_median": float(np.median(area)),
             "area_rise_median": float(np.median(area_rise)),
             "claim5_margin": round(0.1 * float(np.median(area_rise)), 2)}
+
+
+V4_FUSION_K2_GRID = (1024, 4096)
+"""The K2 values version 4's claim-6 pilot tries (4096 only if 1024 meets the rule at no step count)."""
+V4_FUSION_STEP_GRID = (10000, 15000, 20000)
+"""The fusion step counts version 4's claim-6 pilot reads, on one 20000-step run per K2."""
+V4_ICL_PLUS = 0.10
+"""Version 4's claim-6 premise, "does multimodal ICL": confounded ICL above B/N + ``V4_ICL_PLUS`` + 2 se
+(``common.above_copy(..., plus=V4_ICL_PLUS)``)."""
+V4_CLAIM6_RULE = (
+    "version-4 fusion K2 and steps (layout readout_last, the 2 layers × 4 heads decoder, version 4's M1 and M2 with "
+    "its distractors, lr 2e-3, batch 128): the smallest K2 of (1024, 4096) at which, at some step count of (10000, "
+    "15000, 20000), at least 7 of the 8 pilot seeds (9012–9019, data seed 9) do multimodal ICL (confounded ICL above "
+    "B/N + 0.10 + 2 se, se binomial at B/N + 0.10 on 1024 items); at that K2 the step count after the first at which "
+    "all 8 do (fusion leaves the copy plateau abruptly at a seed-dependent step, so the verdict seeds get one more "
+    "grid point than the pilot's slowest needed), 20000 when that is the first or when none has all 8; read on one "
+    "20000-step run per K2 (constant learning rate: the model at step s is the one an s-step run ends with); None "
+    "if no K2 qualifies")
+
+
+def choose_v4_claim6(curves: dict[int, dict]) -> dict:
+    """``V4_CLAIM6_RULE`` on the pilot's fusion curves by K2 (each ``{"steps", "acc_icl" (evaluations ×
+    seeds), "copy"}``): ``{"K2", "fusion_steps"}`` (None where the rule picks none; ``"missing"``: the
+    K2 to read next), with the seeds meeting the premise per K2 and step count."""
+    met = {}
+    for k2, c in sorted(curves.items()):
+        steps = list(c["steps"])
+        met[k2] = {s: above_copy(c["acc_icl"][steps.index(s)], c["copy"], EVAL_SIZE, plus=V4_ICL_PLUS).tolist()
+                   for s in V4_FUSION_STEP_GRID if s in steps}
+    out = {"premise_met": {f"K2={k} steps={s}": m for k, ms in met.items() for s, m in ms.items()},
+           "premise_counts": {f"K2={k} steps={s}": int(sum(m)) for k, ms in met.items() for s, m in ms.items()}}
+    grid = V4_FUSION_STEP_GRID
+    for k2 in V4_FUSION_K2_GRID:
+        if k2 not in met or len(met[k2]) < len(grid):
+            return {"K2": None, "fusion_steps": None, "missing": k2, **out}
+        if any(sum(met[k2][s]) >= 7 for s in grid):
+            first = next((i for i, s in enumerate(grid) if all(met[k2][s])), None)
+            steps = grid[-1] if first is None else grid[min(first + 1, len(grid) - 1)]
+            return {"K2": k2, "fusion_steps": steps, **out}
+    return {"K2": None, "fusion_steps": None, **out}
 
 
 V4_CLAIM8_RULE = (

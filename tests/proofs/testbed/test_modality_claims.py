@@ -104,8 +104,9 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     verdict, _ = decide(hyps, checks)
     assert verdict in VERDICTS
     doc = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
-    assert doc["version"] == designs.DESIGNS[claim].version and doc["families"] == {"A": [3000, 3001], "B": [4000, 4001]}
-    assert doc["piloted"] == json.loads(json.dumps(TOY_PILOTED_MODALITIES[claim]))
+    families = {"A": [5000, 5001], "B": [6000, 6001]} if claim == "claim6" else {"A": [3000, 3001], "B": [4000, 4001]}
+    assert doc["version"] == designs.DESIGNS[claim].version and doc["families"] == families
+    assert doc["piloted"] == json.loads(json.dumps(TOY_PILOTED_MODALITIES["v4_claim6" if claim == "claim6" else claim]))
     assert doc["device"] == device
     # a second run reads every run back from OUT/testbed/runs: nothing trains
     import mmicl.numerics.runs.runner as runner
@@ -182,3 +183,40 @@ def test_claim7s_stage1_is_version_3s_claim4_diverse_stage1_so_one_store_trains_
                                                                 K1=tr.K1_DIVERSE))
         assert RunSpec("stage1", seven).key == RunSpec("stage1", four).key
         assert seven["model"]["heads"] == tr.STAGE1_HEADS
+
+
+# ---- claim 6, version 4 -------------------------------------------------------------------------------
+@pytest.mark.train
+def test_claim6_reads_each_arms_preference_in_its_own_layout_and_names_each_premise(toy, tmp_path):
+    """The fusion arms run in their three layouts on the families' own data streams; each decided
+    difference is the arm's conflict preference (label-adjacent minus other in that layout's context,
+    M1 minus M2 for the staged arm) as the result file records the follow rates."""
+    from mmicl.numerics.testbed.multimodal_model import adjacent_modality
+
+    hyps, checks, summary, _ = mod.claim6(RunConfig(quick=True, out=tmp_path, seed=1))
+    doc = json.loads((tmp_path / "testbed" / "claim6.json").read_text())
+    assert doc["layouts"] == {**mod.LAYOUTS6, "staged_readout": "readout_last"}
+    assert {adjacent_modality(l) for l in mod.LAYOUTS6.values()} == {"m1", "m2"}
+    runs = tmp_path / "testbed" / "runs" / "runs"
+    for name in mod.LAYOUTS6:
+        for f, data in (("A", 101), ("B", 102)):
+            rec = json.loads((runs / f"{doc['run_keys'][f'{name}_{f}']}.json").read_text())
+            assert rec["config"]["data_seed"] == data and rec["config"]["arms"][0]["data"]["layout"] == mod.LAYOUTS6[name]
+    premises = [h.text for h in hyps if "may fail" in h.text]
+    assert len(premises) == 5 and all(any(f"[{n}," in t for t in premises) for n in doc["layouts"])
+    for c, planned in zip(checks, designs.DESIGNS["claim6"].checks):
+        for f in "AB":
+            rates = {m: doc["conflict_follow"][f"{planned.a}_{f}"][m] for m in ("m1", "m2")}
+            first = "m1" if planned.metric == "follow_m1_minus_m2" else adjacent_modality(doc["layouts"][planned.a])
+            pref = np.subtract(rates[first], rates["m2" if first == "m1" else "m1"])
+            kept = doc["premise"][planned.a][f]
+            if planned.b == "zero" and all(kept):
+                assert c.numbers[f"diff_{f}"] == pytest.approx(pref.tolist())
+
+
+def test_claim6_says_how_to_run_its_pilot_when_it_has_not_chosen(toy, tmp_path, monkeypatch):
+    from mmicl.proofs.claims.testbed import pilots as p
+
+    monkeypatch.delitem(p.PILOTED, "v4_claim6")
+    with pytest.raises(TestbedConfigError, match="pilot_v4_claim6.py"):
+        mod.claim6(RunConfig(quick=True, out=tmp_path, seed=1))

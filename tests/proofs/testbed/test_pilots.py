@@ -152,6 +152,41 @@ def test_the_fusion_premise_level_is_confounded_icl_above_copy_plus_two_binomial
     assert above_copy([0.52], 0.5, 4096).tolist() == [True]   # more items, a lower level
 
 
+def _v4_fusion_curves(k2_counts: dict[int, dict[int, int]], n=8, copy=0.125):
+    steps = list(range(0, max(pilots.V4_FUSION_STEP_GRID) + 1, 250))
+    out = {}
+    for k2, counts in k2_counts.items():
+        acc = [[copy] * n for _ in steps]
+        for s, c in counts.items():
+            acc[steps.index(s)] = [0.99] * c + [copy] * (n - c)
+        out[k2] = {"steps": steps, "acc_icl": acc, "copy": copy}
+    return out
+
+
+def test_v4_claim6s_rule_takes_one_grid_point_past_the_first_with_all_eight():
+    a, b, c = pilots.V4_FUSION_STEP_GRID
+    got = pilots.choose_v4_claim6(_v4_fusion_curves({1024: {a: 8, b: 8, c: 8}}))
+    assert (got["K2"], got["fusion_steps"]) == (1024, b)          # all 8 at a: one point further
+    assert pilots.choose_v4_claim6(_v4_fusion_curves({1024: {a: 7, b: 8, c: 8}}))["fusion_steps"] == c
+    assert pilots.choose_v4_claim6(_v4_fusion_curves({1024: {a: 6, b: 7, c: 7}}))["fusion_steps"] == c   # never 8
+    short = pilots.choose_v4_claim6(_v4_fusion_curves({1024: {a: 6, b: 6, c: 6}}))
+    assert short["K2"] is None and short["missing"] == 4096
+    both = pilots.choose_v4_claim6(_v4_fusion_curves({1024: {a: 6, b: 6, c: 6}, 4096: {a: 8, b: 8, c: 8}}))
+    assert (both["K2"], both["fusion_steps"]) == (4096, b)
+    none = pilots.choose_v4_claim6(_v4_fusion_curves({1024: {c: 6}, 4096: {c: 6}}))
+    assert none["K2"] is None and "missing" not in none
+
+
+def test_the_v4_premise_level_is_a_tenth_above_copy_plus_two_se_at_that_level():
+    from mmicl.proofs.claims.testbed.common import above_copy, copy_level
+
+    level = 0.225 + 2 * math.sqrt(0.225 * 0.775 / 1024)
+    assert copy_level(0.125, 1024, plus=0.10) == pytest.approx(level)
+    assert above_copy([level - 1e-9, level + 1e-9], 0.125, 1024, plus=0.10).tolist() == [False, True]
+    with pytest.raises(ValueError, match="copy"):
+        copy_level(0.95, 1024, plus=0.10)
+
+
 @committed
 def test_the_committed_claim6_pilot_gives_the_piloted_K2_and_steps():
     doc = _read("claim6_v31")
