@@ -35,7 +35,7 @@ from .design import ALPHA, PREMISE_FAILURES, design_markdown, outcome_word
 from mmicl.numerics.atomic import write_text
 from mmicl.numerics.testbed.multiplicity import holm
 
-__all__ = ["FOLDER", "RESULT_ROOTS", "results_root", "result_folders", "family_decision", "family_verdicts", "magnitude", "results_markdown", "holm_rows",
+__all__ = ["FOLDER", "RESULT_ROOTS", "results_root", "result_folders", "family_decision", "family_verdicts", "magnitude", "results_markdown", "reported_markdown", "holm_rows",
            "holm_markdown", "replace_block", "block", "main"]
 
 FOLDER = re.compile(r"^(claim\d+)_v(\d+(?:\.\d+)?)$")
@@ -169,11 +169,8 @@ def holm_rows(root, alpha: float = ALPHA) -> list[dict]:
     (``holm_above``, ``holm_below``) and ``holm_decision``: the check's decision where Holm still
     rejects its direction, else None.  A check without pooled p-values (none was formed) is not a
     test of the family and is not listed."""
-    latest = {}
-    for claim, version, folder in result_folders(root):
-        latest[claim] = (version, folder)
     rows = []
-    for claim, (version, folder) in latest.items():
+    for claim, (version, folder) in _latest(root).items():
         doc = json.loads((folder / "verdicts.json").read_text(encoding="utf-8"))
         (result,) = [c for c in doc["claims"] if c["id"] == f"testbed.{claim}"]
         for c in result["evidence"]["checks"]:
@@ -206,6 +203,40 @@ def holm_markdown(root, alpha: float = ALPHA) -> str:
         lines.append(f"| {r['claim']} | {r['version']} | {r['verdict']} | {_cell(r['check'])} | "
                      f"{outcome_word(r['decision'])} | {_p(r['p_above'])}, {_p(r['p_below'])} | "
                      f"{_p(r['holm_above'])}, {_p(r['holm_below'])} | {outcome_word(r['holm_decision'])} |")
+    return "\n".join(lines)
+
+
+def _latest(root) -> dict[str, tuple[str, Path]]:
+    latest = {}
+    for claim, version, folder in result_folders(root):
+        latest[claim] = (version, folder)
+    return latest
+
+
+def _number(value, atol) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    tol = f" ± {atol:.2g}" if isinstance(atol, (int, float)) and not isinstance(atol, bool) and atol > 0 else ""
+    return f"{value:.4g}{tol}"
+
+
+def reported_markdown(root) -> str:
+    """One row per claim's latest version under ``root``: every number its summary reports (the
+    no-stage-2 baselines, final accuracies, premise counts, settings; not the check outcomes, which the
+    results table holds), each with the tolerance the claim states for it (how far a rerun on another
+    machine may move it)."""
+    latest = _latest(root)
+    if not latest:
+        return "No verdict run has been committed yet."
+    lines = ["| claim | version | reported numbers (± the claim's stated tolerance) |", "|---|---|---|"]
+    for claim, (version, folder) in latest.items():
+        doc = json.loads((folder / "verdicts.json").read_text(encoding="utf-8"))
+        (result,) = [c for c in doc["claims"] if c["id"] == f"testbed.{claim}"]
+        summary, atol = result["evidence"].get("summary") or {}, result["evidence"].get("summary_atol")
+        def tol(k):
+            return atol.get(k) if isinstance(atol, dict) else atol
+        cells = [f"{k} = {_number(v, tol(k))}" for k, v in summary.items() if not str(k).startswith("verdict: ")]
+        lines.append(f"| {claim} | {version} | {_cell('; '.join(cells)) if cells else '–'} |")
     return "\n".join(lines)
 
 
@@ -249,6 +280,7 @@ def main(argv=None) -> None:
     doc = Path(a.docs)
     text = replace_block(doc.read_text(encoding="utf-8"), "design", design_markdown())
     text = replace_block(text, "results", results_markdown(a.results))
-    write_text(doc, replace_block(text, "holm", holm_markdown(a.results)))
-    print(f"rewrote the design and results blocks of {doc}")
+    text = replace_block(text, "holm", holm_markdown(a.results))
+    write_text(doc, replace_block(text, "reported", reported_markdown(a.results)))
+    print(f"rewrote the design, results, holm and reported blocks of {doc}")
 

@@ -86,6 +86,27 @@ def test_a_results_folder_becomes_one_row_per_check_and_blocks_are_replaced_in_p
         replace_block("a", "x", "n")
 
 
+def test_the_reported_block_lists_each_latest_versions_summary_numbers_with_their_tolerance(tmp_path):
+    import json
+
+    from mmicl.proofs.claims.testbed.results import block, reported_markdown
+
+    assert reported_markdown(tmp_path).startswith("No verdict run")
+    for version, base in (("3", 0.5), ("4", 0.125)):
+        run = tmp_path / f"claim4_v{version}"
+        run.mkdir()
+        summary = {"no_stage2_ICL": base, "premise_seeds_A": 8, "verdict: a check": "passes"}
+        (run / "verdicts.json").write_text(json.dumps({"claims": [{"id": "testbed.claim4", "evidence": {
+            "summary": summary, "summary_atol": {"no_stage2_ICL": 0.01, "premise_seeds_A": 8.0}}}]}))
+    table = reported_markdown(tmp_path).splitlines()
+    assert len(table) == 3 and table[2].startswith("| claim4 | 4 |")          # the latest version only
+    assert "no_stage2_ICL = 0.125 ± 0.01" in table[2] and "premise_seeds_A = 8 ± 8" in table[2]
+    assert "verdict:" not in table[2]
+    if RESULTS.is_dir():
+        assert block(DOC.read_text(encoding="utf-8"), "reported") == reported_markdown(ROOTS), \
+            "regenerate it: python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md"
+
+
 def test_the_registry_runs_each_designs_claim_and_its_result_file_records_the_design_version():
     from mmicl.proofs.claims import testbed
     from mmicl.proofs.registry import REGISTRY
