@@ -25,7 +25,7 @@ from mmicl.numerics.runs.store import Store
 from .common import above_copy, multimodal_data, stage1_premise
 from .design import DESIGNS, EVAL_SIZE, PILOT_SEEDS, STAGE1_PILOT_SEEDS, V4_PILOT_SEEDS
 from .sizes import MULTIMODAL_QUICK, V4_M1, V4_STAGE2_STEPS
-from mmicl.numerics.testbed.config import MemberSpec
+from mmicl.numerics.testbed.config import MemberSpec, SecondModality
 from mmicl.numerics.testbed.multimodal_data import MultimodalMixture
 from mmicl.numerics.testbed.multimodal_experiments import ENCODER_HIDDEN, MultimodalArm, arm_members
 from mmicl.numerics.testbed.multimodal_model import EnsembleMLP
@@ -39,7 +39,7 @@ __all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "ch
            "V4_PILOT_SEEDS", "V4_PILOT_DATA_SEED", "V4_M1", "V4_STAGE1_STEP_GRID", "V4_STAGE1_RULE", "V4_DISTRACTOR_DIMS",
            "V4_DISTRACTOR_SCALES", "V4_STAGE2_STEPS", "V4_DISTRACTOR_RULE", "choose_v4_stage1", "choose_v4_distractors",
            "V4_CLAIM8_RULE", "choose_v4_claim8_heads", "V4_CLAIM8_8HEADS_RULE", "V4_STAGE2_MARGIN_RULE", "v4_stage2_reading", "V4_FUSION_K2_GRID", "V4_FUSION_STEP_GRID",
-           "V4_ICL_PLUS", "V4_CLAIM6_RULE", "choose_v4_claim6",
+           "V4_ICL_PLUS", "V4_CLAIM6_RULE", "choose_v4_claim6", "v4_claim7_m2", "V4_CLAIM7_RULE",
            "Pilot", "PILOTS", "main"]
 
 PILOTED = {
@@ -260,17 +260,27 @@ def choose_claim7(accuracy: dict[int, list[float]], targets=None) -> dict:
             "accuracy": {str(s): [round(float(x), 6) for x in accuracy[s]] for s in steps}}
 
 
+def v4_claim7_m2() -> SecondModality:
+    """Claim 7's M2 at version 4: version 3's claim-7 law (K2 = ``encoder_K2`` = 64 classes, ε2 =
+    ``encoder_eps2`` = 1, D2 = 16) with version 4's distractor coordinates (``PILOTED["v4_m2"]``)."""
+    sz = MULTIMODAL_QUICK
+    return SecondModality(K=sz.encoder_K2, D=sz.m2.D, eps=sz.encoder_eps2, **PILOTED["v4_m2"])
+
+
 def encoder_pilot(seeds=PILOT_SEEDS, steps=ENCODER_STEP_GRID, data_seed: int = PILOT_SEEDS[0],
-                  device: str = "cpu") -> dict[int, list[float]]:
+                  device: str = "cpu", m1=None, m2=None) -> dict[int, list[float]]:
     """Claim 7's pilot measurement: the held-out accuracy of the M2 encoder after each of ``steps``
-    pretraining steps, per seed, exactly as stage 2 trains it (the claim's M2 law at K2 =
-    ``encoder_K2``, ε2 = ``encoder_eps2``, batch and lr of stage 2, ``EVAL_SIZE`` held-out items, the
-    stream ``data_seed`` + 77, one member per (step count, seed) as a stage-2 grid would hold them)."""
+    pretraining steps, per seed, exactly as stage 2 trains it (the claim's M2 law, by default version
+    3's at K2 = ``encoder_K2``, ε2 = ``encoder_eps2``; batch and lr of stage 2, ``EVAL_SIZE`` held-out
+    items, the stream ``data_seed`` + 77, one member per (step count, seed) as a stage-2 grid would hold
+    them).  ``m1``/``m2``: another size's M1 and M2 (version 4: ``V4_M1``, ``v4_claim7_m2()``)."""
 
     sz = MULTIMODAL_QUICK
-    data = multimodal_data(sz, m2=replace(sz.m2, K=sz.encoder_K2, eps=sz.encoder_eps2))
+    m1 = sz.m1 if m1 is None else m1
+    data = multimodal_data(replace(sz, m1=m1), m2=m2 if m2 is not None else replace(sz.m2, K=sz.encoder_K2,
+                                                                                     eps=sz.encoder_eps2))
     arms = [MultimodalArm(f"steps={s}", data, encoder_steps=s) for s in steps]
-    members = arm_members(arms, [MemberSpec(sz.m1, s) for s in seeds])
+    members = arm_members(arms, [MemberSpec(m1, s) for s in seeds])
     mixture = MultimodalMixture(members, device)
     encoder = EnsembleMLP([data.m2.item_dim, *ENCODER_HIDDEN, data.m2.K], [m.seed for m in members], device, salt=2)
     acc = train_encoder(encoder, mixture, [s for s in steps for _ in seeds], batch=sz.stage2.batch,
@@ -412,6 +422,13 @@ def choose_v4_claim6(curves: dict[int, dict]) -> dict:
     return {"K2": None, "fusion_steps": None, **out}
 
 
+V4_CLAIM7_RULE = (
+    "version-4 encoder doses: claim 7's rule (the four pretraining step counts of ENCODER_STEP_GRID whose median "
+    "held-out encoder accuracy is nearest 0.2, 0.4, 0.6 and 0.8; a tie to the fewer steps; none when two targets pick "
+    "one count) on version 4's claim-7 M2 (K2 = 64, ε2 = 1, D2 = 16 with version 4's 48 distractor coordinates at "
+    "σ = 3: v4_claim7_m2), the 8 pilot seeds 9012–9019, data seed 9")
+
+
 V4_CLAIM8_RULE = (
     "claim 8's heads per layer at the version-4 size: 4 if at least 7 of the 8 pilot seeds (9012–9019) of the size "
     "pilot's stage-1 decoders (2 layers × 4 heads, N = 8, B = 1, K = 16384, its 10000-step checkpoint) meet all of "
@@ -476,7 +493,7 @@ def main(argv=None) -> None:
     import json
 
     ap = argparse.ArgumentParser(prog="python -m mmicl.proofs.claims.testbed pilot")
-    ap.add_argument("--pilot", choices=[*sorted(PILOTS), "claim7"], required=True)
+    ap.add_argument("--pilot", choices=[*sorted(PILOTS), "claim7", "v4_claim7"], required=True)
     ap.add_argument("--store", help="the pilot sweep's results store")
     ap.add_argument("--out", help="also write the choice here (JSON, atomically)")
     a = ap.parse_args(argv)
@@ -486,6 +503,15 @@ def main(argv=None) -> None:
         torch.set_num_threads(1)
         choice = {"claim": "claim7", "pilot_seeds": list(PILOT_SEEDS), "rule": DESIGNS["claim7"].pilot_rule,
                   "grid": list(ENCODER_STEP_GRID), **choose_claim7(encoder_pilot())}
+    elif a.pilot == "v4_claim7":
+        import torch
+        from dataclasses import asdict
+
+        torch.set_num_threads(1)
+        acc = encoder_pilot(seeds=V4_PILOT_SEEDS, data_seed=V4_PILOT_DATA_SEED, m1=V4_M1, m2=v4_claim7_m2())
+        choice = {"schema_version": 4, "claim": "claim7", "pilot": "v4_claim7", "pilot_seeds": list(V4_PILOT_SEEDS),
+                  "data_seed": V4_PILOT_DATA_SEED, "rule": V4_CLAIM7_RULE, "m2": asdict(v4_claim7_m2()),
+                  "grid": list(ENCODER_STEP_GRID), **choose_claim7(acc)}
     else:
         if not a.store:
             ap.error(f"--pilot {a.pilot} needs --store DIR (the pilot sweep's results store)")
