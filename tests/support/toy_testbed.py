@@ -53,7 +53,7 @@ TOY_MODALITIES = replace(sizes.MULTIMODAL_QUICK, m1=DataConfig(K=64, L=4, D=4, N
                          model=ModelConfig(layers=2, heads=1, width=8, mlp_ratio=1, pos="ape", ape_slots=21),
                          stage1=_MODALITY_TRAIN, stage2=_MODALITY_TRAIN, m2=SecondModality(K=4, D=4, eps=0.1), seeds=2,
                          encoder_K2=8)
-TOY_PILOTED_MODALITIES = {"v4_claim6": {"K2": 8, "fusion_steps": 4}, "claim7": {"encoder_steps": (0, 1, 2, 4)}}
+TOY_PILOTED_MODALITIES = {"v4_claim6": {"K2": 8, "fusion_steps": 4}, "v4_claim7": {"encoder_steps": (0, 1, 2, 4)}}
 TOY_EVAL_SIZE = 16
 
 
@@ -71,7 +71,7 @@ def _toy_claim8_size(config, heads: int, steps: int) -> sizes.V4Claim8Size:
 
 
 def _families(monkeypatch, families=TOY_FAMILIES) -> None:
-    for module in (design, common, unimodal, modalities):
+    for module in (design, common, unimodal):
         monkeypatch.setattr(module, "FAMILIES", families)
     monkeypatch.setitem(design.FAMILY_SETS, 4, TOY_V4_FAMILIES)
 
@@ -107,15 +107,15 @@ def toy_transfer(monkeypatch) -> None:
 
 
 def toy_modalities(monkeypatch) -> None:
-    """Claim 6 (version 4) at ``TOY_V4_TRANSFER`` on ``TOY_V4_FAMILIES`` and claim 7 at ``TOY_MODALITIES``
-    on ``TOY_FAMILIES``, evaluated on ``TOY_EVAL_SIZE``
+    """Claims 6 and 7 (version 4) at ``TOY_V4_TRANSFER`` on ``TOY_V4_FAMILIES`` (claim 7's M2 from
+    ``TOY_MODALITIES``), evaluated on ``TOY_EVAL_SIZE``
     sequences (claim 7 on 24, its own size being 8192 in the design)."""
     _families(monkeypatch)
     _eval_size(monkeypatch, TOY_EVAL_SIZE, modalities)
     monkeypatch.setattr(sizes, "MULTIMODAL_QUICK", TOY_MODALITIES)
     monkeypatch.setattr(modalities, "EVAL_SIZE7", 24)
-    monkeypatch.setattr(modalities, "EVAL_EVERY_TRANSITION", 1)
-    monkeypatch.setattr(modalities, "v4_size", _toy_v4_size)          # claim 6, version 4
+    monkeypatch.setattr(modalities, "EVAL_EVERY7", 1)
+    monkeypatch.setattr(modalities, "v4_size", _toy_v4_size)          # claims 6 and 7, version 4
     monkeypatch.setattr(transfer, "K1_DIVERSE", 64)
     for claim, chosen in TOY_PILOTED_MODALITIES.items():
         monkeypatch.setitem(pilots.PILOTED, claim, chosen)

@@ -24,20 +24,21 @@ multimodal ICL": confounded ICL above B/N + ``pilots.V4_ICL_PLUS`` + 2 se (``com
 fusion's K2 and steps come from ``pilots.V4_CLAIM6_RULE``.  Version 3's claim 6 (one layout, fusion −
 staged): ``docs/records/testbed-claim6-v3.md``.
 
-**Claim 7.**  Four arms per seed, stage 2 (known-class M2-necessary set, K2 = ``encoder_K2``, ε2 =
-``encoder_eps2``) with an M2 encoder pretrained for the piloted step counts (``pilots.choose_claim7``), its
-features standardised per member on a reference batch (``MultimodalArm.standardise_features``:
-mean 0 per coordinate, mean squared norm 1, the mean squared norm of a raw M2 item; one scale per
-member), evaluated every ``EVAL_EVERY_TRANSITION`` steps.  Per seed: the least-squares slope of
-AUC (``area_under`` of ``acc_icl_m2known`` over stage 2) on the dose's encoder held-out accuracy,
+**Claim 7** (version 4).  Four arms per seed: stage 2 on version 4's diverse decoder (shared with
+claims 4, 5, 6 and 9) on the known-class M2-necessary set of version 4's claim-7 M2
+(``pilots.v4_claim7_m2``: K2 = 64, ε2 = 1, with the distractors), with an M2 encoder pretrained for
+the piloted step counts (``pilots.V4_CLAIM7_RULE``), its features standardised per member on a
+reference batch (``MultimodalArm.standardise_features``), evaluated every ``EVAL_EVERY7`` steps on
+``EVAL_SIZE7`` items (only the set the claim reads, ``EVAL_ON7``).  Per seed: the least-squares slope
+of AUC (``area_under`` of ``acc_icl_m2known`` over stage 2) on the dose's encoder held-out accuracy,
 with its se propagated from the per-dose se's (``slope_and_se``; the AUC's se by the bound of
-``auc_and_se``).  Premise per seed: the highest dose's encoder accuracy minus the lowest's ≥ 0.3.
-The stage-1 decoder has 2 layers × ``STAGE1_HEADS`` heads, claim 4's stage 1.  Both claims also take
-claim 4's stage-1 premise (``STAGE1_PREMISE``), and claim 7 is evaluated on ``EVAL_SIZE7`` items
-(``DESIGNS["claim7"].changes`` says why).
+``auc_and_se``); the decisive check reads slope × the seed's span of accuracy (the AUC the doses'
+span buys) against 0.05, the corroborating one the slope's sign.  Premises per seed: the doses span
+≥ ``SPAN`` of accuracy; claim 4's stage-1 premise (``STAGE1_PREMISE``); the lowest dose's AUC leaves
+room for the margin (the ceiling check).
 
-Both run at the quick size only, claim 6 on version 4's families (``design.FAMILY_SETS[4]``, each with
-its own data seed), claim 7 on ``design.FAMILIES`` (8 + 8 seeds), through the results store
+Both run at the quick size only, on version 4's families (``design.FAMILY_SETS[4]``, 8 + 8 seeds, each
+family with its own data seed), through the results store
 ``OUT/testbed/runs`` (run kinds ``stage1``, ``stage2``, ``fusion``), so a killed claim resumes.
 """
 from __future__ import annotations
@@ -56,14 +57,12 @@ from mmicl.numerics.testbed.sign_tests import area_under_se, trapezoid_weights
 from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .common import (above_copy, arm_json, arm_results, base_hypotheses, copy_level, decide_check, family_seeds,
-                     mean_atol, mean_se, multimodal_data, premise, run_specs, stage1_premise, stage1_settings,
-                     write_result)
-from .design import DESIGNS, EVAL_EVERY_TRANSITION, EVAL_SIZE, FAMILIES, FAMILY_SETS, data_seed, outcome_words
-from .pilots import PILOTED, V4_ICL_PLUS
-from .sizes import multimodal_quick
-from .transfer import STAGE1_HEADS, v4_size, v4_stage1_settings
+                     mean_atol, mean_se, multimodal_data, premise, run_specs, stage1_premise, write_result)
+from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
+from .pilots import PILOTED, V4_ICL_PLUS, v4_claim7_m2
+from .transfer import v4_size, v4_stage1_settings
 
-__all__ = ["claim6", "claim7", "LAYOUT6", "LAYOUTS6", "SPAN", "STAGE1_PREMISE", "EVAL_SIZE7", "EVAL_ON7", "claim6_arm",
+__all__ = ["claim6", "claim7", "LAYOUT6", "LAYOUTS6", "SPAN", "STAGE1_PREMISE", "EVAL_SIZE7", "EVAL_ON7", "EVAL_EVERY7", "claim6_arm",
            "fusion_spec", "follow_difference_se", "auc_and_se", "slope_and_se", "binomial_se"]
 
 LAYOUT6 = "readout_last"
@@ -72,15 +71,16 @@ SPAN = 0.3
 """Claim 7's premise: the doses' encoder accuracies span at least this on the seed."""
 STAGE1_PREMISE = "the seed's stage-1 decoder does ICL on M1 (≥ 0.95) with an induction head (score > 0.3)"
 """Claim 4's stage-1 premise, also claims 6's and 7's (``DESIGNS[...].premises``):
-both claims' staged arms start from the seed's stage-1 decoder, and on the claim-7 feasibility run of
+both claims' staged arms start from the seed's stage-1 decoder, and on version 3's claim-7 feasibility run of
 the pilot seeds one of four (9001) had stage-1 ICL 0.65 after 5000 steps and a stage-2 AUC of 0.34
 against 0.75-0.87 for the others: a seed without the mechanism says nothing about what stage 2 does
 with it.  Seeds that fail it are left out of the checks, and it counts like the design's premises."""
 EVAL_SIZE7 = 8192
-"""Claim 7's stage-2 evaluation size (``DESIGNS["claim7"].pilot_rule``): on the pilot seeds at
-``EVAL_SIZE`` = 1024 the per-seed slopes were 0.03-0.11 with se 0.024-0.033, so almost no seed
-resolves against the 0.05 margin (it needs slope > 0.05 + 2 se ≈ 0.11); 8 × the items gives se
-≈ 0.01, resolving a seed at slope ≳ 0.07."""
+"""Claim 7's stage-2 evaluation size.  Version 3's pilot seeds at ``EVAL_SIZE`` = 1024 had per-seed
+slopes with se 0.024-0.033; 8 × the items divides the se by √8.  At version 4's doses (accuracies
+about 0.17-0.80, Sxx ≈ 0.21) and an AUC se of about 0.005 per dose at 8192 items, the slope's se is
+about 0.011 and the gain over a 0.6 span about 0.007, so a seed resolves against the 0.05 margin at a
+gain above about 0.064."""
 EVAL_ON7 = ("icl_m2known",)
 """The one evaluation set claim 7 reads (its AUC and final ICL); the encoder's accuracy is measured
 apart.  Measuring only it skips six of the seven sets' forward passes on ``EVAL_SIZE7`` items at
@@ -169,12 +169,6 @@ def binomial_se(p, n_eval: int) -> np.ndarray:
 
 
 # ---- running through the store ----------------------------------------------------------------
-def _stage1(config, sz, seeds) -> dict:
-    """The ``stage1`` run settings of one family: claim 4's diverse stage 1 (``STAGE1_HEADS`` heads
-    per layer), which claims 6 and 7 share with it in one store."""
-    return stage1_settings(config, sz, seeds, model=replace(sz.model, heads=STAGE1_HEADS))
-
-
 def _stage1_premise(records: dict, seeds: dict):
     ok = {f: stage1_premise(records[f"stage1_{f}"]["result"]["final"]) for f in seeds}
     return ok, premise(STAGE1_PREMISE, ok, seeds)
@@ -314,80 +308,103 @@ def _pooled6(d: dict[str, np.ndarray]) -> np.ndarray:
 
 
 # ---- claim 7 ------------------------------------------------------------------------------------
+EVAL_EVERY7 = 100
+"""Claim 7's stage-2 evaluation interval (version 4): 21 evaluations of ``EVAL_SIZE7`` items over the
+2000 steps, a twentieth of the forward passes that every 50 steps on every set would cost."""
+
+
 def claim7(config, eval_size: int | None = None):
-    """A better M2 encoder gives better multimodal ICL: per seed, the slope of the stage-2 AUC of
-    known-class M2-necessary ICL on encoder accuracy over four doses (``DESIGNS["claim7"]``;
-    module docstring).  ``eval_size``: the stage-2 evaluation sets' size (the design's ``EVAL_SIZE7``
-    by default: about an hour of one CPU thread at the quick size, minutes on a GPU)."""
+    """A better M2 encoder gives better multimodal ICL (``DESIGNS["claim7"]``, version 4; module
+    docstring): per seed, the least-squares slope of the stage-2 AUC of known-class M2-necessary ICL on
+    encoder accuracy over four doses, read as the AUC gained across the seed's span of accuracy.
+    ``eval_size``: the stage-2 evaluation sets' size (the design's ``EVAL_SIZE7`` by default)."""
     n_eval = int(eval_size or EVAL_SIZE7)
-    sz, chosen = multimodal_quick(config, "claim7"), PILOTED["claim7"]
+    sz = v4_size(config, "claim7")
+    chosen = PILOTED["v4_claim7"]
     design, doses = DESIGNS["claim7"], tuple(chosen["encoder_steps"])
-    data = multimodal_data(sz, m2=replace(sz.m2, K=sz.encoder_K2, eps=sz.encoder_eps2))
+    data = multimodal_data(sz, m2=v4_claim7_m2())
     arms = [MultimodalArm(f"dose{k}_steps{s}", data, encoder_steps=s, standardise_features=True)
             for k, s in enumerate(doses)]
-    stage2 = replace(sz.stage2, eval_size=n_eval, eval_every=EVAL_EVERY_TRANSITION)
-    heads = STAGE1_HEADS  # claim 4's stage-1 decoder (DESIGNS["claim7"].changes)
+    stage2 = replace(sz.stage2, eval_size=n_eval, eval_every=EVAL_EVERY7)
+    fams = FAMILY_SETS[4]
+    s1 = v4_stage1_settings(config, sz, ("diverse",))
     specs = {}
-    for f, seeds in FAMILIES.items():
-        s1 = _stage1(config, sz, seeds)
-        specs[f"stage1_{f}"] = ("stage1", s1)
-        specs[f"doses_{f}"] = ("stage2", {"stage1": s1, "arms": [arm_json(a) for a in arms], "train": asdict(stage2),
-                                          "trainable": sz.trainable, "eval_on": list(EVAL_ON7)})
+    for f in fams:
+        specs[f"stage1_{f}"] = ("stage1", s1[f"diverse_{f}"])
+        specs[f"doses_{f}"] = ("stage2", {"stage1": s1[f"diverse_{f}"], "arms": [arm_json(a) for a in arms],
+                                          "train": asdict(stage2), "trainable": sz.trainable, "eval_on": list(EVAL_ON7)})
     records = run_specs(config, specs)
-    seeds = family_seeds()
-    x, y, sx, sy, final_icl = {}, {}, {}, {}, {}
-    for f in FAMILIES:
+    seeds = family_seeds("claim7")
+    x, y, sx, sy, final_icl, before = {}, {}, {}, {}, {}, {}
+    for f in fams:
         r = arm_results({"doses": records[f"doses_{f}"]})["doses"]
         x[f] = np.stack([r.final("encoder_acc", a.name) for a in arms]).astype(float)           # (doses, seeds)
         sx[f] = binomial_se(x[f], n_eval)
         auc = [auc_and_se(r.steps, r.curve("acc_icl_m2known", a.name), n_eval) for a in arms]
         y[f], sy[f] = np.stack([a for a, _ in auc]), np.stack([s for _, s in auc])
         final_icl[f] = np.stack([r.final("acc_icl_m2known", a.name) for a in arms]).astype(float)
-    spans = {f: x[f][-1] - x[f][0] for f in FAMILIES}
-    spread = {f: spans[f] >= SPAN for f in FAMILIES}
-    hyps = base_hypotheses(config)
-    hyps.append(premise(design.premises[0], spread, seeds))
+        if not len(r.steps) or r.steps[0] != 0:
+            raise RuntimeError("claim 7's stage-2 runs were not evaluated at step 0: no no-stage-2 baseline")
+        before[f] = np.stack([r.curve("acc_icl_m2known", a.name)[0] for a in arms]).astype(float)
+    spans = {f: x[f][-1] - x[f][0] for f in fams}
+    spread = {f: spans[f] >= SPAN for f in fams}
+    c_gain, c_slope = design.checks
+    room = {f: y[f][0] + c_gain.margin + 2 * sy[f][0] < 1.0 for f in fams}
     s1_ok, s1_hyp = _stage1_premise(records, seeds)
-    hyps.append(s1_hyp)
-    c = design.checks[0]
-    slopes, ses = {}, {}
-    for f in FAMILIES:
-        b, se = slope_and_se(x[f], y[f], sx[f], sy[f])
-        keep = spread[f] & s1_ok[f] & np.isfinite(b)
-        slopes[f], ses[f] = b[keep], se[keep]
-    check = decide_check(c, slopes, ses, "propagated from the doses' se's: each AUC's by its bound "
-                     f"Σ w_t √(a_t(1−a_t)/n) over the evaluations every {EVAL_EVERY_TRANSITION} steps (perfect "
-                     f"correlation between evaluations of one fixed set), each encoder accuracy's binomial on "
-                     f"{n_eval} held-out items (first order); the doses' evaluation sets are independent")
-    check.numbers["encoder_steps"] = list(doses)
-    check.atol["encoder_steps"] = EXACT
-    checks = [check]
+    hyps = base_hypotheses(config) + [premise(design.premises[0], spread, seeds), s1_hyp,
+                                      premise(f"{design.premises[2]} (the AUC's se bound on {n_eval} items)", room, seeds)]
+    slope, slope_se = {}, {}
+    for f in fams:
+        slope[f], slope_se[f] = slope_and_se(x[f], y[f], sx[f], sy[f])
+    why = ("propagated from the doses' se's: each AUC's by its bound Σ w_t √(a_t(1−a_t)/n) over the evaluations every "
+           f"{EVAL_EVERY7} steps (perfect correlation between evaluations of one fixed set), each encoder accuracy's "
+           f"binomial on {n_eval} held-out items (first order); the doses' evaluation sets are independent")
+    checks = []
+    for c in design.checks:
+        diffs, ses = {}, {}
+        for f in fams:
+            keep = spread[f] & s1_ok[f] & room[f] & np.isfinite(slope[f])
+            scale = spans[f] if c.metric == "auc_gain_over_span" else np.ones_like(spans[f])
+            diffs[f], ses[f] = (slope[f] * scale)[keep], (slope_se[f] * np.abs(scale))[keep]
+        checks.append(decide_check(c, diffs, ses, why + ("; the gain is slope × the seed's span of accuracy, its se "
+                                                         "the slope's × the span" if c is c_gain else "")))
+    for c in checks:
+        c.numbers["encoder_steps"] = list(doses)
+        c.atol["encoder_steps"] = EXACT
     write_result(config, "claim7", {
-        "piloted": chosen, "stage1_heads": heads, "eval_every": EVAL_EVERY_TRANSITION, "features": "standardised per member (mean 0, mean squared norm 1)",
+        "piloted": chosen, "stage1_heads": sz.model.heads, "eval_every": EVAL_EVERY7, "m2": asdict(data.m2),
+        "features": "standardised per member (mean 0, mean squared norm 1)",
         "encoder_accuracy": {f: v.tolist() for f, v in x.items()},
         "auc_icl_m2known": {f: v.tolist() for f, v in y.items()},
         "auc_se_bound": {f: v.tolist() for f, v in sy.items()},
         "final_icl_m2known": {f: v.tolist() for f, v in final_icl.items()},
-        "slope": {f: _listed(slope_and_se(x[f], y[f], sx[f], sy[f])[0]) for f in FAMILIES},
-        "slope_se": {f: _listed(slope_and_se(x[f], y[f], sx[f], sy[f])[1]) for f in FAMILIES},
+        "no_stage2_icl_m2known": {f: v.tolist() for f, v in before.items()},
+        "slope": {f: _listed(v) for f, v in slope.items()}, "slope_se": {f: _listed(v) for f, v in slope_se.items()},
         "span": {f: v.tolist() for f, v in spans.items()},
+        "premise": {"span": {f: v.tolist() for f, v in spread.items()}, "headroom": {f: v.tolist() for f, v in room.items()}},
         "histories": {k: r["result"]["history"] for k, r in records.items() if not k.startswith("stage1")},
-        "stage1_icl": {f: records[f"stage1_{f}"]["result"]["final"]["acc_icl"] for f in FAMILIES},
+        "stage1_icl": {f: records[f"stage1_{f}"]["result"]["final"]["acc_icl"] for f in fams},
         "stage1_premise": {f: v.tolist() for f, v in s1_ok.items()},
+        "run_keys": {k: r["key"] for k, r in records.items()},
         "seconds": {k: r["provenance"]["seconds"] for k, r in records.items()}}, eval_size=n_eval)
-    allx = np.concatenate([x[f] for f in FAMILIES], 1)
-    ally = np.concatenate([y[f] for f in FAMILIES], 1)
+    allx, ally = (np.concatenate([d[f] for f in fams], 1) for d in (x, y))
+    allb, allfin = (np.concatenate([d[f] for f in fams], 1) for d in (before, final_icl))
     n = allx.shape[1]
-    summary = Summary(
-        {"encoder_steps": list(doses), "encoder_accuracy_by_dose": allx.mean(1).round(4).tolist(),
-         "auc_icl_m2known_by_dose": ally.mean(1).round(4).tolist(), **outcome_words(checks)},
-        atol={"encoder_steps": EXACT,
-              "encoder_accuracy_by_dose": max(sampling_atol(mean_se(v, n_eval)) for v in allx),
-              "auc_icl_m2known_by_dose": max(sampling_atol(max(mean_se(v), 0.5 / math.sqrt(n_eval * n)))
-                                             for v in ally)},
-        why=f"the piloted step counts exact; {SAMPLING_WHY}: a mean over the seeds of both families by its se over "
-            "seeds (at least the binomial se of an accuracy on {n_eval} items, or for an AUC its bound ½/√n per "
-            "seed), a list by its largest; the outcomes are text")
+    numbers = {"encoder_steps": list(doses), "encoder_accuracy_by_dose": allx.mean(1).round(4).tolist(),
+               "auc_icl_m2known_by_dose": ally.mean(1).round(4).tolist(),
+               "final_icl_m2known_by_dose": allfin.mean(1).round(4).tolist(),
+               "no_stage2_icl_m2known_by_dose": allb.mean(1).round(4).tolist()}
+    atol = {"encoder_steps": EXACT,
+            "encoder_accuracy_by_dose": max(sampling_atol(mean_se(v, n_eval)) for v in allx),
+            "auc_icl_m2known_by_dose": max(sampling_atol(max(mean_se(v), 0.5 / math.sqrt(n_eval * n))) for v in ally),
+            "final_icl_m2known_by_dose": max(sampling_atol(mean_se(v, n_eval)) for v in allfin),
+            "no_stage2_icl_m2known_by_dose": max(sampling_atol(mean_se(v, n_eval)) for v in allb)}
+    for name, flags in (("span", spread), ("headroom", room)):
+        for f in fams:
+            numbers[f"premise_{name}_seeds_{f}"], atol[f"premise_{name}_seeds_{f}"] = int(flags[f].sum()), float(flags[f].size)
+    numbers |= outcome_words(checks)
+    summary = Summary(numbers, atol=atol, why=(
+        f"the piloted step counts exact; {SAMPLING_WHY}: a mean over the seeds of both families by its se over seeds (at "
+        f"least the binomial se of an accuracy on {n_eval} items, or for an AUC its bound ½/√n per seed), a list by its "
+        "largest; a count of seeds by the family's size; the outcomes are text"))
     return hyps, checks, summary, []
-
-

@@ -51,6 +51,7 @@ PILOTED = {
     "v4_stage1": {"steps": 5000},
     "v4_m2": {"distractor_dims": 48, "distractor_scale": 3.0},
     "v4_claim8": {"heads": 8},
+    "v4_claim7": {"encoder_steps": (100, 160, 200, 1280)},
 }
 """The settings each pilot rule chose on its pilot seeds, which the claims run on:
 
@@ -69,7 +70,9 @@ PILOTED = {
   stage-2 steps; without distractors it is 0.930 before stage 2);
 - ``v4_claim8``: claim 8's heads per layer by ``choose_v4_claim8_heads`` (``pilot_v4_claim8.json``: 0 of 8
   seeds have a matched control at 4 heads; at 8, ``pilot_v4_claim8_8heads.json``, 0 of 8 too: 6–8 of
-  layer 2's 8 heads are induction heads on every seed)."""
+  layer 2's 8 heads are induction heads on every seed);
+- ``v4_claim7``: claim 7's version-4 encoder doses by ``choose_claim7`` under ``V4_CLAIM7_RULE``
+  (``pilot_v4_claim7.json``: median held-out accuracies 0.167, 0.430, 0.569 and 0.798)."""
 
 
 # ---- reading a pilot's store ------------------------------------------------------------------

@@ -104,9 +104,16 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     verdict, _ = decide(hyps, checks)
     assert verdict in VERDICTS
     doc = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
-    families = {"A": [5000, 5001], "B": [6000, 6001]} if claim == "claim6" else {"A": [3000, 3001], "B": [4000, 4001]}
-    assert doc["version"] == designs.DESIGNS[claim].version and doc["families"] == families
-    assert doc["piloted"] == json.loads(json.dumps(TOY_PILOTED_MODALITIES["v4_claim6" if claim == "claim6" else claim]))
+    assert doc["version"] == designs.DESIGNS[claim].version and doc["families"] == {"A": [5000, 5001], "B": [6000, 6001]}
+    assert doc["piloted"] == json.loads(json.dumps(TOY_PILOTED_MODALITIES[f"v4_{claim}"]))
+    # the staged decoder is version 4's diverse stage 1, the run claims 4, 5 and 9 read
+    from mmicl.numerics.runs.key import RunSpec
+    from mmicl.numerics.runs.kinds import KINDS
+    from mmicl.proofs.claims.testbed import transfer
+
+    diverse = transfer.v4_stage1_settings(cfg, mod.v4_size(cfg, claim), ("diverse",))
+    for f in "AB":
+        assert doc["run_keys"][f"stage1_{f}"] == RunSpec("stage1", KINDS["stage1"].normalise(diverse[f"diverse_{f}"])).key
     assert doc["device"] == device
     # a second run reads every run back from OUT/testbed/runs: nothing trains
     import mmicl.numerics.runs.runner as runner
@@ -163,26 +170,8 @@ def test_claim7_runs_at_another_evaluation_size_when_asked(toy, tmp_path):
 
 
 def test_claim7s_design_evaluates_on_more_items_than_the_other_claims():
-    assert mod.EVAL_SIZE7 == 8192 > designs.EVAL_SIZE and "8192 items" in designs.DESIGNS["claim7"].pilot_rule
+    assert mod.EVAL_SIZE7 == 8192 > designs.EVAL_SIZE and f"{mod.EVAL_SIZE7} items" in designs.DESIGNS["claim7"].arms["dose_k"]
 
-
-
-def test_claim7s_stage1_is_version_3s_claim4_diverse_stage1_so_one_store_trains_it_once(tmp_path):
-    """Claims 6 and 7 (still on version 3) share version 3.1's diverse stage 1 of claim 4."""
-    from mmicl.numerics.runs import RunSpec
-    from mmicl.numerics.runs.kinds import KINDS
-    from mmicl.proofs.claims.testbed import common
-    from mmicl.proofs.claims.testbed import transfer as tr
-    from mmicl.proofs.claims.testbed.sizes import multimodal_quick
-
-    cfg = RunConfig(quick=True, out=tmp_path, seed=0)
-    sz = multimodal_quick(cfg, "claim4")
-    for f, seeds in designs.FAMILIES.items():
-        seven = KINDS["stage1"].normalise(mod._stage1(cfg, sz, seeds))
-        four = KINDS["stage1"].normalise(common.stage1_settings(cfg, sz, seeds, model=replace(sz.model, heads=tr.STAGE1_HEADS),
-                                                                K1=tr.K1_DIVERSE))
-        assert RunSpec("stage1", seven).key == RunSpec("stage1", four).key
-        assert seven["model"]["heads"] == tr.STAGE1_HEADS
 
 
 # ---- claim 6, version 4 -------------------------------------------------------------------------------
