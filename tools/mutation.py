@@ -118,6 +118,9 @@ V4_CLAIM9 = ["proofs/testbed/test_transfer_claims.py::test_the_v4_control_is_a_n
              "proofs/testbed/test_transfer_claims.py::test_paired_changes_are_means_of_per_sequence_differences_with_their_paired_se"]
 V4_RESULTS = ["proofs/testbed/test_design.py"]
 V4_DATA = ["numerics/testbed/test_multimodal_testbed.py"]
+V4_TRANSFER = ["proofs/testbed/test_transfer_claims.py"]
+V4_MODALITIES = ["proofs/testbed/test_modality_claims.py"]
+V4_MARGINS = ["proofs/testbed/test_design.py::test_the_v4_stage2_margins_follow_their_stated_rule_on_the_size_pilot"]
 SELECT = ["proofs/test_claim_api.py::test_a_pattern_whose_namespace_is_reserved_and_written_out_can_match_only_built_in_claims",
           "proofs/test_claim_api.py::test_selecting_built_in_claims_imports_no_installed_plugin"]
 VARIANT_GUARDS = ["numerics/test_variant_guards.py"]
@@ -658,6 +661,36 @@ MUTATIONS: list[Mutation] = [
     N("magnitude_first_family_only", '    d = np.concatenate([np.asarray(numbers.get(k, []), float) for k in ("diff_A", "diff_B")]) \\',
       '    d = np.concatenate([np.asarray(numbers.get(k, []), float) for k in ("diff_A",)]) \\', V4_RESULTS,
       "the magnitude reads one family's seeds only"),
+    N("v4_must_learn_lenient", "    return np.asarray(before, float) <= copy + 0.10", "    return np.asarray(before, float) <= copy + 0.30",
+      V4_TRANSFER, "'stage 2 has to learn M2' admits a decoder that already does M2-necessary ICL before stage 2"),
+    N("v4_no_stage2_reads_the_end", "    return np.asarray(r.curve(metric, arm)[0], float)",
+      "    return np.asarray(r.curve(metric, arm)[-1], float)", V4_TRANSFER,
+      "the no-stage-2 baseline is read at the end of stage 2, not at step 0"),
+    N("v4_claim4_headroom_on_diverse", "    room = {f: headroom(final(c1.metric, c1.b, f), c1.margin) for f in fams}",
+      "    room = {f: headroom(final(c1.metric, c1.a, f), c1.margin) for f in fams}", V4_TRANSFER,
+      "claim 4's headroom is read on the diverse arm instead of the low-K1 baseline"),
+    N("v4_claim5_headroom_without_se", '    room = {f: auc["base", f] + margin + 2 * se["base", f] < 1.0 for f in fams}',
+      '    room = {f: auc["base", f] + margin < 1.0 for f in fams}', V4_TRANSFER,
+      "claim 5's headroom leaves out the area's two se"),
+    N("v4_copy_level_se_at_copy", "    return p + 2 * math.sqrt(p * (1 - p) / n)", "    return p + 2 * math.sqrt(copy * (1 - copy) / n)",
+      V4_PILOTS, "the 'clearly ICL' level takes its se at B/N, not at B/N + plus"),
+    N("v4_claim6_rule_no_extra_point", "            steps = grid[-1] if first is None else grid[min(first + 1, len(grid) - 1)]",
+      "            steps = grid[-1] if first is None else grid[first]", V4_PILOTS,
+      "claim 6's rule stops at the first step count with all 8 pilot seeds, giving slower verdict seeds no room"),
+    N("v4_claim5_margin_on_area", '            "claim5_margin": round(0.1 * float(np.median(area_rise)), 2)}',
+      '            "claim5_margin": round(0.1 * float(np.median(area)), 2)}', V4_MARGINS,
+      "claim 5's margin is a tenth of the area, not of its rise over the no-stage-2 value"),
+    N("v4_claim7_gain_is_the_slope", '            scale = spans[f] if c.metric == "auc_gain_over_span" else np.ones_like(spans[f])',
+      "            scale = np.ones_like(spans[f])", V4_MODALITIES,
+      "claim 7 decides the slope per unit of accuracy (version 3's unit) against the gain's margin"),
+    N("v4_claim7_ceiling_on_top_dose", "    room = {f: y[f][0] + c_gain.margin + 2 * sy[f][0] < 1.0 for f in fams}",
+      "    room = {f: y[f][-1] + c_gain.margin + 2 * sy[f][-1] < 1.0 for f in fams}", V4_MODALITIES,
+      "claim 7's ceiling check reads the highest dose instead of the lowest"),
+    N("v4_claim6_staged_prefers_m2", '        return rates["m1"] - rates["m2"]', '        return rates["m2"] - rates["m1"]',
+      V4_MODALITIES, "the staged arm's preference for M1 is read the other way round"),
+    N("v4_reported_keeps_outcomes", '        cells = [f"{k} = {_number(v, tol(k))}" for k, v in summary.items() if not str(k).startswith("verdict: ")]',
+      '        cells = [f"{k} = {_number(v, tol(k))}" for k, v in summary.items()]', V4_RESULTS,
+      "the reported block repeats the check outcomes that the results table holds"),
     N("distractors_class_bound", "        return torch.cat([x, self._distractor_scale * xi], -1)",
       "        return torch.cat([x, self._distractor_scale * xi + x[..., :1]], -1)", V4_DATA,
       "the distractor coordinates carry the item's class"),

@@ -115,6 +115,8 @@ def toy_modalities(monkeypatch) -> None:
     monkeypatch.setattr(sizes, "MULTIMODAL_QUICK", TOY_MODALITIES)
     monkeypatch.setattr(modalities, "EVAL_SIZE7", 24)
     monkeypatch.setattr(modalities, "EVAL_EVERY7", 1)
+    monkeypatch.setattr(common, "STAGE1_ICL", 0.0)                    # a toy stage 1 does not learn ICL
+    monkeypatch.setattr(common, "STAGE1_INDUCTION", -2.0)
     monkeypatch.setattr(modalities, "v4_size", _toy_v4_size)          # claims 6 and 7, version 4
     monkeypatch.setattr(transfer, "K1_DIVERSE", 64)
     for claim, chosen in TOY_PILOTED_MODALITIES.items():

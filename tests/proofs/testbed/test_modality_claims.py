@@ -93,6 +93,8 @@ def _uncovered(numbers, atol, rtol):
 def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its_store(claim, device, toy,
                                                                                        tmp_path, monkeypatch):
     fn = getattr(mod, claim)
+    if claim == "claim7":   # a toy encoder's doses span little accuracy: let every seed into the checks
+        monkeypatch.setattr(mod, "SPAN", -1.0)
     cfg = RunConfig(quick=True, out=tmp_path, seed=1, device=device)
     hyps, checks, summary, figs = fn(cfg)
     design = designs.DESIGNS[claim]
@@ -115,6 +117,15 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     for f in "AB":
         assert doc["run_keys"][f"stage1_{f}"] == RunSpec("stage1", KINDS["stage1"].normalise(diverse[f"diverse_{f}"])).key
     assert doc["device"] == device
+    if claim == "claim7":   # the decided gain is slope × the seed's span; the ceiling premise reads the lowest dose
+        gain = next(c for c in checks if c.name == design.checks[0].name)
+        for f in "AB":
+            slope, span = np.asarray(doc["slope"][f], float), np.asarray(doc["span"][f], float)
+            auc, se = np.asarray(doc["auc_icl_m2known"][f][0]), np.asarray(doc["auc_se_bound"][f][0])
+            room = auc + design.checks[0].margin + 2 * se < 1
+            assert doc["premise"]["headroom"][f] == room.tolist()
+            keep = np.asarray(doc["premise"]["span"][f]) & np.asarray(doc["stage1_premise"][f]) & room & np.isfinite(slope)
+            assert keep.any() and gain.numbers[f"diff_{f}"] == pytest.approx((slope * span)[keep].tolist())
     # a second run reads every run back from OUT/testbed/runs: nothing trains
     import mmicl.numerics.runs.runner as runner
 

@@ -60,6 +60,16 @@ def test_each_claim_runs_end_to_end_at_a_toy_size(claim, device, toy, tmp_path):
     stage1 = [json.loads((tmp_path / "testbed" / "runs" / "runs" / f"{k}.json").read_text())
               for k in saved["run_keys"]["stage1"].values()]
     assert {r["config"]["data_seed"] for r in stage1} == {101, 102}
+    # each headroom premise is read on the arm the design names, from the numbers the result file keeps
+    if claim == "claim4":
+        for f in "AB":
+            low = saved["tables"][f"lowK1_L_{f}"]["K2=4"]["acc_icl_m2only"]["seeds"]
+            assert saved["premise"]["headroom_lowK1_L"][f] == common.headroom(low, 0.10, 16).tolist()
+    if claim == "claim5":
+        m = DESIGNS["claim5"].checks[0].margin
+        for f in "AB":
+            auc, se = np.asarray(saved["auc"][f"base_{f}"]), np.asarray(saved["auc_se"][f"base_{f}"])
+            assert saved["premise"]["headroom_base"][f] == (auc + m + 2 * se < 1).tolist()
     assert saved["device"] == device
     assert not [p for p in (tmp_path / "testbed").iterdir() if p.name.startswith(".")]   # no temp files left
     json.dumps(summary)
