@@ -422,14 +422,18 @@ def verdict_summary(checks: list[Check], settings: dict) -> Summary:
                    atol=EXACT, why="the settings (piloted or fixed) exact; the outcomes are text")
 
 
-def write_result(config: RunConfig, claim: str, content: dict, eval_size: int | None = None) -> Path:
+def write_result(config: RunConfig, claim: str, content: dict, eval_size: int | None = None,
+                 scope: str | None = None) -> Path:
     """``OUT/testbed/<claim>.json``: the design's version and address, the families, the data seed,
-    the device, the evaluation size (``EVAL_SIZE`` unless given), then ``content`` (atomic write)."""
+    the device, the evaluation size (``EVAL_SIZE`` unless given), the size in words (``scope``,
+    ``sizes.scope``, where given: the docs' results table shows it beside the verdict), then
+    ``content`` (atomic write)."""
     path = testbed_folder(config) / f"{claim}.json"
     write_json(path, {"version": DESIGNS[claim].version,
                       "design": f"proofs/claims/testbed/design.py DESIGNS['{claim}']",
                       "families": family_seeds(claim), "data_seed": config.seed,
                       **({"family_data_seeds": family_data_seeds(config, claim)} if _on_v4_families(claim) else {}),
                       "device": config.device,
-                      "eval_size": EVAL_SIZE if eval_size is None else int(eval_size), **content})
+                      "eval_size": EVAL_SIZE if eval_size is None else int(eval_size),
+                      **({"scope": scope} if scope else {}), **content})
     return path

@@ -60,6 +60,7 @@ from .common import (above_copy, arm_json, arm_results, base_hypotheses, copy_le
                      mean_atol, mean_se, multimodal_data, premise, run_specs, stage1_premise, write_result)
 from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
 from .pilots import PILOTED, V4_ICL_PLUS, v4_claim7_m2
+from .sizes import scope
 from .transfer import v4_size, v4_stage1_settings
 
 __all__ = ["claim6", "claim7", "LAYOUT6", "LAYOUTS6", "SPAN", "STAGE1_PREMISE", "EVAL_SIZE7", "EVAL_ON7", "EVAL_EVERY7", "claim6_arm",
@@ -283,7 +284,7 @@ def claim6(config):
                                "conflict_follow_m2")) for k, r in runs.items()},
         "histories": {k: r["result"]["history"] for k, r in records.items() if not k.startswith("stage1")},
         "run_keys": {k: r["key"] for k, r in records.items()},
-        "seconds": {k: r["provenance"]["seconds"] for k, r in records.items()}})
+        "seconds": {k: r["provenance"]["seconds"] for k, r in records.items()}}, scope=scope(sz))
     numbers, atol = {"K2": K2, "fusion_steps": chosen["fusion_steps"]}, {"K2": EXACT, "fusion_steps": EXACT}
     for (m, name), v in icl.items():
         numbers[f"{m}_{name}"], atol[f"{m}_{name}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
@@ -386,7 +387,8 @@ def claim7(config, eval_size: int | None = None):
         "stage1_icl": {f: records[f"stage1_{f}"]["result"]["final"]["acc_icl"] for f in fams},
         "stage1_premise": {f: v.tolist() for f, v in s1_ok.items()},
         "run_keys": {k: r["key"] for k, r in records.items()},
-        "seconds": {k: r["provenance"]["seconds"] for k, r in records.items()}}, eval_size=n_eval)
+        "seconds": {k: r["provenance"]["seconds"] for k, r in records.items()}}, eval_size=n_eval,
+        scope=scope(replace(sz, m2=data.m2)))
     allx, ally = (np.concatenate([d[f] for f in fams], 1) for d in (x, y))
     allb, allfin = (np.concatenate([d[f] for f in fams], 1) for d in (before, final_icl))
     n = allx.shape[1]

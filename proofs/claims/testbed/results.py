@@ -142,7 +142,9 @@ def results_markdown(root) -> str:
         (result,) = [c for c in doc["claims"] if c["id"] == f"testbed.{claim}"]
         ev = result["evidence"]
         own = folder / f"{claim}.json"
-        seconds = _total(json.loads(own.read_text(encoding="utf-8")).get("seconds", {})) if own.is_file() else None
+        own_doc = json.loads(own.read_text(encoding="utf-8")) if own.is_file() else {}
+        seconds = _total(own_doc.get("seconds", {})) if own.is_file() else None
+        scope = f" ({own_doc['scope']})" if own_doc.get("scope") else ""
         premises = "; ".join(f"{'met' if h['met'] else 'NOT met'}: {h['text']} ({h['detail']})"
                              for h in ev["hypotheses"] if h.get("detail"))
         per_family = "; ".join(family_verdicts(result).values())
@@ -154,7 +156,7 @@ def results_markdown(root) -> str:
             first = i == 0
             rows.append(
                 f"| {claim if first else ''} | {version if first else ''} | "
-                f"{'**' + result['verdict'] + '**' if first else ''} | {per_family if first else ''} | "
+                f"{'**' + result['verdict'] + '**' + _cell(scope) if first else ''} | {per_family if first else ''} | "
                 f"{_cell(premises) if first else ''} | {_cell(c['name'])} ({c['role']}, {decision}) | "
                 f"{n.get('plus', '–')} / {n.get('minus', '–')} / {n.get('unresolved', '–')} | "
                 f"{_p(n.get('p_above'))}, {_p(n.get('p_below'))} | {by_family} | {magnitude(n)} | "

@@ -17,7 +17,7 @@ from mmicl.numerics.testbed.config import (DataConfig, ModelConfig, SecondModali
 from .design import EVAL_EVERY_V4, EVAL_SIZE
 
 __all__ = ["UnimodalSizes", "QUICK", "FULL", "MultimodalSizes", "MULTIMODAL_QUICK", "MULTIMODAL_FULL", "quick_sizes",
-           "multimodal_quick", "V4_M1", "V4Claim8Size", "v4_claim8_size", "V4_STAGE2_STEPS", "multimodal_v4"]
+           "multimodal_quick", "V4_M1", "V4Claim8Size", "v4_claim8_size", "V4_STAGE2_STEPS", "multimodal_v4", "scope"]
 
 
 @dataclass(frozen=True)
@@ -171,6 +171,19 @@ def multimodal_v4(config, claim: str, stage1_steps: int, distractor_dims: int, d
         stage2=replace(sz.stage2, steps=V4_STAGE2_STEPS, eval_every=EVAL_EVERY_V4, eval_size=EVAL_SIZE),
         m2=SecondModality(K=V4_M1.L, D=16, eps=0.1, distractor_dims=int(distractor_dims),
                           distractor_scale=float(distractor_scale)))
+
+
+def scope(sz) -> str:
+    """The size a verdict was reached at, in words, for its result file and the docs' results table:
+    a ``MultimodalSizes`` or a ``V4Claim8Size``."""
+    m1 = sz.m1 if isinstance(sz, MultimodalSizes) else sz.data
+    head = (f"quick size: N = {m1.N} context pairs, B = {m1.B} (copy baseline {m1.B / m1.N:g}), L = {m1.L} labels, "
+            f"K = {m1.K}, D = {m1.D}; {sz.model.layers} layers × {sz.model.heads} heads, width {sz.model.width}")
+    if isinstance(sz, MultimodalSizes):
+        m2 = sz.m2
+        return (f"{head}; stage 1 {sz.stage1.steps} steps, stage 2 {sz.stage2.steps} (batch {sz.stage1.batch}); M2 D2 = "
+                f"{m2.D}, ε2 = {m2.eps:g}, {m2.distractor_dims} distractor coordinates at σ = {m2.distractor_scale:g}")
+    return f"{head}; {sz.train.steps} steps (batch {sz.train.batch})"
 
 
 def quick_sizes(config, claim: str) -> UnimodalSizes:

@@ -58,7 +58,7 @@ from .common import (arm_results, base_hypotheses, decide_check, family_seeds, h
                      stage1_premise, stage1_settings, write_result)
 from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
 from .pilots import PILOTED
-from .sizes import MultimodalSizes, multimodal_v4
+from .sizes import MultimodalSizes, multimodal_v4, scope
 from .unimodal import INDUCTION_HEAD
 
 __all__ = ["claim4", "claim5", "claim9", "K1_DIVERSE", "K1_LOW", "K2_WIDE", "STAGE1_HEADS", "UNFROZEN_LR",
@@ -278,13 +278,14 @@ def _runs(config, kind: str, settings: dict[str, dict]) -> dict[str, dict]:
     return run_specs(config, {name: (kind, s) for name, s in settings.items()})
 
 
-def _result(config, name: str, records1: dict[str, dict], records2: dict[str, dict], **extra) -> None:
+def _result(config, name: str, records1: dict[str, dict], records2: dict[str, dict], scope: str | None = None,
+            **extra) -> None:
     write_result(config, name, {
         "code": "proofs/claims/testbed/transfer.py", "store": "runs/ beside this file",
         "run_keys": {"stage1": {k: r["key"] for k, r in records1.items()},
                      "stage2": {k: r["key"] for k, r in records2.items()}},
         "seconds": {"stage1": {k: r["provenance"]["seconds"] for k, r in records1.items()},
-                    "stage2": {k: r["provenance"]["seconds"] for k, r in records2.items()}}, **extra})
+                    "stage2": {k: r["provenance"]["seconds"] for k, r in records2.items()}}, **extra}, scope=scope)
 
 
 def _stage1_table(final: dict) -> dict:
@@ -411,7 +412,7 @@ def claim4(config):
     confounded = {run: _pooled({f: final("acc_icl", run, f) for f in fams}) for run in runs_}
     baseline = {run: _pooled(v) for run, v in before.items()}
     s1_icl = {k: _pooled({f: rec1[f"{k}_{f}"]["result"]["final"]["acc_icl"] for f in fams}) for k in ("diverse", "lowK1")}
-    _result(config, "claim4", rec1, rec2, copy_baseline=copy, K1={"diverse": K1_DIVERSE, "lowK1": K1_LOW},
+    _result(config, "claim4", rec1, rec2, scope=scope(sz), copy_baseline=copy, K1={"diverse": K1_DIVERSE, "lowK1": K1_LOW},
             K2={run: _v4_stage2_table(sz)[run][1] for run in runs_}, m2=asdict(sz.m2),
             premise={"stage1": {f: v.tolist() for f, v in ok.items()},
                      "must_learn": {f: v.tolist() for f, v in learn.items()},
@@ -491,7 +492,7 @@ def claim5(config):
     pooled = {k: {"auc": _pooled({f: auc[k, f] for f in fams}), "auc_se": _pooled({f: se[k, f] for f in fams}),
                   "final": _pooled({f: run[k, f].final("acc_icl_m2only", arm) for f in fams}),
                   "no_stage2": _pooled({f: before[k, f] for f in fams})} for k in shapes}
-    _result(config, "claim5", rec1, rec2, shapes={k: asdict(m) for k, m in shapes.items()}, parameters=params,
+    _result(config, "claim5", rec1, rec2, scope=scope(sz), shapes={k: asdict(m) for k, m in shapes.items()}, parameters=params,
             copy_baseline=copy, m2=asdict(sz.m2),
             premise={"stage1": {k: {f: v.tolist() for f, v in ok[k].items()} for k in shapes},
                      "must_learn": {f: v.tolist() for f, v in learn.items()},
@@ -590,7 +591,7 @@ def claim9(config):
     icl["no_stage2"] = _pooled({f: no_stage2(runs[f"diverse_L_{f}"], "acc_icl_m2only", arm) for f in fams})
     pooled = {m: _pooled({f: paired[f][m] for f in fams}) for m in CHANGE_METRICS}
     pooled_se = {m: _pooled({f: paired[f][f"{m}_se"] for f in fams}) for m in CHANGE_METRICS}
-    _result(config, "claim9", rec1, rec2, unfrozen_lr=sz.stage2.lr * UNFROZEN_LR, control_threshold=INDUCTION_HEAD,
+    _result(config, "claim9", rec1, rec2, scope=scope(sz), unfrozen_lr=sz.stage2.lr * UNFROZEN_LR, control_threshold=INDUCTION_HEAD,
             premise={"stage1": {f: v.tolist() for f, v in ok.items()},
                      "has_control": {f: v.tolist() for f, v in has_control.items()}},
             selected={f: {k: v.tolist() for k, v in h.items()} for f, h in heads.items()},

@@ -26,7 +26,7 @@ from .common import (BALANCED_SE, above_copy, acc_se, balanced_se, base_hypothes
                      family_seeds, premise, run_family, verdict_summary, write_result)
 from .design import DESIGNS, EVAL_SIZE, FAMILIES
 from .pilots import PILOTED
-from .sizes import quick_sizes, v4_claim8_size
+from .sizes import quick_sizes, scope, v4_claim8_size
 
 __all__ = ["claim1", "claim2", "claim3", "claim8", "BALANCED_SEED", "SELECTION_SEED", "REFERENCE_SEED", "CONTROL_SEED",
            "INDUCTION_HEAD", "PREV_TOKEN_HEAD", "PATTERN_SE", "last_quarter_range", "SETTLED_TOL", "claim2_shapes",
@@ -344,6 +344,7 @@ def claim8(config):
                            **({"copy_baseline": copy} if c in (collapse, not_broken) else {}))
               for c in DESIGNS["claim8"].checks]
     write_result(config, "claim8", result_content(runs, copy_baseline=copy, head_classes=analysis,
-                                                    heads=model.heads, steps=train.steps, reported=reported))
+                                                    heads=model.heads, steps=train.steps, reported=reported),
+                 scope=scope(sz))
     return hyps, checks, verdict_summary(checks, {"heads": model.heads, "steps": train.steps,
                                                   "eval_every": train.eval_every}), []

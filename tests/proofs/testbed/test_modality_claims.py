@@ -108,6 +108,8 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     doc = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
     assert doc["version"] == designs.DESIGNS[claim].version and doc["families"] == {"A": [5000, 5001], "B": [6000, 6001]}
     assert doc["piloted"] == json.loads(json.dumps(TOY_PILOTED_MODALITIES[f"v4_{claim}"]))
+    eps2 = {"claim6": 0.1, "claim7": 1}[claim]                      # claim 7's own M2 in its scope
+    assert doc["scope"].startswith("quick size: N = 4 context pairs") and f"ε2 = {eps2:g}" in doc["scope"]
     # the staged decoder is version 4's diverse stage 1, the run claims 4, 5 and 9 read
     from mmicl.numerics.runs.key import RunSpec
     from mmicl.numerics.runs.kinds import KINDS

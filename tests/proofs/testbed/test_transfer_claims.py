@@ -56,6 +56,7 @@ def test_each_claim_runs_end_to_end_at_a_toy_size(claim, device, toy, tmp_path):
     saved = json.loads((tmp_path / "testbed" / f"{claim}.json").read_text())
     assert saved["version"] == DESIGNS[claim].version and saved["families"] == {"A": [5000, 5001], "B": [6000, 6001]}
     assert saved["family_data_seeds"] == {"A": 101, "B": 102}          # each family its own data stream
+    assert saved["scope"].startswith("quick size: N = 4 context pairs, B = 1")    # the size, for the docs' table
     assert saved["eval_size"] == 16 and saved["data_seed"] == 1 and saved["run_keys"]
     stage1 = [json.loads((tmp_path / "testbed" / "runs" / "runs" / f"{k}.json").read_text())
               for k in saved["run_keys"]["stage1"].values()]
