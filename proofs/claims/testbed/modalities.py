@@ -61,7 +61,7 @@ from .common import (above_copy, arm_json, arm_results, base_hypotheses, copy_le
 from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
 from .pilots import PILOTED, V4_ICL_PLUS, v4_claim7_m2
 from .sizes import scope
-from .transfer import v4_size, v4_stage1_settings
+from .transfer import area_headroom, v4_size, v4_stage1_settings
 
 __all__ = ["claim6", "claim7", "LAYOUT6", "LAYOUTS6", "SPAN", "STAGE1_PREMISE", "EVAL_SIZE7", "EVAL_ON7", "EVAL_EVERY7", "claim6_arm",
            "fusion_spec", "follow_difference_se", "auc_and_se", "slope_and_se", "binomial_se"]
@@ -350,7 +350,7 @@ def claim7(config, eval_size: int | None = None):
     spans = {f: x[f][-1] - x[f][0] for f in fams}
     spread = {f: spans[f] >= SPAN for f in fams}
     c_gain, c_slope = design.checks
-    room = {f: y[f][0] + c_gain.margin + 2 * sy[f][0] < 1.0 for f in fams}
+    room = {f: area_headroom(y[f][0], sy[f][0], c_gain.margin) for f in fams}      # the lowest dose
     s1_ok, s1_hyp = _stage1_premise(records, seeds)
     hyps = base_hypotheses(config) + [premise(design.premises[0], spread, seeds), s1_hyp,
                                       premise(f"{design.premises[2]} (the AUC's se bound on {n_eval} items)", room, seeds)]

@@ -62,7 +62,7 @@ from .sizes import MultimodalSizes, multimodal_v4, scope
 from .unimodal import INDUCTION_HEAD
 
 __all__ = ["claim4", "claim5", "claim9", "K1_DIVERSE", "K1_LOW", "K2_WIDE", "STAGE1_HEADS", "UNFROZEN_LR",
-           "V4_ANALYSIS", "V4_STAGE2", "v4_stage2_settings", "no_stage2", "must_learn", "CLAIM5_DECODERS", "ARM_METRICS", "select_heads", "head_changes", "change_se", "CHANGE_METRICS",
+           "V4_ANALYSIS", "V4_STAGE2", "v4_stage2_settings", "no_stage2", "must_learn", "area_headroom", "CLAIM5_DECODERS", "ARM_METRICS", "select_heads", "head_changes", "change_se", "CHANGE_METRICS",
            "non_induction_control", "paired_head_changes", "v4_size", "V4_DECODERS", "v4_decoders", "v4_stage1_settings"]
 
 K1_DIVERSE = 16384
@@ -362,6 +362,13 @@ def must_learn(before, copy: float) -> np.ndarray:
     return np.asarray(before, float) <= copy + 0.10
 
 
+def area_headroom(auc, se, margin: float) -> np.ndarray:
+    """Per seed, whether an area under an accuracy curve leaves room for an effect of ``margin``: auc +
+    margin + 2 se < 1 (``se`` the area's evaluation se bound), the area's form of ``common.headroom``
+    (claims 5 and 7, version 4)."""
+    return np.asarray(auc, float) + float(margin) + 2 * np.asarray(se, float) < 1.0
+
+
 def _stage1_ok(rec1: dict, decoder: str) -> dict[str, np.ndarray]:
     return {f: stage1_premise(rec1[f"{decoder}_{f}"]["result"]["final"]) for f in FAMILY_SETS[4]}
 
@@ -472,7 +479,7 @@ def claim5(config):
     margin = design.checks[0].margin
     ok = {k: _stage1_ok(rec1, d) for k, (d, _) in CLAIM5_DECODERS.items()}
     learn = {f: must_learn(before["base", f], copy) for f in fams}
-    room = {f: auc["base", f] + margin + 2 * se["base", f] < 1.0 for f in fams}
+    room = {f: area_headroom(auc["base", f], se["base", f], margin) for f in fams}
     hyps = base_hypotheses(config) + [
         premise(f"{design.premises[0]}: the {k} decoder ({shapes[k].layers} layers, width {shapes[k].width}): "
                 f"{DESIGNS['claim4'].premises[0]}", ok[k], seeds) for k in shapes]
