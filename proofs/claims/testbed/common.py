@@ -50,7 +50,7 @@ __all__ = ["testbed_threads", "threaded", "testbed_folder", "base_hypotheses", "
            "mean_atol", "family_seeds", "family_data_seeds", "family_sign_test", "oriented", "decide_check", "decide_pairs", "premise", "FamilyRun",
            "run_family", "run_specs", "arm_results", "acc_se", "balanced_se", "blind_sd", "copy_level", "above_copy", "headroom",
            "verdict_summary", "write_result", "STAGE1_ICL", "STAGE1_INDUCTION", "stage1_premise", "stage1_settings",
-           "multimodal_data", "arm_json", "BALANCED_SE"]
+           "multimodal_data", "arm_json", "BALANCED_SE", "pooled"]
 
 
 # ---- threads and folders ----------------------------------------------------------------------
@@ -403,6 +403,11 @@ def stage1_settings(config: RunConfig, sz, seeds, model=None, K1: int | None = N
     return {"model": asdict(stage1_ape_slots(model or sz.model, m1)), "data": asdict(m1),
             "train": asdict(replace(sz.stage1, eval_size=EVAL_SIZE)), "seeds": list(seeds),
             "data_seed": int(config.seed if data_seed is None else data_seed), "device": config.device}
+
+
+def pooled(per_family: dict) -> np.ndarray:
+    """The per-seed values of every family, one array (family order as given)."""
+    return np.concatenate([np.asarray(v, float) for v in per_family.values()])
 
 
 def multimodal_data(sz, **changes) -> MultimodalConfig:

@@ -57,7 +57,7 @@ from mmicl.numerics.testbed.sign_tests import area_under_se, trapezoid_weights
 from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .common import (above_copy, arm_json, arm_results, base_hypotheses, copy_level, decide_check, family_seeds,
-                     mean_atol, mean_se, multimodal_data, premise, run_specs, stage1_premise, write_result)
+                     mean_atol, mean_se, multimodal_data, pooled, premise, run_specs, stage1_premise, write_result)
 from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
 from .pilots import PILOTED, V4_ICL_PLUS, v4_claim7_m2
 from .sizes import scope
@@ -270,7 +270,7 @@ def claim6(config):
         c.atol |= {"K2": EXACT, "fusion_steps": EXACT}
     # the reversed-query arm's rate of following the modality next to the readout (M1_q there): reported
     readout_follow = {f: rates["fusion_reversed", f]["m1"].tolist() for f in fams}
-    icl = {(m, name): _pooled6({f: final(m, name, f) for f in fams}) for m in ("acc_icl", "acc_icl_m1only",
+    icl = {(m, name): pooled({f: final(m, name, f) for f in fams}) for m in ("acc_icl", "acc_icl_m1only",
                                                                              "acc_icl_m2only") for name in layout}
     write_result(config, "claim6", {
         "piloted": chosen, "layouts": layout, "heads": sz.model.heads, "copy_baseline": copy, "premise_level": level,
@@ -290,7 +290,7 @@ def claim6(config):
         numbers[f"{m}_{name}"], atol[f"{m}_{name}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
     for name in layout:
         for m in ("m1", "m2"):
-            v = _pooled6({f: rates[name, f][m] for f in fams})
+            v = pooled({f: rates[name, f][m] for f in fams})
             numbers[f"conflict_follow_{m}_{name}"] = float(v.mean())
             atol[f"conflict_follow_{m}_{name}"] = mean_atol(v, EVAL_SIZE)
         for f in fams:
@@ -304,14 +304,11 @@ def claim6(config):
     return hyps, checks, summary, []
 
 
-def _pooled6(d: dict[str, np.ndarray]) -> np.ndarray:
-    return np.concatenate([np.asarray(v, float) for v in d.values()])
-
-
 # ---- claim 7 ------------------------------------------------------------------------------------
 EVAL_EVERY7 = 100
 """Claim 7's stage-2 evaluation interval (version 4): 21 evaluations of ``EVAL_SIZE7`` items over the
-2000 steps, a twentieth of the forward passes that every 50 steps on every set would cost."""
+2000 steps of one set, a fourteenth of the forward passes that every 50 steps on all seven sets would
+cost."""
 
 
 def claim7(config, eval_size: int | None = None):

@@ -54,8 +54,8 @@ from mmicl.numerics.testbed.sign_tests import accuracy_difference_se, area_under
 
 from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
-from .common import (arm_results, base_hypotheses, decide_check, family_seeds, headroom, mean_atol, premise, run_specs,
-                     stage1_premise, stage1_settings, write_result)
+from .common import (arm_results, base_hypotheses, decide_check, family_seeds, headroom, mean_atol, pooled, premise,
+                     run_specs, stage1_premise, stage1_settings, write_result)
 from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
 from .pilots import PILOTED
 from .sizes import MultimodalSizes, multimodal_v4, scope
@@ -373,10 +373,6 @@ def _stage1_ok(rec1: dict, decoder: str) -> dict[str, np.ndarray]:
     return {f: stage1_premise(rec1[f"{decoder}_{f}"]["result"]["final"]) for f in FAMILY_SETS[4]}
 
 
-def _pooled(d: dict[str, np.ndarray]) -> np.ndarray:
-    return np.concatenate([np.asarray(d[f], float) for f in FAMILY_SETS[4]])
-
-
 # ---- claim 4 -------------------------------------------------------------------------------------------
 def claim4(config):
     """Few M2 classes suffice after diverse M1 pretraining (``DESIGNS["claim4"]``, version 4).  Per
@@ -415,10 +411,10 @@ def claim4(config):
             a, b = final(c.metric, c.a, f), final(c.metric, c.b, f)
             diffs[f], ses[f] = (a - b)[keep[f]], accuracy_difference_se(a, b, EVAL_SIZE)[keep[f]]
         checks.append(decide_check(c, diffs, ses, ACC_SE))
-    every = {run: _pooled({f: final("acc_icl_m2only", run, f) for f in fams}) for run in runs_}
-    confounded = {run: _pooled({f: final("acc_icl", run, f) for f in fams}) for run in runs_}
-    baseline = {run: _pooled(v) for run, v in before.items()}
-    s1_icl = {k: _pooled({f: rec1[f"{k}_{f}"]["result"]["final"]["acc_icl"] for f in fams}) for k in ("diverse", "lowK1")}
+    every = {run: pooled({f: final("acc_icl_m2only", run, f) for f in fams}) for run in runs_}
+    confounded = {run: pooled({f: final("acc_icl", run, f) for f in fams}) for run in runs_}
+    baseline = {run: pooled(v) for run, v in before.items()}
+    s1_icl = {k: pooled({f: rec1[f"{k}_{f}"]["result"]["final"]["acc_icl"] for f in fams}) for k in ("diverse", "lowK1")}
     _result(config, "claim4", rec1, rec2, scope=scope(sz), copy_baseline=copy, K1={"diverse": K1_DIVERSE, "lowK1": K1_LOW},
             K2={run: _v4_stage2_table(sz)[run][1] for run in runs_}, m2=asdict(sz.m2),
             premise={"stage1": {f: v.tolist() for f, v in ok.items()},
@@ -496,9 +492,9 @@ def claim5(config):
             f"each area's evaluation se bounded by sign_tests.area_under_se (the trapezoid area under the per-evaluation "
             f"binomial se's on {EVAL_SIZE} sequences, which holds however the evaluations correlate), the two arms' "
             "bounds added in quadrature")))
-    pooled = {k: {"auc": _pooled({f: auc[k, f] for f in fams}), "auc_se": _pooled({f: se[k, f] for f in fams}),
-                  "final": _pooled({f: run[k, f].final("acc_icl_m2only", arm) for f in fams}),
-                  "no_stage2": _pooled({f: before[k, f] for f in fams})} for k in shapes}
+    by_decoder = {k: {"auc": pooled({f: auc[k, f] for f in fams}), "auc_se": pooled({f: se[k, f] for f in fams}),
+                  "final": pooled({f: run[k, f].final("acc_icl_m2only", arm) for f in fams}),
+                  "no_stage2": pooled({f: before[k, f] for f in fams})} for k in shapes}
     _result(config, "claim5", rec1, rec2, scope=scope(sz), shapes={k: asdict(m) for k, m in shapes.items()}, parameters=params,
             copy_baseline=copy, m2=asdict(sz.m2),
             premise={"stage1": {k: {f: v.tolist() for f, v in ok[k].items()} for k in shapes},
@@ -513,7 +509,7 @@ def claim5(config):
                     for (k, f), r in run.items()},
             checks_detail={c.name: c.detail for c in checks})
     numbers, atol = {}, {}
-    for k, v in pooled.items():
+    for k, v in by_decoder.items():
         numbers[f"AUC_ICL_M2necessary_{k}"] = float(v["auc"].mean())
         # an area is a weighted mean of accuracies on EVAL_SIZE items: at least its own evaluation se
         atol[f"AUC_ICL_M2necessary_{k}"] = max(mean_atol(v["auc"]), sampling_atol(float(v["auc_se"].mean())))
@@ -594,10 +590,10 @@ def claim9(config):
             keep = ok[f] & (has_control[f] if needs_control else True)
             diffs[f], ses[f] = paired[f][c.metric][keep], paired[f][f"{c.metric}_se"][keep]
         checks.append(decide_check(c, diffs, ses, why))
-    icl = {a: _pooled({f: runs[f"{r}_{f}"].final("acc_icl_m2only", arm) for f in fams}) for a, r in arms.items()}
-    icl["no_stage2"] = _pooled({f: no_stage2(runs[f"diverse_L_{f}"], "acc_icl_m2only", arm) for f in fams})
-    pooled = {m: _pooled({f: paired[f][m] for f in fams}) for m in CHANGE_METRICS}
-    pooled_se = {m: _pooled({f: paired[f][f"{m}_se"] for f in fams}) for m in CHANGE_METRICS}
+    icl = {a: pooled({f: runs[f"{r}_{f}"].final("acc_icl_m2only", arm) for f in fams}) for a, r in arms.items()}
+    icl["no_stage2"] = pooled({f: no_stage2(runs[f"diverse_L_{f}"], "acc_icl_m2only", arm) for f in fams})
+    changes = {m: pooled({f: paired[f][m] for f in fams}) for m in CHANGE_METRICS}
+    pooled_se = {m: pooled({f: paired[f][f"{m}_se"] for f in fams}) for m in CHANGE_METRICS}
     _result(config, "claim9", rec1, rec2, scope=scope(sz), unfrozen_lr=sz.stage2.lr * UNFROZEN_LR, control_threshold=INDUCTION_HEAD,
             premise={"stage1": {f: v.tolist() for f, v in ok.items()},
                      "has_control": {f: v.tolist() for f, v in has_control.items()}},
@@ -612,14 +608,14 @@ def claim9(config):
             tables={name: r.table(ARM_METRICS) for name, r in runs.items()},
             checks_detail={c.name: c.detail for c in checks})
     numbers, atol = {}, {}
-    for m, v in pooled.items():
+    for m, v in changes.items():
         fin, s = v[np.isfinite(v)], pooled_se[m][np.isfinite(pooled_se[m])]
         if fin.size:        # absent when no seed has the head (a control): nothing to average
             numbers[f"{m}_unfrozen_minus_frozen"], atol[f"{m}_unfrozen_minus_frozen"] = float(fin.mean()), mean_atol(fin)
             numbers[f"{m}_paired_se"], atol[f"{m}_paired_se"] = float(s.mean()), mean_atol(s)
     for a in arms:
         for m in ("induction_change_top", "prev_token_change"):
-            v = _pooled({f: raw[a, f][m] for f in fams})
+            v = pooled({f: raw[a, f][m] for f in fams})
             numbers[f"raw_{m}_{a}_minus_stage1"], atol[f"raw_{m}_{a}_minus_stage1"] = float(v.mean()), mean_atol(v)
     for k, v in icl.items():
         numbers[f"ICL_M2necessary_{k}"], atol[f"ICL_M2necessary_{k}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
