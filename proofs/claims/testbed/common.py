@@ -50,7 +50,7 @@ __all__ = ["testbed_threads", "threaded", "testbed_folder", "base_hypotheses", "
            "mean_atol", "family_seeds", "family_data_seeds", "family_sign_test", "oriented", "decide_check", "decide_pairs", "premise", "FamilyRun",
            "run_family", "run_specs", "arm_results", "acc_se", "balanced_se", "blind_sd", "copy_level", "above_copy", "headroom",
            "verdict_summary", "write_result", "STAGE1_ICL", "STAGE1_INDUCTION", "stage1_premise", "stage1_settings",
-           "multimodal_data", "arm_json", "BALANCED_SE", "pooled"]
+           "multimodal_data", "arm_json", "BALANCED_SE", "pooled", "premise_seed_counts"]
 
 
 # ---- threads and folders ----------------------------------------------------------------------
@@ -408,6 +408,18 @@ def stage1_settings(config: RunConfig, sz, seeds, model=None, K1: int | None = N
 def pooled(per_family: dict) -> np.ndarray:
     """The per-seed values of every family, one array (family order as given)."""
     return np.concatenate([np.asarray(v, float) for v in per_family.values()])
+
+
+def premise_seed_counts(premises: dict[str, dict[str, np.ndarray]]) -> tuple[dict, dict]:
+    """Summary numbers ``premise_<name>_seeds_<family>`` (how many of the family's seeds meet the
+    premise) for each named premise's per-family flags, and their tolerances: the family's size (each
+    seed is a fresh draw on another machine)."""
+    numbers, atol = {}, {}
+    for name, flags in premises.items():
+        for f, v in flags.items():
+            v = np.asarray(v, bool)
+            numbers[f"premise_{name}_seeds_{f}"], atol[f"premise_{name}_seeds_{f}"] = int(v.sum()), float(v.size)
+    return numbers, atol
 
 
 def multimodal_data(sz, **changes) -> MultimodalConfig:

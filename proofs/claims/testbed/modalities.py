@@ -57,7 +57,8 @@ from mmicl.numerics.testbed.sign_tests import area_under_se, trapezoid_weights
 from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .common import (above_copy, arm_json, arm_results, base_hypotheses, copy_level, decide_check, family_seeds,
-                     mean_atol, mean_se, multimodal_data, pooled, premise, run_specs, stage1_premise, write_result)
+                     mean_atol, mean_se, multimodal_data, pooled, premise, premise_seed_counts, run_specs,
+                     stage1_premise, write_result)
 from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
 from .pilots import PILOTED, V4_ICL_PLUS, v4_claim7_m2
 from .sizes import scope
@@ -293,9 +294,8 @@ def claim6(config):
             v = pooled({f: rates[name, f][m] for f in fams})
             numbers[f"conflict_follow_{m}_{name}"] = float(v.mean())
             atol[f"conflict_follow_{m}_{name}"] = mean_atol(v, EVAL_SIZE)
-        for f in fams:
-            numbers[f"premise_seeds_{name}_{f}"] = int(learns[name][f].sum())
-            atol[f"premise_seeds_{name}_{f}"] = float(learns[name][f].size)
+    counts, count_atol = premise_seed_counts({f"icl_{name}": learns[name] for name in layout})
+    numbers, atol = numbers | counts, atol | count_atol
     numbers |= outcome_words(checks)
     summary = Summary(numbers, atol=atol, why=(
         f"the piloted K2 and steps (settings) exact; {SAMPLING_WHY}: a mean over the seeds of both families by its se "
@@ -398,9 +398,8 @@ def claim7(config, eval_size: int | None = None):
             "auc_icl_m2known_by_dose": max(sampling_atol(max(mean_se(v), 0.5 / math.sqrt(n_eval * n))) for v in ally),
             "final_icl_m2known_by_dose": max(sampling_atol(mean_se(v, n_eval)) for v in allfin),
             "no_stage2_icl_m2known_by_dose": max(sampling_atol(mean_se(v, n_eval)) for v in allb)}
-    for name, flags in (("span", spread), ("headroom", room)):
-        for f in fams:
-            numbers[f"premise_{name}_seeds_{f}"], atol[f"premise_{name}_seeds_{f}"] = int(flags[f].sum()), float(flags[f].size)
+    counts, count_atol = premise_seed_counts({"span": spread, "headroom": room})
+    numbers, atol = numbers | counts, atol | count_atol
     numbers |= outcome_words(checks)
     summary = Summary(numbers, atol=atol, why=(
         f"the piloted step counts exact; {SAMPLING_WHY}: a mean over the seeds of both families by its se over seeds (at "

@@ -55,7 +55,7 @@ from mmicl.numerics.testbed.sign_tests import accuracy_difference_se, area_under
 from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .common import (arm_results, base_hypotheses, decide_check, family_seeds, headroom, mean_atol, pooled, premise,
-                     run_specs, stage1_premise, stage1_settings, write_result)
+                     premise_seed_counts, run_specs, stage1_premise, stage1_settings, write_result)
 from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
 from .pilots import PILOTED
 from .sizes import MultimodalSizes, multimodal_v4, scope
@@ -431,9 +431,8 @@ def claim4(config):
             numbers[f"{group}_{run}"], atol[f"{group}_{run}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
     for k, v in s1_icl.items():
         numbers[f"stage1_ICL_{k}"], atol[f"stage1_ICL_{k}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
-    for name, flags in (("stage1", ok), ("must_learn", learn), ("headroom", room)):
-        for f in fams:
-            numbers[f"premise_{name}_seeds_{f}"], atol[f"premise_{name}_seeds_{f}"] = int(flags[f].sum()), float(flags[f].size)
+    counts, count_atol = premise_seed_counts({"stage1": ok, "must_learn": learn, "headroom": room})
+    numbers, atol = numbers | counts, atol | count_atol
     numbers |= outcome_words(checks)
     summary = Summary(numbers, atol=atol, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (at least the binomial se on "
@@ -518,8 +517,8 @@ def claim5(config):
             atol[f"{name}_ICL_M2necessary_{k}"] = mean_atol(v[name], EVAL_SIZE)
     numbers |= {f"parameters_{k}": v for k, v in params.items()} | {"width_deep_matched": shapes["deep_matched"].width}
     atol |= {f"parameters_{k}": EXACT for k in params} | {"width_deep_matched": EXACT}
-    for f in fams:
-        numbers[f"premise_headroom_seeds_{f}"], atol[f"premise_headroom_seeds_{f}"] = int(room[f].sum()), float(room[f].size)
+    counts, count_atol = premise_seed_counts({"headroom": room})
+    numbers, atol = numbers | counts, atol | count_atol
     numbers |= outcome_words(checks)
     summary = Summary(numbers, atol=atol, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (a final accuracy at least the binomial "
@@ -619,9 +618,8 @@ def claim9(config):
             numbers[f"raw_{m}_{a}_minus_stage1"], atol[f"raw_{m}_{a}_minus_stage1"] = float(v.mean()), mean_atol(v)
     for k, v in icl.items():
         numbers[f"ICL_M2necessary_{k}"], atol[f"ICL_M2necessary_{k}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
-    for f in fams:
-        numbers[f"premise_has_control_seeds_{f}"] = int(has_control[f].sum())
-        atol[f"premise_has_control_seeds_{f}"] = float(has_control[f].size)
+    counts, count_atol = premise_seed_counts({"has_control": has_control})
+    numbers, atol = numbers | counts, atol | count_atol
     numbers |= outcome_words(checks)
     summary = Summary(numbers, atol=atol, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (accuracies at least the binomial se on "

@@ -111,10 +111,10 @@ def test_the_committed_stage1_pilot_gives_the_claims_stage1_decoder_by_its_rule(
 
 
 # ---- claim 6 ---------------------------------------------------------------------------------------
-def _fusion_curves(k2_counts: dict[int, dict[int, int]], n=8, copy=0.5):
+def _fusion_curves(k2_counts: dict[int, dict[int, int]], n=8, copy=0.5, grid=pilots.FUSION_STEP_GRID):
     """Fusion pilot curves whose first ``count`` seeds at each grid step are far above the premise
     level and the rest on the copy plateau."""
-    steps = list(range(0, max(pilots.FUSION_STEP_GRID) + 1, 250))
+    steps = list(range(0, max(grid) + 1, 250))
     out = {}
     for k2, counts in k2_counts.items():
         acc = [[copy] * n for _ in steps]
@@ -152,15 +152,8 @@ def test_the_fusion_premise_level_is_confounded_icl_above_copy_plus_two_binomial
     assert above_copy([0.52], 0.5, 4096).tolist() == [True]   # more items, a lower level
 
 
-def _v4_fusion_curves(k2_counts: dict[int, dict[int, int]], n=8, copy=0.125):
-    steps = list(range(0, max(pilots.V4_FUSION_STEP_GRID) + 1, 250))
-    out = {}
-    for k2, counts in k2_counts.items():
-        acc = [[copy] * n for _ in steps]
-        for s, c in counts.items():
-            acc[steps.index(s)] = [0.99] * c + [copy] * (n - c)
-        out[k2] = {"steps": steps, "acc_icl": acc, "copy": copy}
-    return out
+def _v4_fusion_curves(k2_counts: dict[int, dict[int, int]]):
+    return _fusion_curves(k2_counts, copy=0.125, grid=pilots.V4_FUSION_STEP_GRID)
 
 
 def test_v4_claim6s_rule_takes_one_grid_point_past_the_first_with_all_eight():
