@@ -34,6 +34,8 @@ __all__ = [
     "Combined",
     "PremiseCount",
     "accuracy_difference_se",
+    "binomial_se",
+    "slope_and_se",
     "seed_outcomes",
     "sign_test",
     "sign_test_counts",
@@ -159,6 +161,33 @@ def area_under_se(curve, steps, n_eval) -> np.ndarray:
     if np.any(~np.isfinite(p)) or np.any((p < 0) | (p > 1)):
         raise ValueError("curve must hold accuracies in [0, 1]")
     return np.tensordot(trapezoid_weights(x), np.sqrt(p * (1 - p) / n), axes=(0, 0))
+
+
+def binomial_se(p, n_eval: int) -> np.ndarray:
+    """The binomial se √(p(1 − p)/n) of accuracies ``p`` on ``n_eval`` items."""
+    p = np.asarray(p, float)
+    return np.sqrt(np.clip(p * (1 - p), 0.0, None) / int(n_eval))
+
+
+def slope_and_se(x, y, se_x, se_y) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed, the least-squares slope b of y on x over the doses (levels of a knob) and its se:
+    x, y, se_x, se_y (doses, seeds).  b = Σ c_k y_k with c_k = (x_k − x̄)/Sxx, so the doses' independent evaluation
+    errors in y give Var = Σ c_k² se_y,k² exactly; the errors in x enter to first order through
+    ∂b/∂x_k = (r_k − b(x_k − x̄))/Sxx (r_k the residual), adding Σ (∂b/∂x_k)² se_x,k².  nan where
+    the doses' x do not vary."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    se_x, se_y = np.broadcast_to(np.asarray(se_x, float), x.shape), np.broadcast_to(np.asarray(se_y, float), x.shape)
+    if x.shape != y.shape or x.ndim != 2:
+        raise ValueError(f"x and y must both be (doses, seeds), got {x.shape} and {y.shape}")
+    xc, yc = x - x.mean(0), y - y.mean(0)
+    sxx = (xc ** 2).sum(0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        b = np.where(sxx > 0, (xc * yc).sum(0) / sxx, np.nan)
+        c = xc / sxx
+        r = yc - b * xc
+        dbdx = (r - b * xc) / sxx
+        se = np.sqrt((c ** 2 * se_y ** 2).sum(0) + (dbdx ** 2 * se_x ** 2).sum(0))
+    return b, np.where(np.isfinite(b), se, np.nan)
 
 
 def trapezoid_weights(steps) -> np.ndarray:

@@ -23,7 +23,7 @@ TOY = replace(sizes.QUICK, data=DataConfig(K=64, L=4, D=4, N=4, B=2, p_bursty=1.
               model=ModelConfig(layers=2, heads=1, width=8, mlp_ratio=1, pos="ape", ape_slots=9),
               train=TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=2, eval_size=16),
               seeds=2, K_lo=8, K_mid=16, K_hi=64, K_edge=32, K_grid=(8, 64), claim8_heads=2, claim8_seeds=2)
-TOY_PILOTED_UNIMODAL = {"claim1": {"K_edge": 32}, "claim3": {"K_both": 32, "steps_both": 2, "K_thr": 16},
+TOY_PILOTED_UNIMODAL = {"v4_claim1": {"K_edge": 32}, "claim3": {"K_both": 32, "steps_both": 2, "K_thr": 16},
                         "v4_claim8": {"heads": 2}, "v4_stage1": {"steps": 4}}
 """Claim 3 at steps_both ≠ the size's steps: two ensembles per position code, as the design runs it."""
 
@@ -59,15 +59,19 @@ TOY_EVAL_SIZE = 16
 
 TOY_V4_FAMILIES = {"A": design.Family((5000, 5001), data_offset=1), "B": design.Family((6000, 6001), data_offset=2)}
 """Two seeds per version-4 family, each with its own data stream (as ``design.FAMILY_SETS[4]``)."""
-TOY_V4_CLAIM8 = sizes.V4Claim8Size(DataConfig(K=64, L=4, D=4, N=4, B=1, p_bursty=1.0, eps=0.1),
-                                   ModelConfig(layers=2, heads=2, width=8, mlp_ratio=1, pos="ape", ape_slots=16),
-                                   TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=2, eval_size=16))
+TOY_V4_UNIMODAL = sizes.V4UnimodalSize(DataConfig(K=64, L=4, D=4, N=4, B=1, p_bursty=1.0, eps=0.1),
+                                      ModelConfig(layers=2, heads=2, width=8, mlp_ratio=1, pos="ape", ape_slots=16),
+                                      TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=2, eval_size=16))
+"""Claims 1 and 8 of version 4 at a toy size: copy baseline 1/4, two heads per layer."""
+TOY_CLAIM1_V4 = replace(sizes.CLAIM1_V4, K=(8, 16, 64), K_edge_grid=(16, 32))
+"""Claim 1's doses at the toy size: its K's scaled down with it (the toy's K_edge, 32, is not a K
+level, so the ε = 0.1 arm is an arm of its own there)."""
 
 
-def _toy_claim8_size(config, heads: int, steps: int) -> sizes.V4Claim8Size:
-    """``TOY_V4_CLAIM8``, after the real size's refusals (a run that is not ``--quick``)."""
-    sizes.v4_claim8_size(config, heads, steps)
-    return TOY_V4_CLAIM8
+def _toy_v4_unimodal_size(config, claim: str, heads: int, steps: int) -> sizes.V4UnimodalSize:
+    """``TOY_V4_UNIMODAL``, after the real size's refusals (a run that is not ``--quick``)."""
+    sizes.v4_unimodal_size(config, claim, heads, steps)
+    return TOY_V4_UNIMODAL
 
 
 def _families(monkeypatch, families=TOY_FAMILIES) -> None:
@@ -82,13 +86,14 @@ def _eval_size(monkeypatch, n: int, *modules) -> None:
 
 
 def toy_unimodal(monkeypatch) -> None:
-    """Claims 1, 2 and 3 at ``TOY``, on ``TOY_FAMILIES``; claim 8 (version 4) at ``TOY_V4_CLAIM8`` on
-    ``TOY_V4_FAMILIES``."""
+    """Claims 2 and 3 at ``TOY``, on ``TOY_FAMILIES``; claims 1 and 8 (version 4) at ``TOY_V4_UNIMODAL`` on
+    ``TOY_V4_FAMILIES`` (claim 1's doses ``TOY_CLAIM1_V4``)."""
     _families(monkeypatch)
     monkeypatch.setattr(sizes, "QUICK", TOY)
     for claim, chosen in TOY_PILOTED_UNIMODAL.items():
         monkeypatch.setitem(pilots.PILOTED, claim, chosen)
-    monkeypatch.setattr(unimodal, "v4_claim8_size", _toy_claim8_size)
+    monkeypatch.setattr(unimodal, "v4_unimodal_size", _toy_v4_unimodal_size)
+    monkeypatch.setattr(unimodal, "CLAIM1_V4", TOY_CLAIM1_V4)
 
 
 def toy_transfer(monkeypatch) -> None:

@@ -48,7 +48,7 @@ from mmicl.numerics.testbed.config import stage1_ape_slots
 
 __all__ = ["testbed_threads", "threaded", "testbed_folder", "base_hypotheses", "chance", "seed_sd", "mean_se",
            "mean_atol", "family_seeds", "family_data_seeds", "family_sign_test", "oriented", "decide_check", "decide_pairs", "premise", "FamilyRun",
-           "run_family", "run_specs", "arm_results", "acc_se", "balanced_se", "blind_sd", "copy_level", "above_copy", "headroom",
+           "run_family", "run_specs", "arm_results", "acc_se", "balanced_arm_se", "balanced_se", "blind_sd", "ensemble_spec", "ensembles", "copy_level", "above_copy", "headroom",
            "verdict_summary", "write_result", "STAGE1_ICL", "STAGE1_INDUCTION", "stage1_premise", "stage1_settings",
            "multimodal_data", "arm_json", "BALANCED_SE", "pooled", "premise_seed_counts"]
 
@@ -249,18 +249,25 @@ class FamilyRun:
         return [values[i] for i in self.results.member_indices(arm)]
 
 
-def _ensembles(config: RunConfig, jobs: dict, seeds: list[int], train: TrainConfig,
+def ensemble_spec(config: RunConfig, model, arms, seeds, train: TrainConfig, data: int | None = None,
+                  analysis: dict | None = None) -> RunSpec:
+    """The ``ensemble`` run of ``model`` trained on every arm × seed at once, with data seed ``data``
+    (the run's ``--seed`` when None) and the analysis ``analysis`` of the final models (or none): what a
+    claim's ``run_family`` trains, and what a pilot of the same shape runs on its own seeds."""
+    raw = {"model": asdict(model), "train": asdict(train), "seeds": list(seeds),
+           "data_seed": config.seed if data is None else int(data),
+           "arms": [{"name": a.name, "data": asdict(a.data)} for a in arms], "device": config.device,
+           "analysis": analysis}
+    return RunSpec("ensemble", KINDS["ensemble"].normalise(raw))
+
+
+def ensembles(config: RunConfig, jobs: dict, seeds: list[int], train: TrainConfig,
                data: int | None = None) -> dict[str, tuple[ArmResults, dict]]:
     """Each job (name → (model shape, arms, analysis or None)) as one ``ensemble`` run on ``seeds``
     with data seed ``data`` (the run's ``--seed`` when None), through the store (module docstring):
     per job its ``ArmResults`` (curves) and stored record."""
-    specs = {}
-    for name, (model, arms, analysis) in jobs.items():
-        raw = {"model": asdict(model), "train": asdict(train), "seeds": seeds,
-               "data_seed": config.seed if data is None else int(data),
-               "arms": [{"name": a.name, "data": asdict(a.data)} for a in arms], "device": config.device,
-               "analysis": analysis}
-        specs[name] = RunSpec("ensemble", KINDS["ensemble"].normalise(raw))
+    specs = {name: ensemble_spec(config, model, arms, seeds, train, data, analysis)
+             for name, (model, arms, analysis) in jobs.items()}
     store = Store(testbed_folder(config) / "runs")
     run_pending(list(specs.values()), store, config.scheduler)
     out = {}
@@ -279,7 +286,7 @@ def run_family(config: RunConfig, jobs: dict, train: TrainConfig, claim: str | N
     out: dict[str, dict[str, FamilyRun]] = {}
     data = family_data_seeds(config, claim)
     for f, seeds in family_seeds(claim).items():
-        done = _ensembles(config, {f"{n}_{f}": job for n, job in jobs.items()}, list(seeds), train, data[f])
+        done = ensembles(config, {f"{n}_{f}": job for n, job in jobs.items()}, list(seeds), train, data[f])
         for n in jobs:
             out.setdefault(n, {})[f] = FamilyRun(*done[f"{n}_{f}"])
     return out
@@ -325,11 +332,14 @@ def balanced_se(acc_a: np.ndarray, acc_b: np.ndarray, sd_blind_a=0.5, sd_blind_b
     """``BALANCED_SE`` of per-seed differences of ``iwl_balanced_over_blind`` between two arms, from
     their balanced accuracies and the per-item sd of their blind rule (0.5, the largest sd of a
     number in [0, 1], where it is not recorded)."""
-    def one(p, sd):
-        p = np.clip(np.asarray(p, float), 0, 1)
-        return (np.sqrt(p * (1 - p)) + np.asarray(sd, float)) / math.sqrt(EVAL_SIZE)
+    return np.sqrt(balanced_arm_se(acc_a, sd_blind_a) ** 2 + balanced_arm_se(acc_b, sd_blind_b) ** 2)
 
-    return np.sqrt(one(acc_a, sd_blind_a) ** 2 + one(acc_b, sd_blind_b) ** 2)
+
+def balanced_arm_se(acc, sd_blind=0.5) -> np.ndarray:
+    """``BALANCED_SE`` of one arm's per-seed ``iwl_balanced_over_blind`` on ``EVAL_SIZE`` items: (√(p(1 − p))
+    + sd_blind)/√n, p its balanced accuracy and sd_blind its blind rule's per-item sd."""
+    p = np.clip(np.asarray(acc, float), 0, 1)
+    return (np.sqrt(p * (1 - p)) + np.asarray(sd_blind, float)) / math.sqrt(EVAL_SIZE)
 
 
 def blind_sd(run: FamilyRun, arm: str) -> np.ndarray:

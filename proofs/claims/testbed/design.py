@@ -133,41 +133,53 @@ SHIFT = "a twentieth of the accuracy range, above two evaluation standard errors
 V4_TRANSFER = "version 4's multimodal size (sizes.multimodal_v4): M1 with N = 8 context pairs of one class each (B = 1, copy baseline 1/8), K1 = 16384 bursty; the 2 layers × 4 heads decoder (width 32) trained for the piloted stage-1 steps; M2 at K2 = L = 16, D2 = 16, ε2 = 0.1 with the piloted class-free distractor coordinates (48 at σ = 3), so that a random projector does not already solve M2; stage 2 for 2000 steps, evaluated every EVAL_EVERY_V4 steps"
 """How claims 4, 5 and 9 of version 4 describe their size (the arms' shared part)."""
 PATTERN = "0.05 of the attention scores' [−1, 1] range, twice the spread of the uniform baselines over N"
+V4_UNIMODAL = ("version 4's unimodal size (sizes.v4_unimodal_size): N = 8 context pairs of one class each (B = 1, copy "
+               "baseline 1/8), L = 16 labels, D = 16; the 2 layers × 4 heads decoder (width 32) trained for the "
+               "version-4 stage-1 steps, every arm × seed in one ensemble")
+TREND = ("the fitted rise across the dose: per seed, the least-squares slope of the metric on the level's index "
+         "(0, 1, 2) times 2, its se from the levels' binomial se's (sign_tests.slope_and_se)")
+MONOTONE = ("a twentieth of the range: the dose's smallest step in the claimed direction, its se that step's "
+            "(choosing the smallest of two noisy steps biases it down, so the check is conservative when it passes)")
 
 DESIGNS: dict[str, Design] = {d.claim: d for d in (
-    Design("claim1", 3,
-           {"lo_bursty": "K_lo = 64 classes, bursty", "hi_bursty": "K_hi = 16384, bursty",
-            "hi_iid": "K_hi, i.i.d. (p_B = 0)", "edge_eps_lo": "K_edge, bursty, ε = 0.1",
-            "edge_eps_hi": "K_edge, bursty, ε = 0.5", "uniform": "K_hi, p_B = 0.9, class law uniform",
-            "zipf": "K_hi, p_B = 0.9, class law Zipf α = 1.5"},
-           (PlannedCheck("ICL rises with K", "acc_icl", "hi_bursty", "lo_bursty", 0.10, REGIME),
-            PlannedCheck("ICL rises with burstiness", "acc_icl", "hi_bursty", "hi_iid", 0.10, REGIME),
-            PlannedCheck("ICL rises with ε where ICL is not saturated (final ICL at K_edge)", "acc_icl", "edge_eps_hi",
-                   "edge_eps_lo", 0.05, SHIFT),
-            PlannedCheck("Zipf raises in-weights accuracy over the best query-blind rule", "iwl_balanced_over_blind",
-                   "zipf", "uniform", 0.05, SHIFT),
-            PlannedCheck("Zipf lowers ICL", "acc_icl", "zipf", "uniform", 0.05, SHIFT, kind="inferiority")),
-           ("the high-K bursty arm leaves the copy plateau (ICL above B/N + 2 se) on the seed",),
-           pilot_rule=("K_edge: the largest K of (128, 256, 512) at which the ε = 0.1 arm's median pilot final ICL "
-                       "is below 0.9 (ICL not saturated, so that ε has room to raise it)"),
-           reported=("the ICL set's copy rate per arm", "in-weights accuracy on label-balanced queries and the "
-                     "best query-blind rule's", "final ICL of the two ε arms"),
-           changes=("The ε check reads the area under the ICL curve, not final ICL, and K_edge is chosen by a new rule. "
-                    "Before: final ICL at 'the smallest K of (128, 256, 512, 1024) at which the ε = 0.1 arm's median "
-                    "pilot ICL is within [0.55, 0.85]; the largest of them if none is'. Why: on the pilot seeds the "
-                    "final ICL of each seed is bimodal (≤ 0.46 or ≥ 0.99 at every K from 128 to 4096: "
-                    "studies/results/pilot_claim3.json, whose APE arm is this arm's setting), so no K gives partial "
-                    "final ICL, and the old rule would have picked K = 1024, where final ICL is at its ceiling; the "
-                    "area reads the same statement (more within-class variation, more ICL) as a graded number per "
-                    "seed. Changed before any version-3 run of claim 1.",
-                    "Second change, after a dry run of the first change on the pilot seeds 9000–9003 "
-                    "(studies/results/dry_run_claim1.json), before any verdict run: the ε check is back on final ICL, "
-                    "at a K_edge chosen where ICL is not saturated (rule above; it gives K = 256, where the ε = 0.1 "
-                    "pilot seeds end at ICL 0.15–0.46). Why: at K = 1024 both ε arms reach ICL ≥ 0.98 on every pilot "
-                    "seed and the area under the ICL curve was lower with ε = 0.5 on all four (by 0.016–0.113): there "
-                    "the larger within-class variation only makes the task harder and ICL later, which reads task "
-                    "difficulty, not the statement (within-class variation pushes the model toward ICL where in-weights "
-                    "learning or copying competes), which is testable only where final ICL has room to rise.",)),
+    Design("claim1", 4,
+           {"K": "K = 64, 1024, 16384 classes, bursty (p_B = 1), ε = 0.1 (" + V4_UNIMODAL + ")",
+            "p_bursty": "p_B = 0, 0.5, 1 at K = 16384, ε = 0.1",
+            "eps": "ε = 0.1, 0.3, 0.5 at the piloted K_edge, bursty",
+            "zipf": "the class law's Zipf exponent 0, 0.75, 1.5 at K = 16384, p_B = 0.9 (some queries' classes are "
+                    "not in the context, so in-weights learning is needed there)",
+            "no_training": "baseline: every arm's ICL at step 0"},
+           (PlannedCheck("ICL rises with K (K = 64, 1024, 16384)", "acc_icl_trend", "K", "zero", 0.10,
+                   REGIME + "; " + TREND),
+            PlannedCheck("ICL rises with burstiness (p_B = 0, 0.5, 1)", "acc_icl_trend", "p_bursty", "zero", 0.10,
+                   REGIME + "; " + TREND),
+            PlannedCheck("ICL rises with ε at K_edge (ε = 0.1, 0.3, 0.5)", "acc_icl_trend", "eps", "zero", 0.05,
+                   SHIFT + "; " + TREND),
+            PlannedCheck("Zipf raises in-weights accuracy over the best query-blind rule (exponent 0, 0.75, 1.5)",
+                   "iwl_balanced_over_blind_trend", "zipf", "zero", 0.05, SHIFT + "; " + TREND),
+            PlannedCheck("Zipf lowers ICL (exponent 0, 0.75, 1.5)", "acc_icl_trend", "zipf", "zero", 0.05,
+                   SHIFT + "; " + TREND, kind="inferiority"),
+            *(PlannedCheck(f"…{what}: no step of the dose goes against the trend by more than the shift", metric,
+                           knob, "zero", 0.05, MONOTONE, kind="non-inferiority", role="corroborating")
+              for what, metric, knob in (("K", "acc_icl_least_step_up", "K"),
+                                         ("burstiness", "acc_icl_least_step_up", "p_bursty"),
+                                         ("ε", "acc_icl_least_step_up", "eps"),
+                                         ("Zipf, in-weights", "iwl_balanced_over_blind_least_step_up", "zipf"),
+                                         ("Zipf, ICL", "acc_icl_least_step_down", "zipf")))),
+           ("the K = 16384 bursty arm does ICL at the end (above B/N + 2 se), for the K and burstiness doses",
+            "headroom for ε: the ε = 0.1 arm at K_edge ends below 1 − 0.05 − 2 se (a seed at the ceiling cannot show "
+            "the ε check's margin, whatever the truth)"),
+           pilot_rule="(version 4) K_edge by pilots.V4_CLAIM1_RULE (studies/results/pilot_v4_claim1.json); the "
+                      "decoder and steps are version 4's stage 1's (pilots.V4_STAGE1_RULE)",
+           reported=("per arm: final ICL, the ICL set's copy rate, the area under the ICL curve, ICL at step 0, "
+                     "in-weights accuracy on label-balanced queries and the best query-blind rule's",
+                     "per knob and seed: the fitted rise across the dose and its se"),
+           changes=("Version 4, a new design on fresh families (design.FAMILY_SETS[4], each with its own data seed) at "
+                    "version 4's size: N = 8 context pairs of one class each (copy baseline 1/8; version 3: N = 4, "
+                    "B = 2, copy 1/2), the 2 layers × 4 heads decoder. Version 3 compared one pair of settings per "
+                    "knob; version 4 reads a dose of three equally spaced levels per knob (K on a log scale) by the "
+                    "per-seed least-squares trend, with a corroborating check that no step reverses it. Version 3's "
+                    "design and results: docs/records/testbed-claim1-v3.md.",)),
     Design("claim2", 3,
            {"base": "2 layers × 1 head, width 32, K_mid = 512 bursty", "heads": "2 layers × 4 heads, width 32",
             "deep": "4 layers × 1 head, width 32", "deep_matched": "4 layers × 1 head at base's parameter count"},

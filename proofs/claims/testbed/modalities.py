@@ -31,7 +31,7 @@ the piloted step counts (``pilots.V4_CLAIM7_RULE``), its features standardised p
 reference batch (``MultimodalArm.standardise_features``), evaluated every ``EVAL_EVERY7`` steps on
 ``EVAL_SIZE7`` items (only the set the claim reads, ``EVAL_ON7``).  Per seed: the least-squares slope
 of AUC (``area_under`` of ``acc_icl_m2known`` over stage 2) on the dose's encoder held-out accuracy,
-with its se propagated from the per-dose se's (``slope_and_se``; the AUC's se by the bound of
+with its se propagated from the per-dose se's (``sign_tests.slope_and_se``; the AUC's se by the bound of
 ``auc_and_se``); the decisive check reads slope × the seed's span of accuracy (the AUC the doses'
 span buys) against 0.05, the corroborating one the slope's sign.  Premises per seed: the doses span
 ≥ ``SPAN`` of accuracy; claim 4's stage-1 premise (``STAGE1_PREMISE``); the lowest dose's AUC leaves
@@ -52,7 +52,7 @@ from mmicl.numerics.testbed.config import TestbedConfigError
 from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm
 from mmicl.numerics.testbed.multimodal_metrics import follow_adjacent_minus_other
 from mmicl.numerics.testbed.multimodal_model import adjacent_modality
-from mmicl.numerics.testbed.sign_tests import area_under_se, trapezoid_weights
+from mmicl.numerics.testbed.sign_tests import area_under_se, binomial_se, slope_and_se, trapezoid_weights
 
 from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
@@ -65,7 +65,7 @@ from .sizes import scope
 from .transfer import area_headroom, v4_size, v4_stage1_settings
 
 __all__ = ["claim6", "claim7", "LAYOUT6", "LAYOUTS6", "SPAN", "STAGE1_PREMISE", "EVAL_SIZE7", "EVAL_ON7", "EVAL_EVERY7", "claim6_arm",
-           "fusion_spec", "follow_difference_se", "auc_and_se", "slope_and_se", "binomial_se"]
+           "fusion_spec", "follow_difference_se", "auc_and_se"]
 
 LAYOUT6 = "readout_last"
 """Claim 6's layout: the readout token after both query items, M2 next to the label."""
@@ -138,36 +138,9 @@ def auc_and_se(steps, curve, n_eval: int) -> tuple[np.ndarray, np.ndarray]:
     return trapezoid_weights(x) @ y, area_under_se(np.clip(y, 0.0, 1.0), x, int(n_eval))
 
 
-def slope_and_se(x, y, se_x, se_y) -> tuple[np.ndarray, np.ndarray]:
-    """Per seed, the least-squares slope b of y on x over the doses and its se: x, y, se_x, se_y
-    (doses, seeds).  b = Σ c_k y_k with c_k = (x_k − x̄)/Sxx, so the doses' independent evaluation
-    errors in y give Var = Σ c_k² se_y,k² exactly; the errors in x enter to first order through
-    ∂b/∂x_k = (r_k − b(x_k − x̄))/Sxx (r_k the residual), adding Σ (∂b/∂x_k)² se_x,k².  nan where
-    the doses' x do not vary."""
-    x, y = np.asarray(x, float), np.asarray(y, float)
-    se_x, se_y = np.broadcast_to(np.asarray(se_x, float), x.shape), np.broadcast_to(np.asarray(se_y, float), x.shape)
-    if x.shape != y.shape or x.ndim != 2:
-        raise ValueError(f"x and y must both be (doses, seeds), got {x.shape} and {y.shape}")
-    xc, yc = x - x.mean(0), y - y.mean(0)
-    sxx = (xc ** 2).sum(0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        b = np.where(sxx > 0, (xc * yc).sum(0) / sxx, np.nan)
-        c = xc / sxx
-        r = yc - b * xc
-        dbdx = (r - b * xc) / sxx
-        se = np.sqrt((c ** 2 * se_y ** 2).sum(0) + (dbdx ** 2 * se_x ** 2).sum(0))
-    return b, np.where(np.isfinite(b), se, np.nan)
-
-
 def _listed(a) -> list:
     """An array as a JSON list, non-finite values (a slope without spread in x) as None."""
     return [float(v) if math.isfinite(v) else None for v in np.asarray(a, float).ravel()]
-
-
-def binomial_se(p, n_eval: int) -> np.ndarray:
-    """The binomial se √(p(1 − p)/n) of accuracies ``p`` on ``n_eval`` items."""
-    p = np.asarray(p, float)
-    return np.sqrt(np.clip(p * (1 - p), 0.0, None) / int(n_eval))
 
 
 # ---- running through the store ----------------------------------------------------------------

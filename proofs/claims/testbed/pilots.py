@@ -24,7 +24,7 @@ from mmicl.numerics.runs.store import Store
 
 from .common import above_copy, multimodal_data, stage1_premise
 from .design import DESIGNS, EVAL_SIZE, PILOT_SEEDS, STAGE1_PILOT_SEEDS, V4_PILOT_SEEDS
-from .sizes import MULTIMODAL_QUICK, V4_M1, V4_STAGE2_STEPS
+from .sizes import CLAIM1_V4, MULTIMODAL_QUICK, V4_M1, V4_STAGE2_STEPS
 from mmicl.numerics.testbed.config import MemberSpec, SecondModality
 from mmicl.numerics.testbed.multimodal_data import MultimodalMixture
 from mmicl.numerics.testbed.multimodal_experiments import ENCODER_HIDDEN, MultimodalArm, arm_members
@@ -32,7 +32,7 @@ from mmicl.numerics.testbed.multimodal_model import EnsembleMLP
 from mmicl.numerics.testbed.multimodal_train import train_encoder
 from mmicl.numerics.atomic import write_json
 
-__all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "choose_claim1", "CLAIM3_THRESHOLD_RULE",
+__all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "CLAIM3_THRESHOLD_RULE",
            "choose_claim3_threshold", "choose_claim3_both", "STAGE1_STEP_GRID", "STAGE1_HEADS", "STAGE1_RULE",
            "stage1_premise_counts", "stage1_choice", "choose_stage1", "FUSION_STEP_GRID", "FUSION_K2_GRID",
            "CLAIM6_RULE", "choose_claim6", "ENCODER_STEP_GRID", "ENCODER_TARGETS", "choose_claim7", "encoder_pilot",
@@ -40,10 +40,9 @@ __all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "ch
            "V4_DISTRACTOR_SCALES", "V4_STAGE2_STEPS", "V4_DISTRACTOR_RULE", "choose_v4_stage1", "choose_v4_distractors",
            "V4_CLAIM8_RULE", "choose_v4_claim8_heads", "V4_CLAIM8_8HEADS_RULE", "V4_STAGE2_MARGIN_RULE", "v4_stage2_reading", "V4_FUSION_K2_GRID", "V4_FUSION_STEP_GRID",
            "V4_ICL_PLUS", "V4_CLAIM6_RULE", "choose_v4_claim6", "v4_claim7_m2", "V4_CLAIM7_RULE",
-           "Pilot", "PILOTS", "main"]
+           "V4_CLAIM1_RULE", "choose_v4_claim1", "Pilot", "PILOTS", "main"]
 
 PILOTED = {
-    "claim1": {"K_edge": 256},
     "claim3": {"K_thr": 512, "K_both": 2048, "steps_both": 3000},
     "stage1": {"heads": 4, "steps": 5000},
     "claim6": {"K2": 1024, "fusion_steps": 13000},
@@ -55,8 +54,6 @@ PILOTED = {
 }
 """The settings each pilot rule chose on its pilot seeds, which the claims run on:
 
-- ``claim1``: K_edge by ``choose_claim1`` on claim 3's first pilot (``pilot_claim3.json``, whose APE
-  arm is claim 1's ε = 0.1 arm; recorded in ``pilot_claim1.json``);
 - ``claim3``: K_thr by ``choose_claim3_threshold`` (``pilot_claim3.json``), K_both and steps_both by
   ``choose_claim3_both`` (``pilot_claim3_v31.json``);
 - ``stage1``: the multimodal claims' stage-1 decoder (heads per layer, 2 layers, width 32) and steps
@@ -107,15 +104,28 @@ def stage1_curves(store_path) -> dict[int, dict]:
 
 
 # ---- claim 1 -------------------------------------------------------------------------------------------
-def choose_claim1(finals: dict[tuple[str, int], list[float]]) -> dict:
-    """Claim 1's pilot rule (``DESIGNS["claim1"].pilot_rule``) applied to pilot finals of the ε = 0.1
-    bursty APE arm keyed (position code, K): K_edge, the largest K of (128, 256, 512) at which the
-    median pilot final ICL is below 0.9 (None when none is, or a run is missing)."""
-    grid = (128, 256, 512)
-    if any(("ape", k) not in finals for k in grid):
-        return {"K_edge": None, "missing": [k for k in grid if ("ape", k) not in finals], "finals": {}}
-    ok = [k for k in grid if float(np.median(finals[("ape", k)])) < 0.9]
-    return {"K_edge": max(ok) if ok else None, "finals": {f"ape K={k}": finals[("ape", k)] for k in grid}}
+V4_CLAIM1_RULE = (
+    "claim 1's K_edge at version 4's size (N = 8 context pairs of one class each, B = 1, the 2 layers × 4 heads "
+    "decoder, width 32, bursty, ε = 0.1, trained for the version-4 stage-1 steps, lr 2e-3, batch 128): the largest K "
+    "of (256, 1024, 4096) at which the median final ICL of the 8 pilot seeds (9012–9019, data seed 9) is below 0.9, so "
+    "that ε has room to raise it; the smallest, 256, when none is (the headroom premise then says, seed by seed, "
+    "whether ε can be read there); read on one ensemble of the three K's")
+"""Claim 1's version-4 pilot rule (``studies/pilot_v4_claim1.py``), stated before the pilot ran.
+Version 3's rule (the largest K of (128, 256, 512) with median pilot ICL below 0.9, on claim 3's first
+pilot at N = 4) is in docs/records/testbed-claim1-v3.md."""
+
+
+def choose_v4_claim1(finals: dict[int, list[float]], grid=None) -> dict:
+    """``V4_CLAIM1_RULE`` on the pilot's final ICL per seed, keyed by K: ``{"K_edge"}`` (None, with
+    ``"missing"``, while a K of ``grid`` (``sizes.CLAIM1_V4.K_edge_grid`` by default) has no finished
+    run) and the medians it read."""
+    grid = CLAIM1_V4.K_edge_grid if grid is None else tuple(grid)
+    missing = [k for k in grid if k not in finals]
+    if missing:
+        return {"K_edge": None, "missing": missing, "medians": {}}
+    medians = {k: float(np.median(finals[k])) for k in grid}
+    below = [k for k in grid if medians[k] < 0.9]
+    return {"K_edge": max(below) if below else min(grid), "medians": {str(k): m for k, m in medians.items()}}
 
 
 # ---- claim 3 -------------------------------------------------------------------------------------------
@@ -480,8 +490,6 @@ class Pilot:
 
 
 PILOTS = {
-    # claim 1's rule reads claim 3's first pilot, whose APE arm is claim 1's ε = 0.1 arm
-    "claim1": Pilot(choose_claim1, DESIGNS["claim1"].pilot_rule, PILOT_SEEDS),
     "claim3_threshold": Pilot(choose_claim3_threshold, CLAIM3_THRESHOLD_RULE, PILOT_SEEDS),
     "claim3_both": Pilot(choose_claim3_both, DESIGNS["claim3"].pilot_rule, STAGE1_PILOT_SEEDS, by_steps=True),
     "stage1": Pilot(choose_stage1, STAGE1_RULE, STAGE1_PILOT_SEEDS, read=stage1_curves),

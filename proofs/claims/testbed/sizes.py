@@ -17,7 +17,8 @@ from mmicl.numerics.testbed.config import (DataConfig, ModelConfig, SecondModali
 from .design import EVAL_EVERY_V4, EVAL_SIZE
 
 __all__ = ["UnimodalSizes", "QUICK", "FULL", "MultimodalSizes", "MULTIMODAL_QUICK", "MULTIMODAL_FULL", "quick_sizes",
-           "multimodal_quick", "V4_M1", "V4Claim8Size", "v4_claim8_size", "V4_STAGE2_STEPS", "multimodal_v4", "scope"]
+           "multimodal_quick", "V4_M1", "V4_HEADS", "V4UnimodalSize", "v4_unimodal_size", "Claim1Levels",
+           "CLAIM1_V4", "V4_STAGE2_STEPS", "multimodal_v4", "scope"]
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,9 @@ MULTIMODAL_FULL = MultimodalSizes(
 )
 
 
+V4_HEADS = 4
+"""Heads per layer of version 4's decoder (2 layers, width 32): the stage-1 pilot's (``pilots.PILOTED["stage1"]``),
+used by the multimodal claims 4-7 and 9 and by claim 1."""
 V4_M1 = DataConfig(K=16384, L=16, D=16, N=8, B=1, p_bursty=1.0, eps=0.1)
 """The version-4 M1: N = 8 context pairs, each of its own class (B = 1), so copying a context label
 is right with probability B/N = 1/8 (version 3: N = 4, B = 2, copy 1/2); the size pilot's
@@ -124,25 +128,54 @@ is right with probability B/N = 1/8 (version 3: N = 4, B = 2, copy 1/2); the siz
 
 
 @dataclass(frozen=True)
-class V4Claim8Size:
-    """Claim 8's version-4 size: its data, decoder and training (the version-4 stage 1's, piloted)."""
+class V4UnimodalSize:
+    """A unimodal claim's version-4 size (claims 1 and 8): its data, decoder and training (the
+    version-4 stage 1's, piloted)."""
 
     data: DataConfig
     model: ModelConfig
     train: TrainConfig
 
 
-def v4_claim8_size(config, heads: int, steps: int) -> V4Claim8Size:
-    """Claim 8's version-4 size: ``V4_M1`` (N = 8 pairs of one class each, K = 16384 bursty), 2 layers ×
-    ``heads`` (width 32, 39 APE slots: the size pilot's decoders, whose stage 1 had room for the
-    multimodal layout's 26 tokens), trained for ``steps`` at lr 2e-3, batch 128, evaluated every
-    ``EVAL_EVERY_V4`` steps on ``EVAL_SIZE`` sequences (``heads`` and ``steps`` are the pilots'
-    choices, ``pilots.PILOTED``); a ``TestbedConfigError`` for a run that is not ``--quick``."""
+def v4_unimodal_size(config, claim: str, heads: int, steps: int) -> V4UnimodalSize:
+    """The version-4 size of the unimodal claims 1 and 8: ``V4_M1`` (N = 8 pairs of one class each, K =
+    16384 bursty), 2 layers × ``heads`` (width 32, 39 APE slots: the size pilot's decoders, whose
+    stage 1 had room for the multimodal layout's 26 tokens), trained for ``steps`` at lr 2e-3, batch
+    128, evaluated every ``EVAL_EVERY_V4`` steps on ``EVAL_SIZE`` sequences (``heads`` and ``steps``
+    are the pilots' choices, ``pilots.PILOTED``); a ``TestbedConfigError`` for a run that is not
+    ``--quick``."""
     if not config.quick:
-        raise TestbedConfigError("testbed.claim8 is piloted at the quick size only: run it with --quick (the full size "
-                                 "needs pilots of its own at that size)")
-    return V4Claim8Size(V4_M1, ModelConfig(layers=2, heads=heads, width=32, mlp_ratio=2, pos="ape", ape_slots=39),
-                        TrainConfig(steps=steps, batch=128, lr=2e-3, eval_every=EVAL_EVERY_V4, eval_size=EVAL_SIZE))
+        raise TestbedConfigError(f"testbed.{claim} is piloted at the quick size only: run it with --quick (the full "
+                                 "size needs pilots of its own at that size)")
+    return V4UnimodalSize(V4_M1, ModelConfig(layers=2, heads=heads, width=32, mlp_ratio=2, pos="ape", ape_slots=39),
+                          TrainConfig(steps=steps, batch=128, lr=2e-3, eval_every=EVAL_EVERY_V4, eval_size=EVAL_SIZE))
+
+
+@dataclass(frozen=True)
+class Claim1Levels:
+    """The doses of claim 1's four knobs (version 4), each at least three levels, equally spaced (K
+    on a log scale), lowest first; every other setting is ``V4_M1``'s."""
+
+    K: tuple[int, ...]
+    """classes, bursty (p_B = 1), ε = 0.1"""
+    p_bursty: tuple[float, ...]
+    """burstiness at the largest K"""
+    eps: tuple[float, ...]
+    """within-class noise at the piloted K_edge (bursty)"""
+    zipf: tuple[float, ...]
+    """the class law's Zipf exponent at the largest K and ``zipf_p_bursty``"""
+    zipf_p_bursty: float
+    """burstiness of the Zipf dose: below 1, so that some queries' classes are absent from the context
+    and in-weights learning is needed there"""
+    K_edge_grid: tuple[int, ...]
+    """the K's the pilot chooses K_edge among (``pilots.V4_CLAIM1_RULE``)"""
+
+
+CLAIM1_V4 = Claim1Levels(K=(64, 1024, 16384), p_bursty=(0.0, 0.5, 1.0), eps=(0.1, 0.3, 0.5), zipf=(0.0, 0.75, 1.5),
+                         zipf_p_bursty=0.9, K_edge_grid=(256, 1024, 4096))
+"""Claim 1's version-4 doses: K from 64 (in-weights at N = 8: claim 4's low-K1 decoder did no ICL)
+to 16384 (the version-4 stage 1, ICL on every pilot seed) by factors of 16; the other knobs over
+version 3's pair of levels with their midpoint added."""
 
 
 V4_STAGE2_STEPS = 2000
@@ -166,7 +199,7 @@ def multimodal_v4(config, claim: str, stage1_steps: int, distractor_dims: int, d
                                  "size needs its own design and pilots)")
     sz = MULTIMODAL_QUICK
     return replace(
-        sz, m1=V4_M1, model=replace(sz.model, heads=4),
+        sz, m1=V4_M1, model=replace(sz.model, heads=V4_HEADS),
         stage1=replace(sz.stage1, steps=int(stage1_steps), eval_size=EVAL_SIZE),
         stage2=replace(sz.stage2, steps=V4_STAGE2_STEPS, eval_every=EVAL_EVERY_V4, eval_size=EVAL_SIZE),
         m2=SecondModality(K=V4_M1.L, D=16, eps=0.1, distractor_dims=int(distractor_dims),
@@ -175,7 +208,7 @@ def multimodal_v4(config, claim: str, stage1_steps: int, distractor_dims: int, d
 
 def scope(sz) -> str:
     """The size a verdict was reached at, in words, for its result file and the docs' results table:
-    a ``MultimodalSizes`` or a ``V4Claim8Size``."""
+    a ``MultimodalSizes`` or a ``V4UnimodalSize``."""
     m1 = sz.m1 if isinstance(sz, MultimodalSizes) else sz.data
     head = (f"quick size: N = {m1.N} context pairs, B = {m1.B} (copy baseline {m1.B / m1.N:g}), L = {m1.L} labels, "
             f"K = {m1.K}, D = {m1.D}; {sz.model.layers} layers × {sz.model.heads} heads, width {sz.model.width}")

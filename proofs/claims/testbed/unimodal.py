@@ -5,8 +5,8 @@ the results store ``OUT/testbed/runs``, so that a killed claim resumes), evaluat
 ``EVAL_SIZE`` sequences, and decides each pre-registered check by ``common.decide_check``.  Settings
 a pilot chose come from ``pilots.PILOTED``.  Each returns ``(hypotheses, checks, Summary, figures)``.
 
-- claim 1: K, burstiness and ε raise ICL; a Zipfian class law raises in-weights accuracy over the
-  best query-blind rule and lowers ICL;
+- claim 1 (version 4): over three-level doses, K, burstiness and ε raise ICL; a Zipfian class law
+  raises in-weights accuracy over the best query-blind rule and lowers ICL;
 - claim 2: more heads or layers raise final in-weights accuracy (on seeds settled in both arms);
 - claim 3: RoPE needs more classes for ICL and shows weaker previous-token and induction patterns;
 - claim 8: mean-ablating the induction heads brings ICL down to copying and costs more than ablating
@@ -20,15 +20,17 @@ from dataclasses import asdict, replace
 import numpy as np
 
 from mmicl.numerics.testbed.experiments import Arm
+from mmicl.numerics.testbed.config import TestbedConfigError
 from mmicl.numerics.testbed.model import decoder_parameters, width_matching_parameters
+from mmicl.numerics.testbed.sign_tests import binomial_se, slope_and_se
 
-from .common import (BALANCED_SE, above_copy, acc_se, balanced_se, base_hypotheses, blind_sd, chance, decide_pairs,
-                     family_seeds, premise, run_family, verdict_summary, write_result)
+from .common import (BALANCED_SE, above_copy, acc_se, balanced_arm_se, balanced_se, base_hypotheses, blind_sd, chance,
+                     decide_pairs, family_seeds, headroom, premise, run_family, verdict_summary, write_result)
 from .design import DESIGNS, EVAL_SIZE, FAMILIES
 from .pilots import PILOTED
-from .sizes import quick_sizes, scope, v4_claim8_size
+from .sizes import CLAIM1_V4, V4_HEADS, quick_sizes, scope, v4_unimodal_size
 
-__all__ = ["claim1", "claim2", "claim3", "claim8", "BALANCED_SEED", "SELECTION_SEED", "REFERENCE_SEED", "CONTROL_SEED",
+__all__ = ["claim1", "CLAIM1_KNOBS", "claim1_arm", "claim1_doses", "dose_levels", "dose_trend", "dose_least_step", "claim2", "claim3", "claim8", "BALANCED_SEED", "SELECTION_SEED", "REFERENCE_SEED", "CONTROL_SEED",
            "INDUCTION_HEAD", "PREV_TOKEN_HEAD", "PATTERN_SE", "last_quarter_range", "SETTLED_TOL", "claim2_shapes",
            "first_crossing", "inside_window", "result_content"]
 
@@ -53,53 +55,122 @@ def result_content(runs: dict, **extra) -> dict:
 
 
 # ---- claim 1: data complexity ---------------------------------------------------------------------
-def claim1(config):
-    """ICL needs data complexity (``DESIGNS["claim1"]``): K, burstiness and ε raise ICL;
-    Zipf-distributed classes raise in-weights accuracy over the best query-blind rule and lower ICL.
-    Seven arms in one ensemble per family, 8 seeds each, evaluation sets of ``EVAL_SIZE``."""
-    sz = quick_sizes(config, "claim1")
+CLAIM1_KNOBS = ("K", "p_bursty", "eps", "zipf")
+"""Claim 1's four doses, in the design's order."""
 
-    train = replace(sz.train, eval_size=EVAL_SIZE)
-    d, k_edge = sz.data, PILOTED["claim1"]["K_edge"]
-    arms = [Arm("lo_bursty", replace(d, K=sz.K_lo, p_bursty=1.0)),
-            Arm("hi_bursty", replace(d, K=sz.K_hi, p_bursty=1.0)),
-            Arm("hi_iid", replace(d, K=sz.K_hi, p_bursty=0.0)),
-            Arm("edge_eps_lo", replace(d, K=k_edge, p_bursty=1.0, eps=0.1)),
-            Arm("edge_eps_hi", replace(d, K=k_edge, p_bursty=1.0, eps=sz.eps_hi)),
-            Arm("uniform", replace(d, K=sz.K_hi, p_bursty=0.9, zipf=0.0)),
-            Arm("zipf", replace(d, K=sz.K_hi, p_bursty=0.9, zipf=sz.zipf_hi))]
-    runs = run_family(config, {"claim1": (sz.model, arms, {"name": "iwl_balanced", "seed": BALANCED_SEED})}, train)
+
+def claim1_arm(data) -> Arm:
+    """The claim-1 arm of one data setting, named by its four knobs (so that two doses sharing a
+    setting share the arm, trained once)."""
+    return Arm(f"K{data.K}_pB{data.p_bursty:g}_eps{data.eps:g}_zipf{data.zipf:g}", data)
+
+
+def claim1_doses(data, levels, k_edge: int) -> dict[str, list[Arm]]:
+    """Claim 1's doses (version 4): per knob of ``CLAIM1_KNOBS``, its arms lowest level first, each
+    ``data`` with that knob at its level of ``levels`` (``sizes.CLAIM1_V4``) and the others fixed: K
+    bursty at ε = 0.1; p_B at the largest K; ε at ``k_edge``, bursty; the Zipf exponent at the
+    largest K and ``levels.zipf_p_bursty``."""
+    top = levels.K[-1]
+    at = lambda **kw: claim1_arm(replace(data, **{"p_bursty": 1.0, "eps": 0.1, "zipf": 0.0, **kw}))  # noqa: E731
+    return {"K": [at(K=k) for k in levels.K],
+            "p_bursty": [at(K=top, p_bursty=p) for p in levels.p_bursty],
+            "eps": [at(K=k_edge, eps=e) for e in levels.eps],
+            "zipf": [at(K=top, p_bursty=levels.zipf_p_bursty, zipf=z) for z in levels.zipf]}
+
+
+def dose_levels(run, metric: str, arms) -> tuple[np.ndarray, np.ndarray]:
+    """(levels, seeds) values of ``metric`` over a dose's ``arms`` and their evaluation se: final
+    ``acc_icl`` (binomial on ``EVAL_SIZE`` items) or ``iwl_balanced_over_blind`` (``BALANCED_SE``)."""
+    if metric == "acc_icl":
+        y = np.stack([run.final("acc_icl", a.name) for a in arms]).astype(float)
+        return y, binomial_se(np.clip(y, 0, 1), EVAL_SIZE)
+    if metric != "iwl_balanced_over_blind":
+        raise ValueError(f"claim 1 reads acc_icl or iwl_balanced_over_blind, not {metric!r}")
+    y = np.stack([np.asarray(run.analysis(metric, a.name), float) for a in arms])
+    se = np.stack([balanced_arm_se(run.analysis("acc_iwl_balanced", a.name), blind_sd(run, a.name)) for a in arms])
+    return y, se
+
+
+def dose_trend(y: np.ndarray, se: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed, the fitted rise across a dose of equally spaced levels: the least-squares slope of
+    ``y`` (levels, seeds) on the level's index times (levels − 1), and its se
+    (``sign_tests.slope_and_se``, the levels' errors independent)."""
+    k = y.shape[0]
+    x = np.broadcast_to(np.arange(k, dtype=float)[:, None], y.shape)
+    b, b_se = slope_and_se(x, y, 0.0, se)
+    return b * (k - 1), b_se * (k - 1)
+
+
+def dose_least_step(y: np.ndarray, se: np.ndarray, up: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed, the dose's smallest step between adjacent levels in the claimed direction (``up``:
+    y_{j+1} − y_j; else y_j − y_{j+1}) and that step's se (its two levels' se's in quadrature)."""
+    steps = np.diff(y, axis=0) * (1.0 if up else -1.0)
+    j = np.argmin(steps, axis=0)
+    cols = np.arange(y.shape[1])
+    return steps[j, cols], np.sqrt(se[j, cols] ** 2 + se[j + 1, cols] ** 2)
+
+
+def claim1(config):
+    """ICL needs data complexity (``DESIGNS["claim1"]``, version 4): over doses of three levels each
+    (``sizes.CLAIM1_V4``), K, burstiness and ε raise final ICL, and the Zipf exponent raises in-weights
+    accuracy over the best query-blind rule and lowers ICL, read per seed as the fitted rise across
+    the dose (``dose_trend``), with a corroborating check per dose that no step reverses it
+    (``dose_least_step``).  Every arm × seed is one ensemble per version-4 family at the version-4
+    unimodal size (2 layers × 4 heads), evaluated on ``EVAL_SIZE`` sequences."""
+    sz = v4_unimodal_size(config, "claim1", V4_HEADS, PILOTED["v4_stage1"]["steps"])
+    if "v4_claim1" not in PILOTED:
+        raise TestbedConfigError("testbed.claim1 (version 4) reads K_edge from its pilot, which has not chosen it yet: "
+                                 "run python studies/pilot_v4_claim1.py and record its choice in "
+                                 "pilots.PILOTED['v4_claim1']")
+    levels, k_edge = CLAIM1_V4, int(PILOTED["v4_claim1"]["K_edge"])
+    doses = claim1_doses(sz.data, levels, k_edge)
+    arms = list({a.name: a for dose in doses.values() for a in dose}.values())
+    runs = run_family(config, {"claim1": (sz.model, arms, {"name": "iwl_balanced", "seed": BALANCED_SEED})},
+                      sz.train, claim="claim1")
     fam = runs["claim1"]
-    _, copy = chance(d)
-    seeds = family_seeds()
-    works = {f: above_copy(fam[f].final("acc_icl", "hi_bursty"), copy) for f in FAMILIES}
+    _, copy = chance(sz.data)
+    seeds = family_seeds("claim1")
+    design = DESIGNS["claim1"]
+    eps_margin = next(c.margin for c in design.checks if c.a == "eps" and c.role == "decisive")
+    top, eps_low = doses["K"][-1].name, doses["eps"][0].name
+    works = {f: above_copy(fam[f].final("acc_icl", top), copy) for f in fam}
+    room = {f: headroom(np.clip(fam[f].final("acc_icl", eps_low), 0, 1), eps_margin) for f in fam}
     hyps = base_hypotheses(config)
-    hyps.append(premise(f"the high-K bursty arm (K = {sz.K_hi}) leaves the copy plateau (ICL above B/N + 2 se) on "
-                         "the seed", works, seeds))
-    checks = []
-    for c in DESIGNS["claim1"].checks:
+    hyps += [premise(f"the K = {levels.K[-1]} bursty arm does ICL at the end (above B/N + 2 se) on the seed",
+                     works, seeds),
+             premise(f"headroom for ε: the ε = {levels.eps[0]:g} arm at K_edge = {k_edge} ends below 1 − "
+                     f"{eps_margin:g} − 2 se on the seed", room, seeds)]
+    keep = {"K": works, "p_bursty": works, "eps": room}
+    checks, trends = [], {}
+    for c in design.checks:
+        base, _, read = c.metric.partition("_trend") if c.metric.endswith("_trend") else c.metric.partition("_least_step_")
         diffs, ses = {}, {}
-        for f in FAMILIES:
-            r = fam[f]
-            if c.metric == "acc_icl":
-                a, b = r.final("acc_icl", c.a), r.final("acc_icl", c.b)
-                keep = works[f] if "hi_bursty" in (c.a, c.b) else np.ones(a.size, bool)
-                diffs[f], ses[f] = (a - b)[keep], acc_se(a, b)[keep]
-            else:  # iwl_balanced_over_blind, from the analysis of the final models
-                a, b = (np.asarray(r.analysis(c.metric, arm), float) for arm in (c.a, c.b))
-                pa, pb = (np.asarray(r.analysis("acc_iwl_balanced", arm), float) for arm in (c.a, c.b))
-                diffs[f], ses[f] = a - b, balanced_se(pa, pb, blind_sd(r, c.a), blind_sd(r, c.b))
-        why = {"acc_icl": f"binomial, {EVAL_SIZE} sequences per arm",
-               "iwl_balanced_over_blind": BALANCED_SE}[c.metric]
+        for f in fam:
+            y, se = dose_levels(fam[f], base, doses[c.a])
+            d, d_se = dose_trend(y, se) if c.metric.endswith("_trend") else dose_least_step(y, se, read == "up")
+            if c.metric.endswith("_trend"):
+                trends.setdefault(f, {})[f"{c.a}:{base}"] = {"rise": d.round(4).tolist(), "se": d_se.round(4).tolist()}
+            mask = keep.get(c.a, {}).get(f, np.ones(d.size, bool))
+            diffs[f], ses[f] = d[mask], d_se[mask]
+        why = (f"binomial, {EVAL_SIZE} sequences per arm" if base == "acc_icl" else BALANCED_SE)
+        why += ("; the dose's levels independent (separate arms), the rise's se from theirs (sign_tests.slope_and_se)"
+                if c.metric.endswith("_trend") else "; the step's two levels' se's in quadrature")
+        if c.a in keep:
+            why += "; seeds meeting the dose's premise"
         checks.append(decide_pairs(c, diffs, ses, why))
-    reported = {f: {a.name: {"icl_copy_rate": fam[f].final("icl_context_rate", a.name).round(4).tolist(),
-                             "acc_icl": fam[f].final("acc_icl", a.name).round(4).tolist(),
-                             "auc_icl": fam[f].auc("acc_icl", a.name).round(4).tolist(),
-                             "acc_iwl_balanced": fam[f].analysis("acc_iwl_balanced", a.name),
-                             "iwl_blind_best": fam[f].analysis("iwl_blind_best", a.name)} for a in arms}
-                for f in FAMILIES}
-    write_result(config, "claim1", result_content(runs, piloted=PILOTED["claim1"], copy_baseline=copy,
-                                                    reported=reported))
+    reported = {f: {"arms": {a.name: {"acc_icl": fam[f].final("acc_icl", a.name).round(4).tolist(),
+                                      "acc_icl_step0": np.asarray(fam[f].results.curve("acc_icl", a.name))[0]
+                                      .round(4).tolist(),
+                                      "icl_copy_rate": fam[f].final("icl_context_rate", a.name).round(4).tolist(),
+                                      "auc_icl": fam[f].auc("acc_icl", a.name).round(4).tolist(),
+                                      "acc_iwl_balanced": fam[f].analysis("acc_iwl_balanced", a.name),
+                                      "iwl_blind_best": fam[f].analysis("iwl_blind_best", a.name)} for a in arms},
+                    "trends": trends[f], "first_step": int(fam[f].results.steps[0])}
+                for f in fam}
+    write_result(config, "claim1", result_content(runs, piloted=PILOTED["v4_claim1"], copy_baseline=copy,
+                                                    doses={k: [a.name for a in v] for k, v in doses.items()},
+                                                    levels=asdict(levels), reported=reported),
+                 scope=scope(sz))
     return hyps, checks, verdict_summary(checks, {"K_edge": k_edge}), []
 
 
@@ -260,13 +331,13 @@ def _or_nan(values) -> np.ndarray:
 
 def claim8(config):
     """Induction heads carry ICL (``DESIGNS["claim8"]``, version 4): 2 layers × the piloted heads at
-    the version-4 size (``sizes.v4_claim8_size``), on version 4's families, evaluated every
+    the version-4 size (``sizes.v4_unimodal_size``), on version 4's families, evaluated every
     ``EVAL_EVERY_V4`` steps.  Heads are classed on a selection set (``heads.induction_circuit``).
     Mean-ablating every induction head at once must bring ICL down to copying, from above and from
     below (the model copies, it is not broken), and lower it more than mean-ablating a layer- and
     count-matched set of heads that are neither; ablating the previous-token heads must lower it
     too (corroborating), and the top induction head's score must rise while ICL does (corroborating)."""
-    sz = v4_claim8_size(config, PILOTED["v4_claim8"]["heads"], PILOTED["v4_stage1"]["steps"])
+    sz = v4_unimodal_size(config, "claim8", PILOTED["v4_claim8"]["heads"], PILOTED["v4_stage1"]["steps"])
     train, model = sz.train, sz.model
     arm = Arm("hi_bursty", sz.data)
     analysis = {"name": "induction_circuit", "selection_seed": SELECTION_SEED, "reference_seed": REFERENCE_SEED,

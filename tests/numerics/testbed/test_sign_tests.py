@@ -356,3 +356,30 @@ def test_the_two_family_rule_keeps_its_level_and_the_guard_only_removes_decision
     # decides the opposite vetoes a pooled decision; the pooled test alone is exactly power(35, …)
     # (every seed resolved), which the rule with its guard stays strictly below
     assert combined_power(30, 5, 0.7, 0.3)[True] < dv.power(35, 0.7, 0.3) - 1e-4
+
+
+def test_slope_and_its_se_from_the_doses_se():
+    x = np.array([[0.2, 0.2], [0.4, 0.4], [0.6, 0.6], [0.8, 0.8]])
+    b_true = np.array([0.5, -1.0])
+    y = 0.1 + b_true * x
+    sxx = 0.2
+    b, se = dv.slope_and_se(x, y, 0.0, 0.02)
+    np.testing.assert_allclose(b, b_true, rtol=1e-12)
+    np.testing.assert_allclose(se, 0.02 / math.sqrt(sxx), rtol=1e-12)       # Σ c_k² = 1/Sxx
+    _, se_x = dv.slope_and_se(x, y, 0.01, 0.0)                             # a straight line: |b|·se_x/√Sxx
+    np.testing.assert_allclose(se_x, np.abs(b_true) * 0.01 / math.sqrt(sxx), rtol=1e-12)
+    rng = np.random.default_rng(1)                                          # Monte Carlo, both errors
+    sims = [dv.slope_and_se(x + rng.normal(0, 0.01, x.shape), y + rng.normal(0, 0.02, x.shape), 0, 0)[0]
+            for _ in range(4000)]
+    _, se_both = dv.slope_and_se(x, y, 0.01, 0.02)
+    np.testing.assert_allclose(np.std(sims, 0), se_both, rtol=0.06)
+    b, se = dv.slope_and_se(np.full((4, 1), 0.5), np.arange(4.0).reshape(4, 1), 0.01, 0.01)
+    assert np.isnan(b[0]) and np.isnan(se[0])
+
+
+def test_binomial_se_is_the_sd_of_a_sampled_accuracy():
+    p, n = np.array([0.0, 0.25, 0.5, 1.0]), 400
+    np.testing.assert_allclose(dv.binomial_se(p, n), np.sqrt(p * (1 - p) / n), rtol=1e-12)
+    rng = np.random.default_rng(3)                                          # Monte Carlo at p = 0.25
+    draws = rng.binomial(n, 0.25, size=20000) / n
+    assert abs(np.std(draws) - dv.binomial_se(0.25, n)) < 0.03 * dv.binomial_se(0.25, n)  # sd's own MC error ≈ 0.5 %

@@ -221,11 +221,12 @@ def test_a_retired_versions_design_is_read_from_its_run_folder_and_names_that_ru
 
     if not RESULTS.is_dir():
         pytest.skip("the committed results are in the repository, not in an installed package")
-    assert designs.design_of_run("claim1", "3") is designs.DESIGNS["claim1"]
-    old = designs.design_of_run("claim8", "3", RESULTS / "claim8_v3")
-    assert old.version == 3 and old is not designs.DESIGNS["claim8"]
-    run = json.loads((RESULTS / "claim8_v3" / "verdicts.json").read_text(encoding="utf-8"))
-    assert [c["name"] for c in run["claims"][0]["evidence"]["checks"]] == [c.name for c in old.checks]
+    assert designs.design_of_run("claim2", "3") is designs.DESIGNS["claim2"]
+    for claim in ("claim8", "claim1"):
+        old = designs.design_of_run(claim, "3", RESULTS / f"{claim}_v3")
+        assert old.version == 3 and old is not designs.DESIGNS[claim]
+        run = json.loads((RESULTS / f"{claim}_v3" / "verdicts.json").read_text(encoding="utf-8"))
+        assert [c["name"] for c in run["claims"][0]["evidence"]["checks"]] == [c.name for c in old.checks]
     with pytest.raises(ValueError, match="design.json"):
         designs.design_of_run("claim8", "3", tmp_path)
 

@@ -7,7 +7,6 @@ asserted)."""
 from __future__ import annotations
 import json
 import math
-from dataclasses import replace
 from pathlib import Path
 import numpy as np
 import pytest
@@ -54,26 +53,6 @@ def test_auc_is_the_area_under_and_its_se_bound_lies_between_the_independent_and
     assert math.sqrt(w ** 2 @ (curve[:, 0] * (1 - curve[:, 0])) / 400) < se[0] <= math.sqrt(auc[0] * (1 - auc[0]) / 400)
     with pytest.raises(ValueError):
         mod.auc_and_se(steps, curve[:3], 400)
-
-
-
-def test_slope_and_its_se_from_the_doses_se():
-    x = np.array([[0.2, 0.2], [0.4, 0.4], [0.6, 0.6], [0.8, 0.8]])
-    b_true = np.array([0.5, -1.0])
-    y = 0.1 + b_true * x
-    sxx = 0.2
-    b, se = mod.slope_and_se(x, y, 0.0, 0.02)
-    np.testing.assert_allclose(b, b_true, rtol=1e-12)
-    np.testing.assert_allclose(se, 0.02 / math.sqrt(sxx), rtol=1e-12)       # Σ c_k² = 1/Sxx
-    _, se_x = mod.slope_and_se(x, y, 0.01, 0.0)                             # a straight line: |b|·se_x/√Sxx
-    np.testing.assert_allclose(se_x, np.abs(b_true) * 0.01 / math.sqrt(sxx), rtol=1e-12)
-    rng = np.random.default_rng(1)                                          # Monte Carlo, both errors
-    sims = [mod.slope_and_se(x + rng.normal(0, 0.01, x.shape), y + rng.normal(0, 0.02, x.shape), 0, 0)[0]
-            for _ in range(4000)]
-    _, se_both = mod.slope_and_se(x, y, 0.01, 0.02)
-    np.testing.assert_allclose(np.std(sims, 0), se_both, rtol=0.06)
-    b, se = mod.slope_and_se(np.full((4, 1), 0.5), np.arange(4.0).reshape(4, 1), 0.01, 0.01)
-    assert np.isnan(b[0]) and np.isnan(se[0])
 
 
 

@@ -32,12 +32,16 @@ def _finals(doc: dict) -> dict:
 
 
 # ---- claim 1 and claim 3 ---------------------------------------------------------------------------
-def test_claim1s_rule_takes_the_largest_K_where_icl_is_not_saturated():
-    finals = {("ape", 128): [0.1, 0.2, 0.15], ("ape", 256): [0.2, 0.95, 0.5], ("ape", 512): [0.95, 0.99, 0.3]}
-    assert pilots.choose_claim1(finals)["K_edge"] == 256          # medians 0.15, 0.5, 0.95
-    finals[("ape", 512)] = [0.95, 0.2, 0.3]
-    assert pilots.choose_claim1(finals)["K_edge"] == 512
-    assert pilots.choose_claim1({("ape", 256): [0.2]})["K_edge"] is None  # a run of the grid is missing
+def test_claim1s_version4_rule_takes_the_largest_K_where_icl_is_not_saturated():
+    finals = {256: [0.1, 0.2, 0.15], 1024: [0.2, 0.95, 0.5], 4096: [0.95, 0.99, 0.3]}
+    assert pilots.choose_v4_claim1(finals)["K_edge"] == 1024          # medians 0.15, 0.5, 0.95
+    finals[4096] = [0.95, 0.2, 0.3]
+    assert pilots.choose_v4_claim1(finals)["K_edge"] == 4096
+    saturated = {k: [0.95, 0.99, 0.97] for k in finals}
+    assert pilots.choose_v4_claim1(saturated)["K_edge"] == 256        # none below 0.9: the smallest
+    missing = pilots.choose_v4_claim1({256: [0.2]})
+    assert missing["K_edge"] is None and missing["missing"] == [1024, 4096]
+    assert "(256, 1024, 4096)" in pilots.V4_CLAIM1_RULE and "below 0.9" in pilots.V4_CLAIM1_RULE
 
 
 def test_claim3s_threshold_rule_takes_the_smallest_K_with_the_ape_median_at_09():
@@ -59,8 +63,7 @@ def test_claim3s_steps_rule_counts_seeds_with_both_arms_doing_icl_and_breaks_tie
 
 
 @committed
-@pytest.mark.parametrize("pilot, file, claim", [("claim1", "claim1", "claim1"),
-                                                ("claim3_threshold", "claim3", "claim3"),
+@pytest.mark.parametrize("pilot, file, claim", [("claim3_threshold", "claim3", "claim3"),
                                                 ("claim3_both", "claim3_v31", "claim3")])
 def test_each_committed_pilot_file_gives_the_piloted_settings_by_its_rule(pilot, file, claim):
     doc = _read(file)

@@ -71,6 +71,62 @@ def test_balanced_se_adds_the_blind_rules_sd_to_the_binomial_sd_per_arm_and_arms
     assert common.acc_se(np.zeros(0), np.zeros(0)).size == 0
 
 
+# ---- claim 1's doses ------------------------------------------------------------------------------------
+def test_claim1s_doses_share_the_arms_they_have_in_common_and_match_the_designs_words():
+    from mmicl.proofs.claims.testbed.sizes import CLAIM1_V4, V4_M1
+
+    doses = unimodal.claim1_doses(V4_M1, CLAIM1_V4, 1024)
+    assert list(doses) == list(unimodal.CLAIM1_KNOBS) and all(len(v) == 3 for v in doses.values())
+    names = {a.name for v in doses.values() for a in v}
+    assert len(names) == 10                                  # K16384 = p_B 1; K1024 = ε 0.1 at K_edge 1024
+    assert doses["K"][-1].name == doses["p_bursty"][-1].name and doses["K"][1].name == doses["eps"][0].name
+    for knob, field in (("K", "K"), ("p_bursty", "p_bursty"), ("eps", "eps"), ("zipf", "zipf")):
+        assert [getattr(a.data, field) for a in doses[knob]] == list(getattr(CLAIM1_V4, field))
+    assert {a.data.p_bursty for a in doses["zipf"]} == {CLAIM1_V4.zipf_p_bursty}
+    assert {a.data.K for a in doses["eps"]} == {1024}
+    words = DESIGNS["claim1"]
+    for knob in unimodal.CLAIM1_KNOBS:                       # the design's words name the code's levels
+        text = words.arms[knob] + " ".join(c.name for c in words.checks if c.a == knob)
+        assert all(f"{v:g}" in text for v in getattr(CLAIM1_V4, knob)), knob
+    assert len(unimodal.claim1_doses(V4_M1, CLAIM1_V4, 256)["eps"][0].name) and len(
+        {a.name for v in unimodal.claim1_doses(V4_M1, CLAIM1_V4, 256).values() for a in v}) == 11
+
+
+def test_dose_trend_is_the_fitted_rise_and_its_se_is_the_rises_sampling_sd():
+    y = np.array([[0.2, 0.9], [0.5, 0.6], [0.8, 0.3]])      # a rise of 0.6 and a fall of 0.6, exactly linear
+    se = np.full_like(y, 0.02)
+    rise, rise_se = unimodal.dose_trend(y, se)
+    np.testing.assert_allclose(rise, [0.6, -0.6], atol=1e-12)
+    np.testing.assert_allclose(rise_se, 0.02 * math.sqrt(2), rtol=1e-12)   # (y_3 − y_1)/2 · 2 at three levels
+    rng = np.random.default_rng(5)
+    sims = np.array([unimodal.dose_trend(y + rng.normal(0, 0.02, y.shape), se)[0] for _ in range(4000)])
+    np.testing.assert_allclose(sims.std(0), rise_se, rtol=0.06)           # 4000 draws: the sd's own error ≈ 1.1 %
+
+
+def test_dose_least_step_takes_the_smallest_step_in_the_claimed_direction_with_its_se():
+    y = np.array([[0.1, 0.5], [0.6, 0.4], [0.55, 0.2]])
+    se = np.array([[0.01, 0.01], [0.02, 0.02], [0.03, 0.03]])
+    step, step_se = unimodal.dose_least_step(y, se, up=True)
+    np.testing.assert_allclose(step, [-0.05, -0.2], atol=1e-12)           # seed 1 dips by 0.05 at the top
+    np.testing.assert_allclose(step_se, [math.hypot(0.02, 0.03), math.hypot(0.02, 0.03)], rtol=1e-12)
+    down, _ = unimodal.dose_least_step(y, se, up=False)
+    np.testing.assert_allclose(down, [-0.5, 0.1], atol=1e-12)
+
+
+def test_dose_levels_reads_binomial_or_balanced_se_and_refuses_other_metrics():
+    with pytest.raises(ValueError, match="acc_icl or iwl_balanced_over_blind"):
+        unimodal.dose_levels(None, "auc_icl", [])
+
+
+def test_claim1_refuses_to_run_before_its_pilot_has_chosen_K_edge(tmp_path, monkeypatch):
+    from mmicl.numerics.testbed.config import TestbedConfigError
+    from mmicl.proofs.claims.testbed import pilots
+
+    monkeypatch.delitem(pilots.PILOTED, "v4_claim1", raising=False)
+    with pytest.raises(TestbedConfigError, match="pilot_v4_claim1.py"):
+        unimodal.claim1(RunConfig(quick=True, out=tmp_path, seed=1))
+
+
 # ---- each claim end to end at a toy size ----------------------------------------------------------------
 @pytest.mark.train
 @pytest.mark.parametrize("claim", ["claim1", "claim2", "claim3", "claim8"])
@@ -100,7 +156,8 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
         assert doc["families"] == {f: list(s) for f, s in families.items()}
     assert doc["device"] == device and doc["data_seed"] == 1 and set(doc["seconds"]) == set(doc["tables"])
     if claim in ("claim1", "claim3"):
-        assert doc["piloted"] == json.loads(json.dumps(TOY_PILOTED_UNIMODAL[claim]))
+        chosen = TOY_PILOTED_UNIMODAL[{"claim1": "v4_claim1", "claim3": "claim3"}[claim]]
+        assert doc["piloted"] == json.loads(json.dumps(chosen))
     assert not [p for p in (tmp_path / "testbed").iterdir() if p.name.startswith(".")]   # no temp files left
     # a second run reads every run back from OUT/testbed/runs: nothing trains
     import mmicl.numerics.runs.runner as runner
