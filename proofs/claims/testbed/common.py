@@ -47,7 +47,7 @@ from mmicl.numerics.threads import torch_threads
 from mmicl.numerics.testbed.config import stage1_ape_slots
 
 __all__ = ["testbed_threads", "threaded", "testbed_folder", "base_hypotheses", "chance", "seed_sd", "mean_se",
-           "mean_atol", "family_seeds", "family_data_seeds", "family_sign_test", "oriented", "decide_check", "decide_pairs", "premise", "FamilyRun",
+           "mean_atol", "mean_entry", "family_seeds", "family_data_seeds", "family_sign_test", "oriented", "decide_check", "decide_pairs", "premise", "FamilyRun",
            "run_family", "run_specs", "arm_results", "acc_se", "balanced_arm_se", "balanced_se", "blind_sd", "ensemble_spec", "ensembles", "copy_level", "above_copy", "headroom",
            "verdict_summary", "write_result", "STAGE1_ICL", "STAGE1_INDUCTION", "stage1_premise", "stage1_settings",
            "multimodal_data", "arm_json", "BALANCED_SE", "pooled", "premise_seed_counts"]
@@ -144,6 +144,13 @@ def mean_se(values, n_eval: int | None = None) -> float:
 def mean_atol(values, n_eval: int | None = None) -> float:
     """``sampling_atol`` of a mean over seeds of ``values`` (its ``mean_se``)."""
     return sampling_atol(mean_se(np.asarray(values, float), n_eval))
+
+
+def mean_entry(numbers: dict, atol: dict, key: str, values, n_eval: int | None = None) -> None:
+    """Report the mean over seeds of ``values`` as ``numbers[key]``, with its ``mean_atol`` (accuracies
+    on ``n_eval`` items: at least their binomial sd) as ``atol[key]``."""
+    v = np.asarray(values, float)
+    numbers[key], atol[key] = float(v.mean()), mean_atol(v, n_eval)
 
 
 # ---- per-seed outcomes and the sign test ---------------------------------------------------------

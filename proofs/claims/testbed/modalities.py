@@ -57,7 +57,7 @@ from mmicl.numerics.testbed.sign_tests import area_under_se, binomial_se, slope_
 from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .common import (above_copy, arm_json, arm_results, base_hypotheses, copy_level, decide_check, family_seeds,
-                     mean_atol, mean_se, multimodal_data, pooled, premise, premise_seed_counts, run_specs,
+                     mean_entry, mean_se, multimodal_data, pooled, premise, premise_seed_counts, run_specs,
                      stage1_premise, write_result)
 from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
 from .pilots import PILOTED, V4_ICL_PLUS, v4_claim7_m2
@@ -261,12 +261,11 @@ def claim6(config):
         "seconds": {k: r["provenance"]["seconds"] for k, r in records.items()}}, scope=scope(sz))
     numbers, atol = {"K2": K2, "fusion_steps": chosen["fusion_steps"]}, {"K2": EXACT, "fusion_steps": EXACT}
     for (m, name), v in icl.items():
-        numbers[f"{m}_{name}"], atol[f"{m}_{name}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
+        mean_entry(numbers, atol, f"{m}_{name}", v, EVAL_SIZE)
     for name in layout:
         for m in ("m1", "m2"):
             v = pooled({f: rates[name, f][m] for f in fams})
-            numbers[f"conflict_follow_{m}_{name}"] = float(v.mean())
-            atol[f"conflict_follow_{m}_{name}"] = mean_atol(v, EVAL_SIZE)
+            mean_entry(numbers, atol, f"conflict_follow_{m}_{name}", v, EVAL_SIZE)
     counts, count_atol = premise_seed_counts({f"icl_{name}": learns[name] for name in layout})
     numbers, atol = numbers | counts, atol | count_atol
     numbers |= outcome_words(checks)

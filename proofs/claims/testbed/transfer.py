@@ -54,7 +54,7 @@ from mmicl.numerics.testbed.sign_tests import accuracy_difference_se, area_under
 
 from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
-from .common import (arm_results, base_hypotheses, decide_check, family_seeds, headroom, mean_atol, pooled, premise,
+from .common import (arm_results, base_hypotheses, decide_check, family_seeds, headroom, mean_atol, mean_entry, pooled, premise,
                      premise_seed_counts, run_specs, stage1_premise, stage1_settings, write_result)
 from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
 from .pilots import PILOTED
@@ -428,9 +428,9 @@ def claim4(config):
     for group, values in (("ICL_M2necessary", every), ("ICL_confounded", confounded), ("no_stage2_ICL_M2necessary",
                                                                                          baseline)):
         for run, v in values.items():
-            numbers[f"{group}_{run}"], atol[f"{group}_{run}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
+            mean_entry(numbers, atol, f"{group}_{run}", v, EVAL_SIZE)
     for k, v in s1_icl.items():
-        numbers[f"stage1_ICL_{k}"], atol[f"stage1_ICL_{k}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
+        mean_entry(numbers, atol, f"stage1_ICL_{k}", v, EVAL_SIZE)
     counts, count_atol = premise_seed_counts({"stage1": ok, "must_learn": learn, "headroom": room})
     numbers, atol = numbers | counts, atol | count_atol
     numbers |= outcome_words(checks)
@@ -513,8 +513,7 @@ def claim5(config):
         # an area is a weighted mean of accuracies on EVAL_SIZE items: at least its own evaluation se
         atol[f"AUC_ICL_M2necessary_{k}"] = max(mean_atol(v["auc"]), sampling_atol(float(v["auc_se"].mean())))
         for name in ("final", "no_stage2"):
-            numbers[f"{name}_ICL_M2necessary_{k}"] = float(v[name].mean())
-            atol[f"{name}_ICL_M2necessary_{k}"] = mean_atol(v[name], EVAL_SIZE)
+            mean_entry(numbers, atol, f"{name}_ICL_M2necessary_{k}", v[name], EVAL_SIZE)
     numbers |= {f"parameters_{k}": v for k, v in params.items()} | {"width_deep_matched": shapes["deep_matched"].width}
     atol |= {f"parameters_{k}": EXACT for k in params} | {"width_deep_matched": EXACT}
     counts, count_atol = premise_seed_counts({"headroom": room})
@@ -610,14 +609,14 @@ def claim9(config):
     for m, v in changes.items():
         fin, s = v[np.isfinite(v)], pooled_se[m][np.isfinite(pooled_se[m])]
         if fin.size:        # absent when no seed has the head (a control): nothing to average
-            numbers[f"{m}_unfrozen_minus_frozen"], atol[f"{m}_unfrozen_minus_frozen"] = float(fin.mean()), mean_atol(fin)
-            numbers[f"{m}_paired_se"], atol[f"{m}_paired_se"] = float(s.mean()), mean_atol(s)
+            mean_entry(numbers, atol, f"{m}_unfrozen_minus_frozen", fin)
+            mean_entry(numbers, atol, f"{m}_paired_se", s)
     for a in arms:
         for m in ("induction_change_top", "prev_token_change"):
             v = pooled({f: raw[a, f][m] for f in fams})
-            numbers[f"raw_{m}_{a}_minus_stage1"], atol[f"raw_{m}_{a}_minus_stage1"] = float(v.mean()), mean_atol(v)
+            mean_entry(numbers, atol, f"raw_{m}_{a}_minus_stage1", v)
     for k, v in icl.items():
-        numbers[f"ICL_M2necessary_{k}"], atol[f"ICL_M2necessary_{k}"] = float(v.mean()), mean_atol(v, EVAL_SIZE)
+        mean_entry(numbers, atol, f"ICL_M2necessary_{k}", v, EVAL_SIZE)
     counts, count_atol = premise_seed_counts({"has_control": has_control})
     numbers, atol = numbers | counts, atol | count_atol
     numbers |= outcome_words(checks)

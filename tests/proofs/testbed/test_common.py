@@ -121,3 +121,13 @@ def test_testbed_threads_sets_torchs_threads_for_the_block_and_restores_them():
     seen = []
     common.threaded(lambda config: seen.append(torch.get_num_threads()))(RunConfig(testbed_threads=old + 1))
     assert seen == [old + 1] and torch.get_num_threads() == old
+
+
+def test_mean_entry_reports_the_mean_and_the_atol_of_its_se_with_the_binomial_floor():
+    from mmicl.proofs.claims.number_tolerances import sampling_atol
+
+    numbers, atol = {}, {}
+    common.mean_entry(numbers, atol, "icl", [0.5, 0.5], 100)          # no spread: the binomial sd at 0.5
+    assert numbers == {"icl": 0.5} and atol["icl"] == pytest.approx(sampling_atol(0.05 / math.sqrt(2)))
+    common.mean_entry(numbers, atol, "gap", [0.1, 0.3])                # no n_eval: the sample sd alone
+    assert numbers["gap"] == pytest.approx(0.2) and atol["gap"] == pytest.approx(sampling_atol(np.std([0.1, 0.3], ddof=1) / math.sqrt(2)))
