@@ -16,16 +16,8 @@ from mmicl.proofs.claims.testbed import common, design, modalities, pilots, size
 
 TOY_FAMILIES = {"A": (3000, 3001), "B": (4000, 4001)}
 
-# 9-token sequences (N = 4, B = 2) over L = 4 labels, a 2-layer width-8 model, 4 steps; the claims'
-# own K's (lo, mid, hi, piloted) scaled down with it.  The evaluation sets keep the design's
-# EVAL_SIZE (at width 8 they cost little).
-TOY = replace(sizes.QUICK, data=DataConfig(K=64, L=4, D=4, N=4, B=2, p_bursty=1.0, eps=0.1),
-              model=ModelConfig(layers=2, heads=1, width=8, mlp_ratio=1, pos="ape", ape_slots=9),
-              train=TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=2, eval_size=16),
-              seeds=2, K_lo=8, K_mid=16, K_hi=64, K_edge=32, K_grid=(8, 64), claim8_heads=2, claim8_seeds=2)
-TOY_PILOTED_UNIMODAL = {"v4_claim1": {"K_edge": 32}, "claim3": {"K_both": 32, "steps_both": 2, "K_thr": 16},
+TOY_PILOTED_UNIMODAL = {"v4_claim1": {"K_edge": 32}, "v4_claim2": {"steps": 4}, "v4_claim3": {"steps": 4},
                         "v4_claim8": {"heads": 2}, "v4_stage1": {"steps": 4}}
-"""Claim 3 at steps_both ≠ the size's steps: two ensembles per position code, as the design runs it."""
 
 _TRANSFER_TRAIN = TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=4, eval_size=16)
 TOY_TRANSFER = replace(sizes.MULTIMODAL_QUICK,
@@ -68,6 +60,10 @@ TOY_CLAIM1_V4 = replace(sizes.CLAIM1_V4, K=(8, 16, 64), K_edge_grid=(16, 32))
 level, so the ε = 0.1 arm is an arm of its own there)."""
 
 
+TOY_CLAIM3_K = (16, 32, 64)
+"""Claim 3's K dose at the toy size."""
+
+
 def _toy_v4_unimodal_size(config, claim: str, heads: int, steps: int) -> sizes.V4UnimodalSize:
     """``TOY_V4_UNIMODAL``, after the real size's refusals (a run that is not ``--quick``)."""
     sizes.v4_unimodal_size(config, claim, heads, steps)
@@ -75,7 +71,7 @@ def _toy_v4_unimodal_size(config, claim: str, heads: int, steps: int) -> sizes.V
 
 
 def _families(monkeypatch, families=TOY_FAMILIES) -> None:
-    for module in (design, common, unimodal):
+    for module in (design, common):
         monkeypatch.setattr(module, "FAMILIES", families)
     monkeypatch.setitem(design.FAMILY_SETS, 4, TOY_V4_FAMILIES)
 
@@ -86,14 +82,14 @@ def _eval_size(monkeypatch, n: int, *modules) -> None:
 
 
 def toy_unimodal(monkeypatch) -> None:
-    """Claims 2 and 3 at ``TOY``, on ``TOY_FAMILIES``; claims 1 and 8 (version 4) at ``TOY_V4_UNIMODAL`` on
-    ``TOY_V4_FAMILIES`` (claim 1's doses ``TOY_CLAIM1_V4``)."""
+    """Claims 1, 2, 3 and 8 (version 4) at ``TOY_V4_UNIMODAL`` on ``TOY_V4_FAMILIES`` (claim 1's doses
+    ``TOY_CLAIM1_V4``, claim 3's K dose ``TOY_CLAIM3_K``)."""
     _families(monkeypatch)
-    monkeypatch.setattr(sizes, "QUICK", TOY)
     for claim, chosen in TOY_PILOTED_UNIMODAL.items():
         monkeypatch.setitem(pilots.PILOTED, claim, chosen)
     monkeypatch.setattr(unimodal, "v4_unimodal_size", _toy_v4_unimodal_size)
     monkeypatch.setattr(unimodal, "CLAIM1_V4", TOY_CLAIM1_V4)
+    monkeypatch.setattr(unimodal, "CLAIM3_K_V4", TOY_CLAIM3_K)
 
 
 def toy_transfer(monkeypatch) -> None:

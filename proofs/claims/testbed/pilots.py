@@ -32,18 +32,18 @@ from mmicl.numerics.testbed.multimodal_model import EnsembleMLP
 from mmicl.numerics.testbed.multimodal_train import train_encoder
 from mmicl.numerics.atomic import write_json
 
-__all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves", "CLAIM3_THRESHOLD_RULE",
-           "choose_claim3_threshold", "choose_claim3_both", "STAGE1_STEP_GRID", "STAGE1_HEADS", "STAGE1_RULE",
+__all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves",
+           "STAGE1_STEP_GRID", "STAGE1_HEADS", "STAGE1_RULE",
            "stage1_premise_counts", "stage1_choice", "choose_stage1", "FUSION_STEP_GRID", "FUSION_K2_GRID",
            "CLAIM6_RULE", "choose_claim6", "ENCODER_STEP_GRID", "ENCODER_TARGETS", "choose_claim7", "encoder_pilot",
            "V4_PILOT_SEEDS", "V4_PILOT_DATA_SEED", "V4_M1", "V4_STAGE1_STEP_GRID", "V4_STAGE1_RULE", "V4_DISTRACTOR_DIMS",
            "V4_DISTRACTOR_SCALES", "V4_STAGE2_STEPS", "V4_DISTRACTOR_RULE", "choose_v4_stage1", "choose_v4_distractors",
            "V4_CLAIM8_RULE", "choose_v4_claim8_heads", "V4_CLAIM8_8HEADS_RULE", "V4_STAGE2_MARGIN_RULE", "v4_stage2_reading", "V4_FUSION_K2_GRID", "V4_FUSION_STEP_GRID",
            "V4_ICL_PLUS", "V4_CLAIM6_RULE", "choose_v4_claim6", "v4_claim7_m2", "V4_CLAIM7_RULE",
-           "V4_CLAIM1_RULE", "choose_v4_claim1", "Pilot", "PILOTS", "main"]
+           "V4_CLAIM1_RULE", "choose_v4_claim1", "V4_SETTLED_STEP_GRID", "V4_SETTLED_PILOT_SEEDS",
+           "SETTLED_TOL", "settled_by_steps", "choose_settled_steps", "V4_CLAIM2_RULE", "V4_CLAIM3_RULE", "Pilot", "PILOTS", "main"]
 
 PILOTED = {
-    "claim3": {"K_thr": 512, "K_both": 2048, "steps_both": 3000},
     "stage1": {"heads": 4, "steps": 5000},
     "claim6": {"K2": 1024, "fusion_steps": 13000},
     "claim7": {"encoder_steps": (40, 100, 160, 640)},
@@ -54,8 +54,6 @@ PILOTED = {
 }
 """The settings each pilot rule chose on its pilot seeds, which the claims run on:
 
-- ``claim3``: K_thr by ``choose_claim3_threshold`` (``pilot_claim3.json``), K_both and steps_both by
-  ``choose_claim3_both`` (``pilot_claim3_v31.json``);
 - ``stage1``: the multimodal claims' stage-1 decoder (heads per layer, 2 layers, width 32) and steps
   by ``choose_stage1`` (``pilot_stage1_v31.json``);
 - ``claim6``: fusion's K2 and steps by ``choose_claim6`` (``pilot_claim6_v31.json``);
@@ -128,39 +126,61 @@ def choose_v4_claim1(finals: dict[int, list[float]], grid=None) -> dict:
     return {"K_edge": max(below) if below else min(grid), "medians": {str(k): m for k, m in medians.items()}}
 
 
-# ---- claim 3 -------------------------------------------------------------------------------------------
-CLAIM3_THRESHOLD_RULE = "K_thr: the smallest K of (64, 128, 256, 512) at which the APE pilot median is ≥ 0.9"
-"""The K_thr part of claim 3's pilot rule (on the first pilot, seeds 9000-9003)."""
+# ---- claims 2 and 3 of version 4: trained until settled --------------------------------------------------
+V4_SETTLED_STEP_GRID = (5000, 10000, 15000)
+"""The step counts version 4's claims 2 and 3 choose among, read on one run of the longest."""
+V4_SETTLED_PILOT_SEEDS = V4_PILOT_SEEDS[:4]
+"""The settledness pilots' seeds (9012-9015): four, so that each pilot (2 to 4 model shapes × 15000 steps) costs
+about an hour and a half on one CPU thread."""
+SETTLED_TOL = 2 * (2 * 0.25 / EVAL_SIZE) ** 0.5
+"""A curve is settled when it moved by at most two binomial se of a difference of two rates on
+``EVAL_SIZE`` items at their largest (p = ½), 2·√(2·¼/n) ≈ 0.044, over the last quarter of training
+(version 3's claim 2 premise, ``unimodal.SETTLED_TOL``)."""
+
+_SETTLED_RULE = (
+    "the smallest step count of (5000, 10000, 15000) at which {what} is settled (its {curve} moved by at most "
+    "2·√(2·¼/1024) ≈ 0.044 over the last quarter of that many steps) on every one of the 4 pilot seeds 9012–9015 (data "
+    "seed 9), at version 4's size (N = 8 pairs of one class each, B = 1; lr 2e-3, batch 128); 15000 when none is (the "
+    "claim's settled premise then decides seed by seed); read on one 15000-step run per model shape (a constant "
+    "learning rate: the model at step s is the one an s-step run ends with)")
+V4_CLAIM2_RULE = _SETTLED_RULE.format(
+    what="each of claim 2's four shapes (2 × 4 heads, 2 × 8, 4 × 4, 4 × 4 at the base's parameter count; width 32) "
+         "at K_mid = claim 1's piloted K_edge, bursty",
+    curve="ICL set's copy rate")
+"""Claim 2's version-4 step count (``studies/pilot_v4_settled.py claim2``), stated before its pilot ran."""
+V4_CLAIM3_RULE = _SETTLED_RULE.format(
+    what="each of claim 3's arms (APE and RoPE, 2 × 4 heads, width 32, at each K of unimodal.CLAIM3_K_V4, bursty)",
+    curve="final ICL")
+"""Claim 3's version-4 step count (``studies/pilot_v4_settled.py claim3``), stated before its pilot ran."""
 
 
-def choose_claim3_threshold(finals: dict[tuple[str, int], list[float]]) -> dict:
-    """``CLAIM3_THRESHOLD_RULE`` on pilot finals keyed (position code, K): K_thr (None where no K of
-    the list qualifies, or a run is missing)."""
-    def ape_median(k):
-        r = finals.get(("ape", k))
-        return r is not None and float(np.median(r)) >= 0.9
+def settled_by_steps(curve, steps, grid=V4_SETTLED_STEP_GRID, tol: float = SETTLED_TOL) -> dict[int, list[bool]]:
+    """Per step count s of ``grid``, whether each seed's ``curve`` (evaluations, seeds) at ``steps`` moved
+    by at most ``tol`` over the last quarter of s steps (the evaluations at steps in [¾ s, s]); step
+    counts beyond the run's last evaluation are left out."""
+    x, y = np.asarray(steps, float), np.asarray(curve, float)
+    out = {}
+    for s in grid:
+        if s > x[-1]:
+            continue
+        tail = y[(x >= 0.75 * s) & (x <= s)]
+        out[int(s)] = ((tail.max(0) - tail.min(0)) <= tol).tolist()
+    return out
 
-    return {"K_thr": next((k for k in (64, 128, 256, 512) if ape_median(k)), None),
-            "finals": {f"{p} K={k}": v for (p, k), v in sorted(finals.items())}}
 
-
-def choose_claim3_both(finals: dict[tuple[str, int, int], list[float]]) -> dict:
-    """The K_both and steps_both part of claim 3's pilot rule (``DESIGNS["claim3"].pilot_rule``) on
-    pilot finals keyed (position code, K, steps): of steps in (3000, 6000) and K in (1024, 2048,
-    4096), the pair with the most seeds on which both arms reach ICL ≥ 0.9, ties to fewer steps, then
-    smaller K (None when a run of the grid is missing)."""
-    grid = [(steps, k) for steps in (3000, 6000) for k in (1024, 2048, 4096)]
-    counts = {}
-    for steps, k in grid:
-        runs = [finals.get((p, k, steps)) for p in ("ape", "rope")]
-        if any(r is None for r in runs):
-            return {"steps_both": None, "K_both": None, "missing": f"no finished pilot run at K={k}, {steps} steps",
-                    "finals": {}}
-        counts[(steps, k)] = int(sum(a >= 0.9 and b >= 0.9 for a, b in zip(*runs)))
-    best = max(grid, key=lambda sk: (counts[sk], -sk[0], -sk[1]))
-    return {"steps_both": best[0], "K_both": best[1],
-            "both_icl_counts": {f"K={k}, {steps} steps": counts[(steps, k)] for steps, k in grid},
-            "finals": {f"{p} K={k} steps={st}": v for (p, k, st), v in sorted(finals.items())}}
+def choose_settled_steps(curves: dict[str, dict], grid=V4_SETTLED_STEP_GRID) -> dict:
+    """``V4_CLAIM2_RULE`` / ``V4_CLAIM3_RULE`` on a settledness pilot's curves by arm (each ``{"steps",
+    "curve" (evaluations × seeds)}``): ``{"steps"}``, the smallest step count of ``grid`` at which every
+    arm is settled on every seed (the largest when none is; None, with ``"missing"``, while a curve
+    does not reach the largest), with the seeds settled per arm and step count."""
+    short = sorted(a for a, c in curves.items() if not c["steps"] or c["steps"][-1] < max(grid))
+    if short or not curves:
+        return {"steps": None, "missing": short or ["every arm"], "settled": {}}
+    settled = {a: settled_by_steps(c["curve"], c["steps"], grid) for a, c in curves.items()}
+    every = [s for s in grid if all(all(settled[a][s]) for a in curves)]
+    return {"steps": min(every) if every else max(grid),
+            "settled": {f"{a} steps={s}": v for a, by in settled.items() for s, v in by.items()},
+            "settled_counts": {f"{a} steps={s}": int(sum(v)) for a, by in settled.items() for s, v in by.items()}}
 
 
 # ---- the stage-1 decoder of the multimodal claims ----------------------------------------------------
@@ -490,8 +510,6 @@ class Pilot:
 
 
 PILOTS = {
-    "claim3_threshold": Pilot(choose_claim3_threshold, CLAIM3_THRESHOLD_RULE, PILOT_SEEDS),
-    "claim3_both": Pilot(choose_claim3_both, DESIGNS["claim3"].pilot_rule, STAGE1_PILOT_SEEDS, by_steps=True),
     "stage1": Pilot(choose_stage1, STAGE1_RULE, STAGE1_PILOT_SEEDS, read=stage1_curves),
 }
 """The pilots whose rule reads a pilot sweep's store (claim 6's is run by studies/pilot_claim6.py,

@@ -1,8 +1,9 @@
-"""The sizes of the testbed claims: ``QUICK`` and ``FULL`` of the unimodal claims (1, 2, 3, 8) and
-``MULTIMODAL_QUICK`` and ``MULTIMODAL_FULL`` of the multimodal ones (4, 5, 6, 7, 9).
+"""The sizes of the testbed claims: version 4's (``v4_unimodal_size`` for claims 1, 2, 3 and 8,
+``multimodal_v4`` for 4, 5, 6, 7 and 9, around ``V4_M1``), and ``QUICK`` / ``FULL`` and
+``MULTIMODAL_QUICK`` / ``MULTIMODAL_FULL``, the starting points of ``mmicl testbed`` and of the
+knobs version 4 keeps from version 3.
 
-Every claim's design is piloted at the quick size only, so the claims run at ``QUICK`` /
-``MULTIMODAL_QUICK`` and refuse the full size (``quick_sizes``, ``multimodal_quick``: a
+Every claim's design is piloted at the quick size only, so the claims refuse the full size (a
 ``TestbedConfigError`` saying so).  The full sizes (meant for a GPU; not piloted) are the starting
 points of ``mmicl testbed`` without ``--quick``.  Each claim evaluates on sets of ``EVAL_SIZE``
 sequences (``design``), whatever its size's ``eval_size``.
@@ -16,7 +17,7 @@ from mmicl.numerics.testbed.config import (DataConfig, ModelConfig, SecondModali
 
 from .design import EVAL_EVERY_V4, EVAL_SIZE
 
-__all__ = ["UnimodalSizes", "QUICK", "FULL", "MultimodalSizes", "MULTIMODAL_QUICK", "MULTIMODAL_FULL", "quick_sizes",
+__all__ = ["UnimodalSizes", "QUICK", "FULL", "MultimodalSizes", "MULTIMODAL_QUICK", "MULTIMODAL_FULL",
            "multimodal_quick", "V4_M1", "V4_HEADS", "V4UnimodalSize", "v4_unimodal_size", "Claim1Levels",
            "CLAIM1_V4", "V4_STAGE2_STEPS", "multimodal_v4", "scope"]
 
@@ -217,14 +218,6 @@ def scope(sz) -> str:
         return (f"{head}; stage 1 {sz.stage1.steps} steps, stage 2 {sz.stage2.steps} (batch {sz.stage1.batch}); M2 D2 = "
                 f"{m2.D}, ε2 = {m2.eps:g}, {m2.distractor_dims} distractor coordinates at σ = {m2.distractor_scale:g}")
     return f"{head}; {sz.train.steps} steps (batch {sz.train.batch})"
-
-
-def quick_sizes(config, claim: str) -> UnimodalSizes:
-    """The unimodal quick sizes; a ``TestbedConfigError`` for a run that is not ``--quick``."""
-    if not config.quick:
-        raise TestbedConfigError(f"testbed.{claim} is piloted at the quick size only: run it with --quick (the full "
-                                 "size needs pilots of its own at that size)")
-    return QUICK
 
 
 def multimodal_quick(config, claim: str) -> MultimodalSizes:

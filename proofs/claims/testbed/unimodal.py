@@ -26,12 +26,13 @@ from mmicl.numerics.testbed.sign_tests import binomial_se, slope_and_se
 
 from .common import (BALANCED_SE, above_copy, acc_se, balanced_arm_se, balanced_se, base_hypotheses, blind_sd, chance,
                      decide_pairs, family_seeds, headroom, premise, run_family, verdict_summary, write_result)
-from .design import DESIGNS, EVAL_SIZE, FAMILIES
-from .pilots import PILOTED
-from .sizes import CLAIM1_V4, V4_HEADS, quick_sizes, scope, v4_unimodal_size
+from .design import DESIGNS, EVAL_SIZE
+from .pilots import PILOTED, SETTLED_TOL
+from .sizes import CLAIM1_V4, V4_HEADS, scope, v4_unimodal_size
 
 __all__ = ["claim1", "CLAIM1_KNOBS", "claim1_arm", "claim1_doses", "dose_levels", "dose_trend", "dose_least_step", "claim2", "claim3", "claim8", "BALANCED_SEED", "SELECTION_SEED", "REFERENCE_SEED", "CONTROL_SEED",
-           "INDUCTION_HEAD", "PREV_TOKEN_HEAD", "PATTERN_SE", "last_quarter_range", "SETTLED_TOL", "claim2_shapes",
+           "INDUCTION_HEAD", "PREV_TOKEN_HEAD", "PATTERN_SE", "last_quarter_range", "SETTLED_TOL", "claim2_shapes", "claim2_pilot_jobs", "settled_steps", "CLAIM3_K_V4", "claim3_pilot_jobs",
+           "icl_gap",
            "first_crossing", "inside_window", "result_content"]
 
 PATTERN_SE = "attention scores lie in [−1, 1], so one seed's mean over n sequences has se ≤ 1/√n"
@@ -174,7 +175,7 @@ def claim1(config):
     return hyps, checks, verdict_summary(checks, {"K_edge": k_edge}), []
 
 
-# ---- claim 2: larger models favour in-weights learning ---------------------------------------------
+# ---- claims 2 and 3: settled runs --------------------------------------------------------------------
 def last_quarter_range(curve: np.ndarray, steps) -> np.ndarray:
     """Per seed, max − min of a curve (evaluations, seeds) over the evaluations in the last quarter
     of training (steps ≥ ¾ of the last step)."""
@@ -183,33 +184,54 @@ def last_quarter_range(curve: np.ndarray, steps) -> np.ndarray:
     return tail.max(0) - tail.min(0)
 
 
-SETTLED_TOL = 2 * math.sqrt(2 * 0.25 / EVAL_SIZE)
-"""Claim 2's settledness: two binomial se of a difference of two rates on ``EVAL_SIZE`` sequences, at
-its largest (p = ½): 2·√(2·¼/n) ≈ 0.044."""
+def settled_steps(claim: str) -> int:
+    """The piloted step count of version 4's claim 2 or 3 (``pilots.PILOTED["v4_<claim>"]``); a
+    ``TestbedConfigError`` naming the pilot while it has not chosen one."""
+    if f"v4_{claim}" not in PILOTED:
+        raise TestbedConfigError(f"testbed.{claim} (version 4) reads its step count from its pilot, which has not chosen "
+                                 f"it yet: run python studies/pilot_v4_settled.py {claim} and record its choice in "
+                                 f"pilots.PILOTED['v4_{claim}']")
+    return int(PILOTED[f"v4_{claim}"]["steps"])
 
 
+# ---- claim 2: larger models favour in-weights learning ---------------------------------------------
 def claim2_shapes(model, D: int, L: int) -> dict:
-    """Claim 2's four shapes: the base, 4 heads at the base width (narrower heads), 4 layers at the
-    base width, and 4 layers at the width whose parameter count is closest to the base's."""
-    return {"base": model, "heads": replace(model, heads=4), "deep": replace(model, layers=4),
-            "deep_matched": replace(model, layers=4, width=width_matching_parameters(model, 4, D, L))}
+    """Claim 2's four shapes around the base ``model``: twice its heads at its width (narrower
+    heads), twice its layers at its width, and twice its layers at the width whose parameter count
+    is closest to the base's."""
+    deep = model.layers * 2
+    return {"base": model, "heads": replace(model, heads=model.heads * 2), "deep": replace(model, layers=deep),
+            "deep_matched": replace(model, layers=deep, width=width_matching_parameters(model, deep, D, L))}
+
+
+def claim2_pilot_jobs(sz, k_mid: int) -> dict:
+    """Claim 2's model shapes at the size ``sz`` with their one arm (K_mid bursty) and the label-balanced
+    analysis, as ``run_family`` / ``common.ensembles`` jobs: what the claim and its settledness pilot train."""
+    arm = Arm("mid_bursty", replace(sz.data, K=int(k_mid), p_bursty=1.0))
+    shapes = claim2_shapes(sz.model, sz.data.D, sz.data.L)
+    return {n: (m, [arm], {"name": "iwl_balanced", "seed": BALANCED_SEED}) for n, m in shapes.items()}
 
 
 def claim2(config):
-    """Scaling heads or layers favours in-weights learning (``DESIGNS["claim2"]``): four
-    shapes at K_mid, bursty, 8 seeds per family, paired by seed (shared data streams); decided on
-    final label-balanced in-weights accuracy over the best query-blind rule, on seeds settled in
-    both arms of a check."""
-    sz = quick_sizes(config, "claim2")
-
-    train = replace(sz.train, eval_size=EVAL_SIZE)
-    arm = Arm("mid_bursty", replace(sz.data, K=sz.K_mid, p_bursty=1.0))
-    shapes = claim2_shapes(sz.model, sz.data.D, sz.data.L)
-    runs = run_family(config, {n: (m, [arm], {"name": "iwl_balanced", "seed": BALANCED_SEED})
-                                for n, m in shapes.items()}, train)
-    seeds = family_seeds()
+    """Scaling heads or layers favours in-weights learning (``DESIGNS["claim2"]``, version 4): four
+    shapes around the version-4 decoder (2 layers × 4 heads) at K_mid (claim 1's piloted K_edge),
+    bursty, trained for the piloted steps, 8 seeds per version-4 family, paired by seed (shared data
+    streams); decided on final label-balanced in-weights accuracy over the best query-blind rule, on
+    seeds settled in both arms of a check."""
+    sz0 = v4_unimodal_size(config, "claim2", V4_HEADS, 1)
+    steps = settled_steps("claim2")
+    if "v4_claim1" not in PILOTED:
+        raise TestbedConfigError("testbed.claim2 (version 4) runs at claim 1's K_edge, which its pilot has not chosen "
+                                 "yet: run python studies/pilot_v4_claim1.py first")
+    sz = replace(sz0, train=replace(sz0.train, steps=steps))
+    k_mid = int(PILOTED["v4_claim1"]["K_edge"])
+    jobs = claim2_pilot_jobs(sz, k_mid)
+    shapes = {n: job[0] for n, job in jobs.items()}
+    arm = jobs["base"][1][0]
+    runs = run_family(config, jobs, sz.train, claim="claim2")
+    seeds = family_seeds("claim2")
     settled = {n: {f: last_quarter_range(runs[n][f].results.curve("icl_context_rate", arm.name),
-                                         runs[n][f].results.steps) <= SETTLED_TOL for f in FAMILIES} for n in shapes}
+                                         runs[n][f].results.steps) <= SETTLED_TOL for f in runs[n]} for n in shapes}
     hyps = base_hypotheses(config)
     needed = sorted({x for c in DESIGNS["claim2"].checks if c.role == "decisive" for x in (c.a, c.b)})
     for n in needed:
@@ -218,7 +240,7 @@ def claim2(config):
     checks = []
     for c in DESIGNS["claim2"].checks:
         diffs, ses = {}, {}
-        for f in FAMILIES:
+        for f in seeds:
             ra, rb = runs[c.a][f], runs[c.b][f]
             keep = settled[c.a][f] & settled[c.b][f]
             if c.metric == "acc_flip":
@@ -234,67 +256,108 @@ def claim2(config):
     params = {n: decoder_parameters(m, sz.data.D, sz.data.L) for n, m in shapes.items()}
     reported = {n: {f: {"auc_icl": runs[n][f].auc("acc_icl", arm.name).round(4).tolist(),
                         "acc_icl": runs[n][f].final("acc_icl", arm.name).round(4).tolist(),
+                        "acc_icl_step0": np.asarray(runs[n][f].results.curve("acc_icl", arm.name))[0].round(4).tolist(),
+                        "copy_rate_last_quarter_range": last_quarter_range(
+                            runs[n][f].results.curve("icl_context_rate", arm.name), runs[n][f].results.steps)
+                        .round(4).tolist(),
                         "iwl_balanced_over_blind": runs[n][f].analysis("iwl_balanced_over_blind", arm.name),
-                        "settled": settled[n][f].tolist()} for f in FAMILIES} for n in shapes}
+                        "settled": settled[n][f].tolist()} for f in seeds} for n in shapes}
     write_result(config, "claim2", result_content(runs, shapes={n: asdict(m) for n, m in shapes.items()},
-                                                    parameters=params, settled_tolerance=SETTLED_TOL, reported=reported))
-    return hyps, checks, verdict_summary(checks, {"K_mid": sz.K_mid, **{f"params_{n}": p for n, p in params.items()}}), []
+                                                    parameters=params, settled_tolerance=SETTLED_TOL, K_mid=k_mid,
+                                                    piloted=PILOTED["v4_claim2"], reported=reported),
+                 scope=scope(sz))
+    return hyps, checks, verdict_summary(checks, {"K_mid": k_mid, "steps": steps,
+                                                  **{f"params_{n}": p for n, p in params.items()}}), []
 
 
 # ---- claim 3: rotary positions ----------------------------------------------------------------------
+CLAIM3_K_V4 = (1024, 4096, 16384)
+"""Claim 3's K dose (version 4), equally spaced on a log scale, up to version 4's stage-1 K (where APE
+does ICL on every pilot seed); the pattern checks read its largest."""
+
+
+def claim3_pilot_jobs(sz) -> dict:
+    """Claim 3's two position codes, each one ensemble over the K dose (bursty): the jobs the claim
+    and its settledness pilot train."""
+    arms = [Arm(f"K{k}", replace(sz.data, K=int(k), p_bursty=1.0)) for k in CLAIM3_K_V4]
+    return {pos: (replace(sz.model, pos=pos), arms, None) for pos in ("ape", "rope")}
+
+
+def icl_gap(run_a, run_b, arms, at: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed, the mean over ``arms`` (a K dose) of ICL(A) − ICL(B) at evaluation ``at`` (the last by
+    default), and its se: the arms' binomial se's in quadrature, over the dose's size."""
+    a = np.stack([np.asarray(run_a.results.curve("acc_icl", x.name))[at] for x in arms]).astype(float)
+    b = np.stack([np.asarray(run_b.results.curve("acc_icl", x.name))[at] for x in arms]).astype(float)
+    var = binomial_se(np.clip(a, 0, 1), EVAL_SIZE) ** 2 + binomial_se(np.clip(b, 0, 1), EVAL_SIZE) ** 2
+    return (a - b).mean(0), np.sqrt(var.sum(0)) / len(arms)
+
+
 def claim3(config):
     """RoPE raises the ICL threshold and weakens the previous-token and induction patterns
-    (``DESIGNS["claim3"]``): APE and RoPE, bursty, at K_thr (3000 steps) and at K_both
-    after ``steps_both`` steps (both chosen by the pilots), 8 seeds per family, evaluation sets of
-    ``EVAL_SIZE`` sequences.  With ``steps_both`` equal to the size's steps the two K are one
-    ensemble per position code (the first version of this design); otherwise two (the one the registry runs)."""
-    sz = quick_sizes(config, "claim3")
+    (``DESIGNS["claim3"]``, version 4): APE and RoPE over the K dose ``CLAIM3_K_V4``, bursty, at the
+    version-4 unimodal size, trained for the piloted steps, 8 seeds per version-4 family.  The
+    threshold check reads the gap in final ICL averaged over the dose on seeds where every arm is
+    settled; its corroborating check asks that the gap not shrink over the second half of training (a
+    delay would close it); the pattern checks read K = 16384, where both arms must do ICL."""
+    sz0 = v4_unimodal_size(config, "claim3", V4_HEADS, 1)
+    sz = replace(sz0, train=replace(sz0.train, steps=settled_steps("claim3")))
+    jobs = claim3_pilot_jobs(sz)
+    arms = jobs["ape"][1]
+    runs = run_family(config, jobs, sz.train, claim="claim3")
+    seeds = family_seeds("claim3")
+    steps = runs["ape"][next(iter(seeds))].results.steps
+    half = int(np.argmin(np.abs(np.asarray(steps, float) - steps[-1] / 2)))
+    top = arms[-1].name
 
-    chosen = PILOTED["claim3"]
-    k_thr, k_both, steps_both = chosen["K_thr"], chosen["K_both"], chosen.get("steps_both", sz.train.steps)
-    train = replace(sz.train, eval_size=EVAL_SIZE)
-    thr, both = (Arm(f"K{k}", replace(sz.data, K=k, p_bursty=1.0)) for k in (k_thr, k_both))
-    if steps_both == train.steps:
-        runs = run_family(config, {pos: (replace(sz.model, pos=pos), [thr, both], None) for pos in ("ape", "rope")},
-                           train)
-        where = {(pos, k): runs[pos] for pos in ("ape", "rope") for k in (k_thr, k_both)}
-    else:
-        runs = run_family(config, {f"{pos}_thr": (replace(sz.model, pos=pos), [thr], None) for pos in ("ape", "rope")},
-                           train)
-        runs |= run_family(config, {f"{pos}_both": (replace(sz.model, pos=pos), [both], None)
-                                     for pos in ("ape", "rope")}, replace(train, steps=steps_both))
-        where = {(pos, k): runs[f"{pos}_{'thr' if k == k_thr else 'both'}"] for pos in ("ape", "rope")
-                 for k in (k_thr, k_both)}
-    _, copy = chance(sz.data)
-
-    def final(metric, pos, f, k):
-        return where[(pos, k)][f].final(metric, f"K{k}")
-
-    seeds = family_seeds()
-    both_icl = {f: (final("acc_icl", "ape", f, k_both) >= 0.9) & (final("acc_icl", "rope", f, k_both) >= 0.9)
-                for f in FAMILIES}
+    settled, both_icl = {}, {}
+    for f in seeds:
+        flags = [last_quarter_range(runs[p][f].results.curve("acc_icl", a.name), steps) <= SETTLED_TOL
+                 for p in ("ape", "rope") for a in arms]
+        settled[f] = np.logical_and.reduce(flags)
+        both_icl[f] = (runs["ape"][f].final("acc_icl", top) >= 0.9) & (runs["rope"][f].final("acc_icl", top) >= 0.9)
     hyps = base_hypotheses(config)
-    hyps.append(premise(f"both arms do ICL at K_both = {k_both} after {steps_both} steps (ICL ≥ 0.9) on the seed",
-                         both_icl, seeds))
-    checks = []
+    hyps += [premise(f"settled: every arm's final ICL moved by at most {SETTLED_TOL:.3f} over the last quarter of "
+                     "training on the seed", settled, seeds),
+             premise(f"both arms do ICL at {top} (ICL ≥ 0.9) on the seed", both_icl, seeds)]
+    gap_check, change_check, *pattern_checks = DESIGNS["claim3"].checks
+    checks, gaps = [], {}
     for c in DESIGNS["claim3"].checks:
-        k = k_thr if c.a.endswith("thr") else k_both
         diffs, ses = {}, {}
-        for f in FAMILIES:
-            a, b = final(c.metric, "ape", f, k), final(c.metric, "rope", f, k)
-            keep = np.ones_like(a, bool) if c.metric == "acc_icl" else both_icl[f]
-            diffs[f] = (a - b)[keep]
-            ses[f] = acc_se(a, b)[keep] if c.metric == "acc_icl" else np.full(int(keep.sum()), math.sqrt(2.0 / EVAL_SIZE))
-        why = (f"binomial, {EVAL_SIZE} sequences per arm" if c.metric == "acc_icl"
-               else f"{PATTERN_SE}, so a difference has se ≤ √(2/{EVAL_SIZE})")
-        checks.append(decide_pairs(c, diffs, ses, why, K=k))
-    minimum = {f"{pos}_K{k}_{f}": [float(np.min(h)) for h in
-                                   np.asarray(where[(pos, k)][f].results.run.history.final("induction"))[
-                                       where[(pos, k)][f].results.member_indices(f"K{k}")]]
-               for pos in ("ape", "rope") for k in (k_thr, k_both) for f in FAMILIES}
-    write_result(config, "claim3", result_content(runs, piloted=chosen, copy_baseline=copy,
-                                                    reported={"induction_min_per_seed": minimum}))
-    return hyps, checks, verdict_summary(checks, {"K_thr": k_thr, "K_both": k_both, "steps_both": steps_both}), []
+        for f in seeds:
+            ra, rr = runs["ape"][f], runs["rope"][f]
+            end, end_se = icl_gap(ra, rr, arms)
+            mid, mid_se = icl_gap(ra, rr, arms, half)
+            gaps[f] = {"end": end.round(4).tolist(), "half": mid.round(4).tolist(), "half_step": int(steps[half])}
+            if c is gap_check:
+                d, se, keep = end, end_se, settled[f]
+            elif c is change_check:
+                d, se, keep = end - mid, np.hypot(end_se, mid_se), settled[f]
+            else:
+                d = ra.final(c.metric, top) - rr.final(c.metric, top)
+                se, keep = np.full(d.size, math.sqrt(2.0 / EVAL_SIZE)), both_icl[f]
+            diffs[f], ses[f] = d[keep], se[keep]
+        why = {gap_check.name: f"binomial, {EVAL_SIZE} sequences per arm, the dose's arms independent; settled seeds",
+               change_check.name: (f"binomial, {EVAL_SIZE} sequences per arm, both ends taken as independent (the same "
+                                   "items, so this over-states the noise); settled seeds")}.get(
+            c.name, f"{PATTERN_SE}, so a difference has se ≤ √(2/{EVAL_SIZE}); seeds where both arms do ICL at {top}")
+        checks.append(decide_pairs(c, diffs, ses, why))
+    minimum = {f"{pos}_{a.name}_{f}": [float(np.min(h)) for h in
+                                       np.asarray(runs[pos][f].results.run.history.final("induction"))[
+                                           runs[pos][f].results.member_indices(a.name)]]
+               for pos in ("ape", "rope") for a in arms for f in seeds}
+    finals = {f"{pos}_{a.name}_{f}": {"end": runs[pos][f].final("acc_icl", a.name).round(4).tolist(),
+                                      "half": np.asarray(runs[pos][f].results.curve("acc_icl", a.name))[half]
+                                      .round(4).tolist(),
+                                      "step0": np.asarray(runs[pos][f].results.curve("acc_icl", a.name))[0]
+                                      .round(4).tolist()}
+              for pos in ("ape", "rope") for a in arms for f in seeds}
+    write_result(config, "claim3", result_content(runs, piloted=PILOTED["v4_claim3"], copy_baseline=chance(sz.data)[1],
+                                                    K_dose=list(CLAIM3_K_V4),
+                                                    reported={"induction_min_per_seed": minimum, "acc_icl": finals,
+                                                              "gap": gaps,
+                                                              "settled": {f: v.tolist() for f, v in settled.items()}}),
+                 scope=scope(sz))
+    return hyps, checks, verdict_summary(checks, {"steps": sz.train.steps, "half_step": int(steps[half])}), []
 
 
 # ---- claim 8: induction heads ---------------------------------------------------------------------

@@ -221,11 +221,11 @@ def test_a_retired_versions_design_is_read_from_its_run_folder_and_names_that_ru
 
     if not RESULTS.is_dir():
         pytest.skip("the committed results are in the repository, not in an installed package")
-    assert designs.design_of_run("claim2", "3") is designs.DESIGNS["claim2"]
-    for claim in ("claim8", "claim1"):
-        old = designs.design_of_run(claim, "3", RESULTS / f"{claim}_v3")
-        assert old.version == 3 and old is not designs.DESIGNS[claim]
-        run = json.loads((RESULTS / f"{claim}_v3" / "verdicts.json").read_text(encoding="utf-8"))
+    assert designs.design_of_run("claim2", designs.DESIGNS["claim2"].version) is designs.DESIGNS["claim2"]
+    for claim, version in (("claim8", "3"), ("claim1", "3"), ("claim2", "3"), ("claim3", "3.1")):
+        old = designs.design_of_run(claim, version, RESULTS / f"{claim}_v{version}")
+        assert old.version == float(version) and old is not designs.DESIGNS[claim]
+        run = json.loads((RESULTS / f"{claim}_v{version}" / "verdicts.json").read_text(encoding="utf-8"))
         assert [c["name"] for c in run["claims"][0]["evidence"]["checks"]] == [c.name for c in old.checks]
     with pytest.raises(ValueError, match="design.json"):
         designs.design_of_run("claim8", "3", tmp_path)

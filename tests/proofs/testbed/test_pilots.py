@@ -7,6 +7,8 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
+
 import pytest
 
 from mmicl.proofs.claims.testbed import pilots
@@ -21,16 +23,6 @@ def _read(name: str) -> dict:
     return json.loads((STUDIES / f"pilot_{name}.json").read_text(encoding="utf-8"))
 
 
-def _finals(doc: dict) -> dict:
-    """A pilot file's finals, keyed as ``pilot_finals`` keys them: (position code, K[, steps])."""
-    out = {}
-    for key, v in doc["finals"].items():
-        pos, rest = key.split(" K=")
-        k, _, steps = rest.partition(" steps=")
-        out[(pos, int(k)) + ((int(steps),) if steps else ())] = v
-    return out
-
-
 # ---- claim 1 and claim 3 ---------------------------------------------------------------------------
 def test_claim1s_version4_rule_takes_the_largest_K_where_icl_is_not_saturated():
     finals = {256: [0.1, 0.2, 0.15], 1024: [0.2, 0.95, 0.5], 4096: [0.95, 0.99, 0.3]}
@@ -42,39 +34,6 @@ def test_claim1s_version4_rule_takes_the_largest_K_where_icl_is_not_saturated():
     missing = pilots.choose_v4_claim1({256: [0.2]})
     assert missing["K_edge"] is None and missing["missing"] == [1024, 4096]
     assert "(256, 1024, 4096)" in pilots.V4_CLAIM1_RULE and "below 0.9" in pilots.V4_CLAIM1_RULE
-
-
-def test_claim3s_threshold_rule_takes_the_smallest_K_with_the_ape_median_at_09():
-    finals = {("ape", 64): [0.2] * 4, ("ape", 128): [0.91, 0.95, 0.2, 0.93], ("rope", 128): [0.3] * 4}
-    assert pilots.choose_claim3_threshold(finals)["K_thr"] == 128   # APE's median at 128 is 0.92; at 64 it is 0.2
-    assert pilots.choose_claim3_threshold({})["K_thr"] is None
-
-
-def test_claim3s_steps_rule_counts_seeds_with_both_arms_doing_icl_and_breaks_ties_as_stated():
-    hi, lo = [0.95] * 4, [0.95, 0.95, 0.5, 0.5]
-    finals = {(p, k, st): hi for p in ("ape", "rope") for k in (1024, 2048, 4096) for st in (3000, 6000)}
-    c = pilots.choose_claim3_both(finals)
-    assert (c["steps_both"], c["K_both"]) == (3000, 1024)
-    finals |= {("rope", 1024, 3000): lo, ("ape", 2048, 3000): lo, ("ape", 4096, 3000): lo}
-    c = pilots.choose_claim3_both(finals)
-    assert (c["steps_both"], c["K_both"]) == (6000, 1024) and c["both_icl_counts"]["K=1024, 3000 steps"] == 2
-    del finals[("ape", 4096, 6000)]
-    assert pilots.choose_claim3_both(finals)["K_both"] is None
-
-
-@committed
-@pytest.mark.parametrize("pilot, file, claim", [("claim3_threshold", "claim3", "claim3"),
-                                                ("claim3_both", "claim3_v31", "claim3")])
-def test_each_committed_pilot_file_gives_the_piloted_settings_by_its_rule(pilot, file, claim):
-    doc = _read(file)
-    chosen = pilots.PILOTS[pilot].choose(_finals(doc))
-    shared = [k for k in chosen if k in PILOTED[claim]]
-    assert shared and {k: chosen[k] for k in shared} == {k: PILOTED[claim][k] for k in shared}
-    assert doc["pilot_seeds"] == list(pilots.PILOTS[pilot].seeds)
-    if pilot != "claim3_threshold":   # claim 3's first pilot file states its whole rule, of which K_thr is part
-        assert doc["rule"] == pilots.PILOTS[pilot].rule
-    else:
-        assert pilots.CLAIM3_THRESHOLD_RULE in doc["rule"]
 
 
 # ---- the stage-1 decoder -------------------------------------------------------------------------
@@ -293,3 +252,32 @@ def test_the_committed_v4_pilots_give_the_piloted_v4_settings_by_their_rules():
     heads8 = _read("v4_claim8_8heads")
     assert heads8["rule"] == pilots.V4_CLAIM8_8HEADS_RULE and heads8["decoder_heads"] == 8
     assert heads8["steps"] == PILOTED["v4_stage1"]["steps"]
+
+
+# ---- claims 2 and 3 of version 4: settled step counts ---------------------------------------------------
+def test_settled_by_steps_reads_the_last_quarter_of_each_step_count_on_one_long_run():
+    steps = list(range(0, 15001, 1250))
+    rising = np.linspace(0.1, 0.9, len(steps))                          # still rising everywhere
+    flat_late = np.concatenate([np.linspace(0.1, 0.9, 5), np.full(len(steps) - 5, 0.9)])  # flat from step 5000
+    curve = np.stack([rising, flat_late], 1)
+    by = pilots.settled_by_steps(curve, steps)
+    assert by == {5000: [False, False], 10000: [False, True], 15000: [False, True]}
+    assert pilots.settled_by_steps(curve[:5], steps[:5]) == {5000: [False, False]}   # a shorter run: the rest left out
+
+
+def test_the_settled_rule_takes_the_smallest_step_count_at_which_every_arm_settles_on_every_seed():
+    steps = list(range(0, 15001, 1250))
+    flat = {"steps": steps, "curve": np.full((len(steps), 4), 0.5).tolist()}
+    late = np.full((len(steps), 4), 0.5)
+    late[:9, 0] = np.linspace(0.0, 0.5, 9)                              # seed 0 settles only after step 10000
+    assert pilots.choose_settled_steps({"a": flat, "b": flat})["steps"] == 5000
+    got = pilots.choose_settled_steps({"a": flat, "b": {"steps": steps, "curve": late.tolist()}})
+    assert got["steps"] == 15000 and got["settled_counts"]["b steps=10000"] == 3
+    never = late.copy()
+    never[:, 0] = np.linspace(0.0, 1.0, len(steps))
+    assert pilots.choose_settled_steps({"a": {"steps": steps, "curve": never.tolist()}})["steps"] == 15000  # none: the largest
+    short = pilots.choose_settled_steps({"a": {"steps": steps[:9], "curve": flat["curve"][:9]}})
+    assert short["steps"] is None and short["missing"] == ["a"]
+    assert pilots.SETTLED_TOL == pytest.approx(2 * math.sqrt(0.5 / 1024))
+    for rule in (pilots.V4_CLAIM2_RULE, pilots.V4_CLAIM3_RULE):
+        assert "(5000, 10000, 15000)" in rule and "9012–9015" in rule

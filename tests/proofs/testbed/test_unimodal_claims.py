@@ -47,18 +47,19 @@ def test_last_quarter_range_reads_only_the_evaluations_at_or_after_three_quarter
 
 
 # ---- claim 2's shapes ---------------------------------------------------------------------------
-def test_claim2s_matched_shape_has_four_layers_and_the_closest_parameter_count():
+def test_claim2s_shapes_double_heads_or_layers_and_the_matched_one_has_the_closest_parameter_count():
     from mmicl.numerics.testbed.model import decoder_parameters
-    from mmicl.proofs.claims.testbed.sizes import QUICK
+    from mmicl.proofs.claims.testbed.sizes import V4_HEADS, v4_unimodal_size
 
-    shapes = unimodal.claim2_shapes(QUICK.model, QUICK.data.D, QUICK.data.L)
-    base = decoder_parameters(shapes["base"], QUICK.data.D, QUICK.data.L)
-    matched = decoder_parameters(shapes["deep_matched"], QUICK.data.D, QUICK.data.L)
-    assert shapes["heads"].heads == 4 and shapes["heads"].width == QUICK.model.width
-    assert shapes["deep"].layers == shapes["deep_matched"].layers == 4 and shapes["deep_matched"].width < QUICK.model.width
-    for w in (shapes["deep_matched"].width - 2, shapes["deep_matched"].width + 2):  # its neighbours are no closer
-        other = decoder_parameters(shapes["deep_matched"].__class__(**{**shapes["deep_matched"].__dict__, "width": w}),
-                                   QUICK.data.D, QUICK.data.L)
+    sz = v4_unimodal_size(RunConfig(quick=True), "claim2", V4_HEADS, 1)
+    model, D, L = sz.model, sz.data.D, sz.data.L
+    shapes = unimodal.claim2_shapes(model, D, L)
+    base, matched = (decoder_parameters(shapes[n], D, L) for n in ("base", "deep_matched"))
+    assert shapes["heads"].heads == 2 * V4_HEADS and shapes["heads"].width == model.width
+    assert shapes["deep"].layers == shapes["deep_matched"].layers == 4 and shapes["deep_matched"].width < model.width
+    step = 2 * model.heads                                    # the widths width_matching_parameters tries
+    for w in (shapes["deep_matched"].width - step, shapes["deep_matched"].width + step):  # neighbours: no closer
+        other = decoder_parameters(shapes["deep_matched"].__class__(**{**shapes["deep_matched"].__dict__, "width": w}), D, L)
         assert abs(other - base) >= abs(matched - base)
 
 
@@ -155,9 +156,8 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
     else:
         assert doc["families"] == {f: list(s) for f, s in families.items()}
     assert doc["device"] == device and doc["data_seed"] == 1 and set(doc["seconds"]) == set(doc["tables"])
-    if claim in ("claim1", "claim3"):
-        chosen = TOY_PILOTED_UNIMODAL[{"claim1": "v4_claim1", "claim3": "claim3"}[claim]]
-        assert doc["piloted"] == json.loads(json.dumps(chosen))
+    if claim in ("claim1", "claim2", "claim3"):
+        assert doc["piloted"] == json.loads(json.dumps(TOY_PILOTED_UNIMODAL[f"v4_{claim}"]))
     assert not [p for p in (tmp_path / "testbed").iterdir() if p.name.startswith(".")]   # no temp files left
     # a second run reads every run back from OUT/testbed/runs: nothing trains
     import mmicl.numerics.runs.runner as runner
