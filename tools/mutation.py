@@ -114,6 +114,8 @@ HEADROOM = ["proofs/testbed/test_common.py::test_headroom_is_the_room_above_a_ba
 LSA_TRAINING = ["proofs/test_lsa_claim.py::test_training_verdict_is_two_sided_reports_stalls_and_can_be_inconclusive"]
 V4_PILOTS = ["proofs/testbed/test_pilots.py"]
 V4_HEADS = ["numerics/testbed/test_balanced_iwl_and_ablation.py"]
+ATTENTION_PATCH = ["numerics/testbed/test_attention_patch.py"]  # claim 8 version 4.1
+CLAIM8_PATCH = ["proofs/testbed/test_unimodal_claims.py::test_claim8s_patch_differences_read_the_uniform_patch_against_copy_and_the_matching_patch_against_it"]
 V4_CLAIM9 = ["proofs/testbed/test_transfer_claims.py::test_the_v4_control_is_a_non_induction_head_of_the_top_layer_else_of_the_decoder_else_none",
              "proofs/testbed/test_transfer_claims.py::test_paired_changes_are_means_of_per_sequence_differences_with_their_paired_se"]
 V4_RESULTS = ["proofs/testbed/test_design.py"]
@@ -648,6 +650,24 @@ MUTATIONS: list[Mutation] = [
     N("matched_control_with_replacement", "        control[layer, rng.choice(free, size=k, replace=False)] = True",
       "        control[layer, rng.choice(free, size=k, replace=True)] = True", V4_HEADS,
       "the control draws a head twice, so it holds fewer heads than the layer's induction heads"),
+    N("patch_lands_on_the_first_row", "                last = torch.where(on, patch_row.to(attn.dtype).unsqueeze(2), attn[..., -1, :])",
+      "                last = torch.where(on, patch_row.to(attn.dtype).unsqueeze(2), attn[..., 0, :])", ATTENTION_PATCH,
+      "the rows a patched head keeps are the first token's, not its own query row"),
+    N("patch_ignores_the_mask", "                on = patch_mask[:, layer].to(torch.bool).view(E, 1, H, 1)",
+      "                on = torch.ones_like(patch_mask[:, layer]).to(torch.bool).view(E, 1, H, 1)", ATTENTION_PATCH,
+      "every head of the layer is patched, not only the masked ones"),
+    N("patch_rows_on_the_items", "    rows[..., label_positions(N).to(rows.device)] = weights / weights.sum(-1, keepdim=True)",
+      "    rows[..., (label_positions(N) - 1).to(rows.device)] = weights / weights.sum(-1, keepdim=True)", ATTENTION_PATCH,
+      "the patch's weight sits on the context items, not on their labels"),
+    N("count_matched_from_any_head", "    k, free = int(induction.sum()), np.flatnonzero(eligible)",
+      "    k, free = int(induction.sum()), np.flatnonzero(~induction)", ATTENTION_PATCH,
+      "the count-matched control may take previous-token heads (any non-induction head)"),
+    N("claim8_specific_reversed", '            "specific": (matching - uniform, acc_se(matching, uniform))}',
+      '            "specific": (uniform - matching, acc_se(matching, uniform))}', CLAIM8_PATCH,
+      "claim 8's control check reads the uniform patch against the matching one"),
+    N("claim8_collapse_se_of_the_intact", "    se = binomial_se(np.clip(uniform, 0, 1), EVAL_SIZE)",
+      "    se = binomial_se(np.clip(matching, 0, 1), EVAL_SIZE)", CLAIM8_PATCH,
+      "claim 8's copy checks take the se of the other patch's accuracy"),
     N("circuit_prev_includes_induction", "    prev = ~induction & (sel[\"prev_token\"] > prev_threshold)",
       "    prev = sel[\"prev_token\"] > prev_threshold", V4_HEADS,
       "the previous-token ablation also takes out induction heads that score as previous-token heads"),

@@ -34,6 +34,11 @@ Everything is returned as JSON-ready lists (member-major), so that it can be sto
    head ablated, in both modes.
 
 ``rank_heads_multimodal`` does the same for a ``MultimodalSystem`` (accuracy on one named set).
+``induction_patching`` (version 4.1 of claim 8) adds attention patching to ``induction_circuit``: the
+query's attention row of every induction head replaced by a fixed row over the context's label
+tokens, uniform over them (the match removed) or on the answer's labels (the match made perfect;
+``metrics.PATCH_ROWS``), and the uniform row on as many heads that are neither, from any layer
+(``count_matched_control``).
 ``induction_circuit`` adds the ablation of head sets: every induction head at once, against every
 head that is neither an induction nor a previous-token head, against a *matched* control (as many
 "neither" heads as there are induction heads in each layer, ``matched_control``; version 4), and
@@ -48,14 +53,15 @@ import numpy as np
 import torch
 
 from .metrics import (EvalSets, ablated_icl_accuracy, ablation_drop, accuracy, evaluate, head_scores,
-                      reference_means)
+                      patched_icl, reference_means)
 from .train import TrainedEnsemble
 from mmicl.numerics.testbed.multimodal_metrics import MultimodalEvalSets, ablated_accuracy, ablation_drop as multimodal_drop, head_means_multimodal, head_scores_multimodal
 from mmicl.numerics.testbed.metrics import draw_iwl_balanced, evaluate_iwl_balanced
 
 __all__ = ["CONTROL_RULE", "TOP_RULE", "MATCHED_RULE", "matched_control", "induction_ablation", "choose_top_and_control",
            "AccuracyFn", "rank_heads",
-           "induction_circuit", "rank_heads_multimodal", "iwl_balanced", "ANALYSES"]
+           "induction_circuit", "COUNT_MATCHED_RULE", "count_matched_control", "induction_patching",
+           "rank_heads_multimodal", "iwl_balanced", "ANALYSES"]
 
 
 CONTROL_RULE = ("the head of the top head's layer with the smallest selection-set mean-ablation drop; "
@@ -287,6 +293,59 @@ def induction_circuit(run: TrainedEnsemble, eval_size: int, selection_seed: int,
     return out
 
 
+COUNT_MATCHED_RULE = ("as many heads as the member has induction heads, drawn uniformly at random (control_seed) "
+                      "among its heads that are neither induction nor previous-token heads, in any layer; no control "
+                      "when there are fewer")
+
+
+def count_matched_control(induction: np.ndarray, eligible: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
+    """One member's count-matched control mask (``COUNT_MATCHED_RULE``): k = the number of induction
+    heads, and k heads drawn without replacement among the ``eligible`` heads of any layer (both
+    masks (layers, H), disjoint); None when fewer than k are eligible or there is no induction head."""
+    induction, eligible = np.asarray(induction, bool), np.asarray(eligible, bool)
+    if induction.shape != eligible.shape or induction.ndim != 2:
+        raise ValueError(f"count_matched_control needs two (layers, H) masks of one shape, got {induction.shape} and "
+                         f"{eligible.shape}")
+    if (induction & eligible).any():
+        raise ValueError("count_matched_control: a head is both an induction head and eligible as its control")
+    k, free = int(induction.sum()), np.flatnonzero(eligible)
+    if k == 0 or k > len(free):
+        return None
+    control = np.zeros(induction.size, bool)
+    control[rng.choice(free, size=k, replace=False)] = True
+    return control.reshape(induction.shape)
+
+
+@torch.no_grad()
+def induction_patching(run: TrainedEnsemble, eval_size: int, selection_seed: int, reference_seed: int,
+                       threshold: float, prev_threshold: float, control_seed: int) -> dict:
+    """``induction_circuit``, and on the evaluation set the ICL accuracy and copy rate with the query's
+    attention row patched (``metrics.patched_icl``):
+
+    - ``icl_patched_induction_uniform``: every induction head's row uniform over the context labels;
+    - ``icl_patched_induction_matching``: the same heads' rows on the answer's labels only;
+    - ``icl_patched_count_matched_uniform``: the uniform row on the count-matched heads
+      (``count_matched_control``, ``COUNT_MATCHED_RULE``; None for a member without them);
+
+    with ``…_context_rate`` beside each.  A member without induction heads patches nothing (its
+    values are the intact ones; ``induction_heads`` says so)."""
+    out = induction_circuit(run, eval_size, selection_seed, reference_seed, threshold, prev_threshold, control_seed)
+    induction, neither = np.asarray(out["induction_heads"], bool), np.asarray(out["neither_heads"], bool)
+    rng = np.random.default_rng([control_seed, 2])       # a stream of its own: the matched control's stays
+    found = [count_matched_control(induction[e], neither[e], rng) for e in range(len(induction))]
+    counted = np.stack([np.zeros(induction.shape[1:], bool) if m is None else m for m in found])
+    out |= {"count_matched_heads": counted.tolist(), "has_count_matched_control": [m is not None for m in found],
+            "count_matched_rule": COUNT_MATCHED_RULE}
+    for name, mask, kinds in (("induction", induction, ("uniform", "matching")), ("count_matched", counted, ("uniform",))):
+        for kind in kinds:
+            got = patched_icl(run.model, run.eval_sets, torch.from_numpy(mask), f"{kind}_labels")
+            ok = [True] * len(mask) if name == "induction" else out["has_count_matched_control"]
+            out[f"icl_patched_{name}_{kind}"] = [float(v) if k else None for v, k in zip(got["acc_icl"].tolist(), ok)]
+            out[f"icl_patched_{name}_{kind}_context_rate"] = [float(v) if k else None
+                                                              for v, k in zip(got["icl_context_rate"].tolist(), ok)]
+    return out
+
+
 @torch.no_grad()
 def rank_heads_multimodal(system, mixture, eval_sets, eval_size: int, selection_seed: int, reference_seed: int,
                           threshold: float, control_seed: int, name: str = "icl_m2only") -> dict:
@@ -331,5 +390,6 @@ def iwl_balanced(run: TrainedEnsemble, eval_size: int, seed: int) -> dict:
 
 
 ANALYSES = {"induction_ablation": induction_ablation, "head_ranking": rank_heads,
-            "induction_circuit": induction_circuit, "iwl_balanced": iwl_balanced}
+            "induction_circuit": induction_circuit, "induction_patching": induction_patching,
+            "iwl_balanced": iwl_balanced}
 """Analyses a stored ensemble run may carry out on its trained models, by name."""

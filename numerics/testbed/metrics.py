@@ -17,6 +17,12 @@
 - ``ablation_drop[l, h]``: ICL accuracy minus ICL accuracy with head (l, h) zeroed (or, with
   ``means``, mean-ablated: its output replaced by its mean over a reference batch, ``head_means``).
 
+Attention patching (``patched_icl``): ICL accuracy and copy rate with the query's attention row of
+chosen heads replaced by a fixed pattern over the context's label tokens (``PATCH_ROWS``):
+``uniform_labels`` spreads it evenly over the N label tokens, keeping "read a label" and removing
+"which label" (the match an induction head makes); ``matching_labels`` spreads it evenly over the
+label tokens that carry the answer, the match made perfectly.  The two differ only in the match.
+
 Per-member summaries of the per-head scores (``head_summary``; ``head_scores`` computes both ends):
 ``induction_max`` = max over (l, h) of ``induction``, ``induction_min`` = min over (l, h) (a head that
 answers by elimination, attending only to the *other* labels, scores −1 and shows here, not in the
@@ -50,7 +56,8 @@ __all__ = ["EvalSets", "balanced_seed", "draw_iwl_balanced", "balanced_metrics",
            "random_shift", "uniform_prev_token", "uniform_induction", "uniform_baselines", "chance_levels",
            "baselines", "label_positions", "accuracy", "previous_token_strength", "induction_strength",
            "readout_contrast", "readout_attention", "head_summary", "head_scores", "head_means", "reference_means",
-           "evaluate", "ablation_drop", "ablated_icl_accuracy"]
+           "evaluate", "ablation_drop", "ablated_icl_accuracy", "PATCH_ROWS", "label_attention_rows",
+           "patched_icl"]
 
 
 
@@ -292,3 +299,44 @@ def ablated_icl_accuracy(model: EnsembleDecoder, sets: EvalSets, heads: list[tup
     else:
         logits = model(sets.icl.tokens, sets.shifts["icl"], head_mask=mask, head_mean=means.to(mask.device)).logits
     return accuracy(logits, sets.icl.target)
+
+
+PATCH_ROWS = {
+    "uniform_labels": "the query attends to each of the N context label tokens with weight 1/N",
+    "matching_labels": "the query attends evenly to the context label tokens whose label is the answer, and to "
+                       "nothing else",
+}
+"""The attention rows ``patched_icl`` can put in place of a head's query row, by name."""
+
+
+def label_attention_rows(seqs: Sequences, kind: str) -> torch.Tensor:
+    """(E, b, T) attention rows over the positions of [x1, y1, …, xN, yN, xq] (``PATCH_ROWS``): weight
+    on label tokens only, each row summing to 1.  ``matching_labels`` needs the answer in the context
+    (the ICL set); a sequence without it is refused."""
+    if kind not in PATCH_ROWS:
+        raise ValueError(f"unknown attention row {kind!r}: one of {', '.join(PATCH_ROWS)}")
+    E, b, T = seqs.tokens.shape[:3]
+    N = seqs.context_labels.shape[-1]
+    if kind == "uniform_labels":
+        weights = torch.ones(E, b, N, device=seqs.tokens.device)
+    else:
+        weights = (seqs.context_labels == seqs.target.unsqueeze(-1)).float()
+        if (weights.sum(-1) == 0).any():
+            raise ValueError("matching_labels: some sequence has no context label equal to its answer (only the ICL "
+                             "set has one in every sequence)")
+    rows = torch.zeros(E, b, T, device=seqs.tokens.device)
+    rows[..., label_positions(N).to(rows.device)] = weights / weights.sum(-1, keepdim=True)
+    return rows
+
+
+@torch.no_grad()
+def patched_icl(model: EnsembleDecoder, sets: EvalSets, heads: torch.Tensor, kind: str) -> dict[str, torch.Tensor]:
+    """On the ICL set, ``acc_icl`` and ``icl_context_rate`` (E,) with the query's attention row of
+    the heads of the boolean mask ``heads`` (E, layers, H) replaced by the row ``kind``
+    (``PATCH_ROWS``, ``label_attention_rows``); every other head and row as trained."""
+    icl = sets.icl
+    rows = label_attention_rows(icl, kind)
+    logits = model(icl.tokens, sets.shifts["icl"], attention_patch=(heads.to(icl.tokens.device), rows)).logits
+    pred = logits.argmax(-1)
+    return {"acc_icl": accuracy(logits, icl.target).cpu(),
+            "icl_context_rate": (icl.context_labels == pred.unsqueeze(-1)).any(-1).float().mean(-1).cpu()}

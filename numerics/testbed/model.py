@@ -107,7 +107,8 @@ class EnsembleDecoder(nn.Module):
 
     def forward(self, tokens: torch.Tensor, ape_shift: torch.Tensor | None = None,
                 head_mask: torch.Tensor | None = None, return_attention: bool = False,
-                head_mean: torch.Tensor | None = None, return_head_outputs: bool = False) -> Forward:
+                head_mean: torch.Tensor | None = None, return_head_outputs: bool = False,
+                attention_patch: tuple[torch.Tensor, torch.Tensor] | None = None) -> Forward:
         """tokens (E, b, T, D); ``ape_shift`` (E, b) long offsets of the one-hot positions (0 if None);
         ``head_mask`` (E, layers, heads) multiplies each head's output (0 ablates it).
 
@@ -116,7 +117,13 @@ class EnsembleDecoder(nn.Module):
         mask entry: a masked head (m = 0) emits μ instead of 0 (μ is what ``metrics.head_means``
         computes, the mean of o over a reference batch).  Without ``head_mean`` (the default) a
         masked head emits m·o as before.  ``return_head_outputs`` returns o of every head, every
-        position (the last layer then computes every row, as under ``return_attention``)."""
+        position (the last layer then computes every row, as under ``return_attention``).
+
+        Attention patching: with ``attention_patch`` = (mask, row), mask (E, layers, heads) boolean
+        and row (E, b, T) a distribution over the T positions, the last (query) token's attention
+        row of every head with a true mask entry is replaced by ``row`` before it weights the
+        values: o_{l,h,T} = Σ_s row_s v_s.  Every other row, and every unmasked head, is untouched;
+        the attention ``return_attention`` returns is the patched one."""
         c = self.config
         E, b, T, _ = tokens.shape
         if E != self.E:
@@ -124,6 +131,11 @@ class EnsembleDecoder(nn.Module):
         if head_mean is not None and tuple(head_mean.shape) != (E, c.layers, c.heads, T, c.head_dim):
             raise ValueError(f"head_mean has shape {tuple(head_mean.shape)}, expected "
                              f"{(E, c.layers, c.heads, T, c.head_dim)}")
+        if attention_patch is not None:
+            patch_mask, patch_row = attention_patch
+            if tuple(patch_mask.shape) != (E, c.layers, c.heads) or tuple(patch_row.shape) != (E, b, T):
+                raise ValueError(f"attention_patch needs a mask of shape {(E, c.layers, c.heads)} and a row of shape "
+                                 f"{(E, b, T)}, got {tuple(patch_mask.shape)} and {tuple(patch_row.shape)}")
         if c.pos == "ape":
             if T > c.ape_slots:
                 raise ValueError(f"sequence of {T} tokens but ape_slots={c.ape_slots}; raise ape_slots")
@@ -155,6 +167,10 @@ class EnsembleDecoder(nn.Module):
             q, x = q[..., rows, :], x[:, :, rows]
             scores = q @ k.transpose(-1, -2) / math.sqrt(hd) + bias[..., rows, :]
             attn = torch.softmax(scores, dim=-1)                                  # (E, b, H, T, T)
+            if attention_patch is not None:
+                on = patch_mask[:, layer].to(torch.bool).view(E, 1, H, 1)
+                last = torch.where(on, patch_row.to(attn.dtype).unsqueeze(2), attn[..., -1, :])
+                attn = torch.cat([attn[..., :-1, :], last.unsqueeze(-2)], dim=-2)
             if return_attention:
                 attentions.append(attn.detach())
             heads_out = attn @ v                                                  # (E, b, H, T, hd)

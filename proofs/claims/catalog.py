@@ -59,9 +59,9 @@ CATALOG: tuple[BuiltinClaim, ...] = (
              "Compared with absolute (one-hot, shifted) positions, RoPE needs more classes K for ICL and shows "
              "weaker previous-token and induction attention."),
     _testbed(8, "Induction-head strength tracks ICL; ablating the induction heads reduces the model to copying",
-             "Along training the induction score rises with ICL accuracy; mean-ablating the induction heads brings "
-             "ICL to the copy baseline (not below it) and lowers it more than mean-ablating as many other heads of "
-             "the same layers."),
+             "Along training the induction score rises with ICL accuracy; taking the match out of the induction "
+             "heads (their query attention spread evenly over the context's labels) brings ICL to the copy "
+             "baseline, not below it, and lower than the same heads patched onto the answer's labels."),
     _testbed(4, "After diverse M1 pretraining, an M2 with few classes suffices for multimodal ICL",
              "After stage 1 on high-K bursty M1, stage 2 with K2 = L M2 classes gives ICL that needs M2 "
              "(M2-necessary set) well above what a decoder pretrained in the in-weights regime (K1 = 64) gives, "

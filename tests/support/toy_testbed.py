@@ -51,6 +51,8 @@ TOY_EVAL_SIZE = 16
 
 TOY_V4_FAMILIES = {"A": design.Family((5000, 5001), data_offset=1), "B": design.Family((6000, 6001), data_offset=2)}
 """Two seeds per version-4 family, each with its own data stream (as ``design.FAMILY_SETS[4]``)."""
+TOY_V41_FAMILIES = {"A": design.Family((7000, 7001), data_offset=3), "B": design.Family((8000, 8001), data_offset=4)}
+"""Two seeds per version-4.1 family (as ``design.FAMILY_SETS[4.1]``)."""
 TOY_V4_UNIMODAL = sizes.V4UnimodalSize(DataConfig(K=64, L=4, D=4, N=4, B=1, p_bursty=1.0, eps=0.1),
                                       ModelConfig(layers=2, heads=2, width=8, mlp_ratio=1, pos="ape", ape_slots=16),
                                       TrainConfig(steps=4, batch=8, lr=1e-3, eval_every=2, eval_size=16))
@@ -74,6 +76,7 @@ def _families(monkeypatch, families=TOY_FAMILIES) -> None:
     for module in (design, common):
         monkeypatch.setattr(module, "FAMILIES", families)
     monkeypatch.setitem(design.FAMILY_SETS, 4, TOY_V4_FAMILIES)
+    monkeypatch.setitem(design.FAMILY_SETS, 4.1, TOY_V41_FAMILIES)
 
 
 def _eval_size(monkeypatch, n: int, *modules) -> None:

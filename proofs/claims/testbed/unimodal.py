@@ -30,7 +30,7 @@ from .design import DESIGNS, EVAL_SIZE
 from .pilots import PILOTED, SETTLED_TOL
 from .sizes import CLAIM1_V4, V4_HEADS, scope, v4_unimodal_size
 
-__all__ = ["claim1", "CLAIM1_KNOBS", "claim1_arm", "claim1_doses", "dose_levels", "dose_trend", "dose_least_step", "claim2", "claim3", "claim8", "BALANCED_SEED", "SELECTION_SEED", "REFERENCE_SEED", "CONTROL_SEED",
+__all__ = ["claim1", "CLAIM1_KNOBS", "claim1_arm", "claim1_doses", "dose_levels", "dose_trend", "dose_least_step", "claim2", "claim3", "claim8", "patch_differences", "BALANCED_SEED", "SELECTION_SEED", "REFERENCE_SEED", "CONTROL_SEED",
            "INDUCTION_HEAD", "PREV_TOKEN_HEAD", "PATTERN_SE", "last_quarter_range", "SETTLED_TOL", "claim2_shapes", "claim2_pilot_jobs", "settled_steps", "CLAIM3_K_V4", "claim3_pilot_jobs",
            "icl_gap",
            "first_crossing", "inside_window", "result_content"]
@@ -392,18 +392,31 @@ def _or_nan(values) -> np.ndarray:
     return np.array([np.nan if v is None else float(v) for v in values])
 
 
+def patch_differences(uniform, matching, copy: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Claim 8's decisive per-seed differences and their se's (version 4.1), from ICL under the uniform
+    patch and under the matching patch (per seed, on ``EVAL_SIZE`` sequences) and the copy baseline:
+    ``"collapse"``: copy − uniform, ``"not_broken"``: uniform − copy (both with the binomial se of the
+    uniform-patched accuracy; the baseline is exact), ``"specific"``: matching − uniform (both
+    accuracies' binomial se's in quadrature)."""
+    uniform, matching = np.asarray(uniform, float), np.asarray(matching, float)
+    se = binomial_se(np.clip(uniform, 0, 1), EVAL_SIZE)
+    return {"collapse": (copy - uniform, se), "not_broken": (uniform - copy, se),
+            "specific": (matching - uniform, acc_se(matching, uniform))}
+
+
 def claim8(config):
-    """Induction heads carry ICL (``DESIGNS["claim8"]``, version 4): 2 layers × the piloted heads at
-    the version-4 size (``sizes.v4_unimodal_size``), on version 4's families, evaluated every
-    ``EVAL_EVERY_V4`` steps.  Heads are classed on a selection set (``heads.induction_circuit``).
-    Mean-ablating every induction head at once must bring ICL down to copying, from above and from
-    below (the model copies, it is not broken), and lower it more than mean-ablating a layer- and
-    count-matched set of heads that are neither; ablating the previous-token heads must lower it
-    too (corroborating), and the top induction head's score must rise while ICL does (corroborating)."""
+    """Induction heads carry ICL (``DESIGNS["claim8"]``, version 4.1): 2 layers × the piloted heads at
+    the version-4 size (``sizes.v4_unimodal_size``), on version 4.1's families, evaluated every
+    ``EVAL_EVERY_V4`` steps.  Heads are classed on a selection set (``heads.induction_patching``).
+    Patching every induction head's query attention to uniform over the context labels must bring
+    ICL down to copying, from above and from below (the model copies, it is not broken), and leave
+    it lower than the same patch with the match made perfect (the answer's labels only); ablating
+    the previous-token heads must lower it too (corroborating), and the top induction head's score
+    must rise while ICL does (corroborating)."""
     sz = v4_unimodal_size(config, "claim8", PILOTED["v4_claim8"]["heads"], PILOTED["v4_stage1"]["steps"])
     train, model = sz.train, sz.model
     arm = Arm("hi_bursty", sz.data)
-    analysis = {"name": "induction_circuit", "selection_seed": SELECTION_SEED, "reference_seed": REFERENCE_SEED,
+    analysis = {"name": "induction_patching", "selection_seed": SELECTION_SEED, "reference_seed": REFERENCE_SEED,
                 "threshold": INDUCTION_HEAD, "prev_threshold": PREV_TOKEN_HEAD, "control_seed": CONTROL_SEED}
     runs = run_family(config, {"claim8": (model, [arm], analysis)}, train, claim="claim8")
     fam = runs["claim8"]
@@ -412,14 +425,10 @@ def claim8(config):
     count = lambda r, key: np.array([int(np.sum(m)) for m in r.analysis(key, arm.name)])  # noqa: E731
     icl_ok = {f: above_copy(fam[f].final("acc_icl", arm.name), copy) for f in fam}
     has_ind = {f: count(fam[f], "induction_heads") > 0 for f in fam}
-    matched = {f: np.asarray(fam[f].analysis("has_matched_control", arm.name), bool) for f in fam}
     has_prev = {f: count(fam[f], "prev_token_heads") > 0 for f in fam}
     hyps = base_hypotheses(config)
     hyps += [premise("the model does ICL at the end (above B/N + 2 se)", icl_ok, seeds),
-             premise(f"an induction head exists (selection-set induction score above {INDUCTION_HEAD})", has_ind, seeds),
-             premise("a layer- and count-matched control exists (each layer holding induction heads has at least as "
-                     f"many heads that are neither: induction ≤ {INDUCTION_HEAD}, previous-token ≤ {PREV_TOKEN_HEAD})",
-                     matched, seeds)]
+             premise(f"an induction head exists (selection-set induction score above {INDUCTION_HEAD})", has_ind, seeds)]
     collapse, not_broken, specific, prev_check, timing = DESIGNS["claim8"].checks
     numbers = {c.name: ({}, {}) for c in DESIGNS["claim8"].checks}
     reported = {}
@@ -427,18 +436,13 @@ def claim8(config):
         r = fam[f]
         get = lambda key: _or_nan(r.analysis(key, arm.name))  # noqa: E731
         icl = get("icl")
-        without_ind, without_matched = get("icl_without_induction_heads_mean"), get("icl_without_matched_heads_mean")
+        uniform, matching = get("icl_patched_induction_uniform"), get("icl_patched_induction_matching")
         without_prev = get("icl_without_prev_token_heads_mean")
         keep = icl_ok[f] & has_ind[f]
-        ablated_se = np.sqrt(np.clip(without_ind, 0, 1) * (1 - np.clip(without_ind, 0, 1)) / EVAL_SIZE)
-        numbers[collapse.name][0][f] = (copy - without_ind)[keep]
-        numbers[collapse.name][1][f] = ablated_se[keep]
-        numbers[not_broken.name][0][f] = (without_ind - copy)[keep]
-        numbers[not_broken.name][1][f] = ablated_se[keep]
-        both = keep & matched[f]
-        # drop(induction) − drop(matched) = ICL without the matched heads − ICL without the induction heads
-        numbers[specific.name][0][f] = (without_matched - without_ind)[both]
-        numbers[specific.name][1][f] = acc_se(without_matched[both], without_ind[both])
+        differences = patch_differences(uniform, matching, copy)
+        for check, key in ((collapse, "collapse"), (not_broken, "not_broken"), (specific, "specific")):
+            diff, se = differences[key]
+            numbers[check.name][0][f], numbers[check.name][1][f] = diff[keep], se[keep]
         with_prev = icl_ok[f] & has_prev[f]
         numbers[prev_check.name][0][f] = (icl - without_prev)[with_prev]
         numbers[prev_check.name][1][f] = acc_se(icl[with_prev], without_prev[with_prev])
@@ -450,13 +454,18 @@ def claim8(config):
         depth = inside_window(r.results.curve("acc_icl", arm.name), top_curve, steps, copy, never)
         numbers[timing.name][0][f] = depth[icl_ok[f]]
         numbers[timing.name][1][f] = np.zeros(int(icl_ok[f].sum()))
+        patches = [f"icl_patched_{k}" for k in ("induction_uniform", "induction_matching", "count_matched_uniform")]
         reported[f] = {
             "induction_heads_per_seed": count(r, "induction_heads").tolist(),
             "induction_heads_per_layer": np.asarray(r.analysis("induction_heads", arm.name)).sum(-1).tolist(),
             "neither_heads_per_layer": np.asarray(r.analysis("neither_heads", arm.name)).sum(-1).tolist(),
             "prev_token_heads_per_seed": count(r, "prev_token_heads").tolist(),
-            "has_matched_control": matched[f].tolist(),
+            "has_count_matched_control": list(r.analysis("has_count_matched_control", arm.name)),
+            "has_matched_control": list(r.analysis("has_matched_control", arm.name)),
             "icl": icl.round(4).tolist(),
+            "icl_context_rate": np.asarray(r.final("icl_context_rate", arm.name), float).round(4).tolist(),
+            **{k: get(k).round(4).tolist() for k in patches},
+            **{f"{k}_context_rate": get(f"{k}_context_rate").round(4).tolist() for k in patches},
             **{f"icl_without_{k}_heads_{m}": get(f"icl_without_{k}_heads_{m}").round(4).tolist()
                for k in ("induction", "matched", "neither", "prev_token") for m in ("mean", "zero")},
             "single_head": {"top_head": tops, "control_head": r.analysis("control_head", arm.name),
@@ -464,11 +473,11 @@ def claim8(config):
                                                             - get("icl_without_top_mean")).round(4).tolist()},
             "induction_min": r.analysis("induction_min", arm.name),
             "top_head_depth_inside_icl_window_steps": depth.tolist()}
-    binomial = f"binomial se of the ablated accuracy on {EVAL_SIZE} sequences (the copy baseline B/N = {copy:g} is exact)"
+    binomial = f"binomial se of the patched accuracy on {EVAL_SIZE} sequences (the copy baseline B/N = {copy:g} is exact)"
     why = {collapse.name: f"{binomial}; seeds with ICL at the end and an induction head",
            not_broken.name: f"{binomial}; seeds with ICL at the end and an induction head",
-           specific.name: (f"binomial, {EVAL_SIZE} sequences, both ablations on the evaluation set; seeds with ICL at "
-                           "the end, an induction head and a matched control"),
+           specific.name: (f"binomial, {EVAL_SIZE} sequences, both patches on the evaluation set; seeds with ICL at "
+                           "the end and an induction head"),
            prev_check.name: (f"binomial, {EVAL_SIZE} sequences, intact and ablated on the evaluation set; seeds with "
                              "ICL at the end and a previous-token head"),
            timing.name: (f"steps read exactly on the evaluation grid (every {train.eval_every} steps): a half-rise on "

@@ -113,7 +113,17 @@ def test_the_registry_runs_each_designs_claim_and_its_result_file_records_the_de
 
     for claim in designs.DESIGNS:
         assert REGISTRY[f"testbed.{claim}"].evaluate.function().__wrapped__ is getattr(testbed, claim), claim
-    assert {d.version for d in designs.DESIGNS.values()} <= {3, 3.1, 3.2, 4}
+    assert {d.version for d in designs.DESIGNS.values()} <= {3, 3.1, 3.2, 4, 4.1}
+
+
+def test_a_design_reads_the_latest_family_set_at_or_below_its_version_and_every_set_is_fresh():
+    assert designs.family_set("claim8") is designs.FAMILY_SETS[4.1]      # claim 8 is on version 4.1
+    assert designs.family_set("claim4") is designs.FAMILY_SETS[4]
+    seeds = [s for fams in designs.FAMILY_SETS.values() for fam in fams.values() for s in fam.seeds]
+    assert len(seeds) == len(set(seeds))                                 # no seed in two families
+    assert not set(seeds) & set(designs.V4_PILOT_SEEDS + designs.STAGE1_PILOT_SEEDS + designs.PILOT_SEEDS)
+    offsets = [fam.data_offset for v, fams in designs.FAMILY_SETS.items() if v >= 4 for fam in fams.values()]
+    assert len(offsets) == len(set(offsets))                             # each family its own data stream
 
 
 def test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_and_premise_counts():

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 from claim_checks import assert_checks_follow_the_design, uncovered_numbers
 from mmicl.proofs.claim import VERDICTS, RunConfig, Summary
-from mmicl.proofs.claims.testbed import common, unimodal
+from mmicl.proofs.claims.testbed import common, design, unimodal
 from mmicl.proofs.registry import REGISTRY
-from toy_testbed import TOY_FAMILIES, TOY_PILOTED_UNIMODAL, TOY_V4_FAMILIES, toy_unimodal
+from toy_testbed import TOY_FAMILIES, TOY_PILOTED_UNIMODAL, toy_unimodal
 from mmicl.proofs.claims.testbed.design import DESIGNS, EVAL_SIZE
 
 
@@ -144,7 +144,7 @@ def test_each_claim_runs_at_toy_size_states_every_tolerance_and_resumes_from_its
         assert c.numbers_tolerance and "sign test" in c.tolerance, c.name
         assert c.numbers["plus"] + c.numbers["minus"] + c.numbers["unresolved"] <= 4, c.name
         assert all(len(c.numbers[f"diff_{f}"]) == len(c.numbers[f"outcomes_{f}"]) <= 2 for f in TOY_FAMILIES), c.name
-    families = TOY_V4_FAMILIES if DESIGNS[claim].version >= 4 else TOY_FAMILIES
+    families = design.family_set(claim) if DESIGNS[claim].version >= 4 else TOY_FAMILIES
     assert any("seeds of a family may fail" in h.text for h in hyps)
     assert summary.why and uncovered_numbers(checks, summary) == []
     assert res.figures == []
@@ -173,3 +173,16 @@ def test_the_unimodal_claims_refuse_other_sizes_than_quick(tmp_path):
     for claim in ("claim1", "claim2", "claim3", "claim8"):
         with pytest.raises(TestbedConfigError, match="--quick"):
             getattr(unimodal, claim)(RunConfig(quick=False, out=tmp_path, seed=1))
+
+
+def test_claim8s_patch_differences_read_the_uniform_patch_against_copy_and_the_matching_patch_against_it():
+    uniform, matching, copy = np.array([0.125, 0.30, 0.05]), np.array([0.96, 0.40, 0.90]), 0.125
+    got = unimodal.patch_differences(uniform, matching, copy)
+    np.testing.assert_allclose(got["collapse"][0], copy - uniform, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(got["not_broken"][0], uniform - copy, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(got["specific"][0], matching - uniform, rtol=0, atol=1e-15)
+    binomial = np.sqrt(uniform * (1 - uniform) / EVAL_SIZE)
+    np.testing.assert_allclose(got["collapse"][1], binomial, rtol=1e-12)
+    np.testing.assert_allclose(got["not_broken"][1], binomial, rtol=1e-12)
+    both = np.sqrt(binomial ** 2 + matching * (1 - matching) / EVAL_SIZE)
+    np.testing.assert_allclose(got["specific"][1], both, rtol=1e-12)
