@@ -21,12 +21,13 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from fractions import Fraction
 
+import mpmath as mp
 import numpy as np
 import sympy as sp
 
 from mmicl.theory import asymptotics as th
+from mmicl.theory.compile import compiled
 
 from mmicl.numerics.laws.language import takes_law
 from .lca import alpha_star, alpha_T, excess_risk_scaled
@@ -42,18 +43,48 @@ __all__ = ["End", "ends", "AlphaExpansion", "alpha_expansion", "ExcessExpansion"
 @dataclass(frozen=True)
 class End:
     """One end of the support, as the stationarity condition sees it: an atom of weight ``C0``
-    (b = 0), or a weight ``u^{b−1}(C0 + C1·u + …)``; ``C1`` is None where it is not derived."""
+    (b = 0), or a weight ``u^{b−1}(C0 + C1·u + C2·u² + …)``.  ``C1`` gathers every contribution of the
+    power u^b (the density's own next term, the weight's slope, and the pieces of the law whose
+    exponent is b + 1), ``C2`` those of u^{b+1}; ``gaps`` are the differences between the exponents of
+    the law's pieces at this end and b.  A gap strictly between 0 and 1 puts a term between the first
+    and the second order (``second_reason``), one strictly between 1 and 2 a term between the second
+    and the third (``third_reason``); the orders past it are then not derived."""
 
     value: float
     kind: str
     b: float
     C0: float
-    C1: float | None
+    C1: float
+    C2: float = 0.0
+    gaps: tuple[float, ...] = ()
 
     @property
     def K(self) -> float:
         """The end's strength in the leading balance: C0 for an atom, C0·Γ(b) for a power."""
         return self.C0 if self.kind == "atom" else self.C0 * math.gamma(self.b)
+
+    @property
+    def kappa(self) -> float:
+        """The end's first relative correction, Γ(b + 1)·C1/K (``theory.asymptotics.end_expansion``)."""
+        return math.gamma(self.b + 1) * self.C1 / self.K
+
+    @property
+    def second_reason(self) -> str | None:
+        """Why the 1/T² term is not the next one at this end (None when it is)."""
+        early = [g for g in self.gaps if 0 < g < 1]
+        if not early:
+            return None
+        return (f"the law has pieces at this end (s = {self.value:g}) whose exponents differ by {min(early):g}: a "
+                f"term of order T^(-{1 + min(early):g}) comes before 1/T², and it is not derived")
+
+    @property
+    def third_reason(self) -> str | None:
+        """Why the 1/T³ term is not the next one after 1/T² at this end (None when it is)."""
+        early = [g for g in self.gaps if 1 < g < 2]
+        if not early:
+            return None
+        return (f"the law has pieces at this end (s = {self.value:g}) whose exponents differ by {min(early):g}: a "
+                f"term of order T^(-{1 + min(early):g}) comes between 1/T² and 1/T³, and it is not derived")
 
     @property
     def description(self) -> str:
@@ -68,20 +99,31 @@ class End:
 # ---- the local form of a law at its ends --------------------------------------------------------
 @dataclass(frozen=True)
 class _Local:
-    """The law of s near one end: an atom of probability ``p``, or a density ``c·u^{a−1}``."""
+    """The law of s near one end: an atom of probability ``c`` (a = 0), or a density
+    ``c·u^{a−1}(1 + d·u + e·u² + …)``."""
 
     kind: str
     a: float
     c: float
+    d: float = 0.0
+    e: float = 0.0
 
 
-def _exact(x: float) -> sp.Rational:
-    return sp.Rational(Fraction(repr(float(x))))
+@lru_cache(maxsize=None)
+def _rules() -> dict[str, sp.Lambda]:
+    """``theory.asymptotics.local_rules`` as functions of their symbols (each returns a tuple)."""
+    R, t = th.local_rules(), th
+    beta_args = (t.local_p, t.local_q, t.local_width)
+    one = (t.local_a1, t.local_c1, t.local_d1, t.local_e1)
+    out = {"beta_lo": (beta_args, R.beta_lo), "beta_hi": (beta_args, R.beta_hi),
+           "convolution": (one + (t.local_a2, t.local_c2, t.local_d2, t.local_e2), R.convolution),
+           "weight_lo": (one + (t.local_s_end,), R.weight_lo), "weight_hi": (one + (t.local_s_end,), R.weight_hi),
+           "weight_zero": (one, R.weight_zero)}
+    return {k: sp.lambdify(args, list(exprs), modules="mpmath") for k, (args, exprs) in out.items()}
 
 
-def _beta_weight(law: Beta, end: str) -> th.LocalWeight:
-    w = th.beta_local_weight(*(_exact(v) for v in (law.p, law.q, law.a, law.b)), end)
-    return th.LocalWeight(*(sp.N(v, 30) for v in (w.b, w.C0, w.C1)))
+def _rule(name: str, *args) -> tuple[float, ...]:
+    return tuple(float(v) for v in _rules()[name](*args))
 
 
 def _local(law: ScalarLaw, end: str, value: float) -> list[_Local]:
@@ -94,11 +136,9 @@ def _local(law: ScalarLaw, end: str, value: float) -> list[_Local]:
     if isinstance(law, Beta):
         if (lo if end == "lo" else hi) != value or law.a == law.b:
             return [_Local("atom", 0.0, 1.0)] if law.a == law.b == value else []
-        a = law.p if end == "lo" else law.q
-        return [_Local("power", a, 1.0 / (math.gamma(law.p) * math.gamma(law.q) / math.gamma(law.p + law.q)
-                                          * (law.b - law.a) ** a))]
+        return [_Local("power", *_rule(f"beta_{end}", law.p, law.q, law.b - law.a))]
     if isinstance(law, Mixture):
-        return [_Local(x.kind, x.a, x.c * w) for comp, w in zip(law.components, law.probs)
+        return [_Local(x.kind, x.a, x.c * w, x.d, x.e) for comp, w in zip(law.components, law.probs)
                 for x in _local(comp, end, value)]
     if isinstance(law, SumLaw):
         f_lo, f_hi = law.first.support()
@@ -112,48 +152,57 @@ def _local(law: ScalarLaw, end: str, value: float) -> list[_Local]:
                 if x.kind == y.kind == "atom":
                     out.append(_Local("atom", 0.0, x.c * y.c))
                 elif x.kind == "atom" or y.kind == "atom":
-                    dens = y if x.kind == "atom" else x
-                    out.append(_Local("power", dens.a, x.c * y.c if x.kind == "atom" else dens.c * y.c))
-                else:   # ∫₀^u c₁v^{a−1} c₂(u−v)^{b−1} dv = c₁c₂B(a, b) u^{a+b−1}
-                    beta = math.gamma(x.a) * math.gamma(y.a) / math.gamma(x.a + y.a)
-                    out.append(_Local("power", x.a + y.a, x.c * y.c * beta))
+                    dens, atom = (y, x) if x.kind == "atom" else (x, y)
+                    out.append(_Local("power", dens.a, dens.c * atom.c, dens.d, dens.e))
+                else:   # ∫₀^u f₁(v) f₂(u − v) dv (theory.asymptotics.local_rules)
+                    out.append(_Local("power", *_rule("convolution", x.a, x.c, x.d, x.e, y.a, y.c, y.d, y.e)))
         return out
     raise LawError(f"no endpoint analysis for the law {law.spec()} ({type(law).__name__})")
 
 
+def _weighted(x: _Local, end: str, value: float) -> tuple[float, float, float, float]:
+    """(b, C0, C1, C2) of the stationarity weight w(s) = s times one piece, near the end at ``value``."""
+    if x.kind == "atom":
+        return 0.0, value * x.c, 0.0, 0.0
+    if value == 0:
+        return _rule("weight_zero", x.a, x.c, x.d, x.e)
+    return _rule(f"weight_{end}", x.a, x.c, x.d, x.e, value)
+
+
 @takes_law
 def ends(law: TaskLaw) -> tuple[End, End]:
-    """The two ends of the law's signal support (s > 0, or a density reaching 0), classified."""
+    """The two ends of the law's signal support (s > 0, or a density reaching 0), classified: the
+    leading exponent b of the weight there, its coefficient C0 and the coefficient C1 of the next
+    power (``End``)."""
     sig = law.require_signal("the T → ∞ asymptotics")
     sl = law.s_law()
     out = []
     for end, value in (("lo", sig[0]), ("hi", sig[1])):
-        pieces = _local(sl, end, value)
-        atoms = [x for x in pieces if x.kind == "atom"]
-        if atoms:
-            mass = sum(x.c for x in atoms)
-            only = len(pieces) == len(atoms)
-            out.append(End(value, "atom", 0.0, value * mass, 0.0 if only else None))
-            continue
+        # an atom at s = 0 carries no weight (w = s vanishes there)
+        pieces = [x for x in _local(sl, end, value) if not (value == 0 and x.kind == "atom")]
         if not pieces:
             raise LawError(f"could not classify the {end} end s = {value:g} of {sl.spec()}")
-        a = min(x.a for x in pieces)
-        c = sum(x.c for x in pieces if x.a == a)
-        if isinstance(sl, Beta) and len(pieces) == 1:
-            w = _beta_weight(sl, end)
-            out.append(End(value, "power", float(w.b), float(w.C0), float(w.C1)))
-        elif value == 0:
-            out.append(End(value, "power", a + 1, c, None))
-        else:
-            out.append(End(value, "power", a, value * c, None))
+        weighted = [_weighted(x, end, value) for x in pieces]
+        bb = min(w[0] for w in weighted)
+        C0 = sum(w[1] for w in weighted if w[0] == bb)
+        # the coefficient of u^{b−1+k} gathers each piece's own k-th term and the leading terms of the
+        # pieces whose exponent is k more
+        C1, C2 = (sum(w[1 + k - j] for w in weighted for j in range(k + 1) if w[0] == bb + j) for k in (1, 2))
+        gaps = tuple(sorted({round(w[0] - bb, 12) for w in weighted if w[0] != bb}))
+        out.append(End(value, "atom" if bb == 0 else "power", bb, C0, C1, C2, gaps))
     return out[0], out[1]
 
 
 # ---- α_T ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class AlphaExpansion:
-    """``α* − α_T`` as T → ∞: ``(log_coefficient·log T + coefficient)/T + second/T² + …`` (the
-    log term only when the ends' exponents differ; ``second`` only when it is derived)."""
+    """``α* − α_T`` as T → ∞, ``Σ_k P_k(log T)/T^k``: the first order ``(log_coefficient·log T +
+    coefficient)/T`` (the log term only when the ends' exponents differ), the second ``second`` =
+    (E₀, E₁, E₂) of ``(E₀ + E₁ log T + E₂ log²T)/T²`` and the third ``third`` = (F₀, …, F₃) of
+    ``(F₀ + … + F₃ log³T)/T³``, each None where it is not derived (``second_reason``,
+    ``third_reason``).  In n = 2T − 1, in which it is derived: ``α_T/α* − 1 = Σ_k ν_k(log n)/n^{k+1}``,
+    ``nu[k]`` the coefficients of ν_k from the constant up; ``e1``, ``f1`` the first order's (ν₀ =
+    e1 + f1 log n) and ``e2`` the second's constant (all of ν₁ when the exponents are equal)."""
 
     law: str
     alpha_star: float
@@ -163,29 +212,51 @@ class AlphaExpansion:
     form: str
     log_coefficient: float
     coefficient: float
-    second: float | None
-    e1: float
-    e2: float | None
-    f1: float
+    second: tuple[float, float, float] | None
+    third: tuple[float, float, float, float] | None
+    nu: tuple[tuple[float, ...], ...]
+    second_reason: str | None
+    third_reason: str | None
 
-    def _relative(self, T: int) -> float:
-        """``α_T/α* − 1`` of the expansion, in the variable n = 2T − 1 in which it was derived."""
-        n = 2 * T - 1
-        return (self.e1 + self.f1 * math.log(n)) / n + ((self.e2 or 0.0) / n**2 if self.f1 == 0 else 0.0)
+    @property
+    def e1(self) -> float:
+        return self.nu[0][0]
+
+    @property
+    def f1(self) -> float:
+        return self.nu[0][1]
+
+    @property
+    def e2(self) -> float | None:
+        return self.nu[1][0] if len(self.nu) > 1 else None
+
+    def _relative(self, T: int, orders: int = 2) -> float:
+        """``α_T/α* − 1`` of the expansion's first ``orders`` derived orders, in the variable n = 2T − 1
+        in which it was derived."""
+        n, L = 2 * T - 1, math.log(2 * T - 1)
+        return sum(sum(c * L**j for j, c in enumerate(nu)) / n ** (k + 1) for k, nu in enumerate(self.nu[:orders]))
 
     def alpha_T(self, T: int) -> float:
-        """The expansion's α_T, in the variable n = 2T − 1 in which it was derived."""
+        """The expansion's α_T (the orders up to the second where it is derived), in n = 2T − 1."""
         return self.alpha_star * (1 + self._relative(T))
 
-    def gap(self, T: int) -> float:
-        """Predicted α* − α_T (as −α*·(α_T/α* − 1): no cancellation where the gap is far below α*'s
-        rounding)."""
-        return -self.alpha_star * self._relative(T)
+    def gap(self, T: int, orders: int = 2) -> float:
+        """Predicted α* − α_T from the first ``orders`` derived orders, in n = 2T − 1 (as −α*·(α_T/α* − 1):
+        no cancellation where the gap is far below α*'s rounding)."""
+        return -self.alpha_star * self._relative(T, orders)
+
+    def term(self, T: int, k: int) -> float:
+        """The k-th order term of ``α* − α_T`` in T (k = 1, 2, 3): ``P_k(log T)/T^k``; NaN where it is not
+        derived."""
+        coefs = {1: (self.coefficient, self.log_coefficient), 2: self.second, 3: self.third}[k]
+        if coefs is None:
+            return math.nan
+        return sum(c * math.log(T) ** j for j, c in enumerate(coefs)) / T**k
 
     def to_json(self) -> dict:
-        out = asdict(self)
-        out["lo"] = asdict(self.lo) | {"description": self.lo.description}
-        out["hi"] = asdict(self.hi) | {"description": self.hi.description}
+        out = asdict(self) | {"e1": self.e1, "f1": self.f1, "e2": self.e2}
+        out["lo"] = asdict(self.lo) | {"description": self.lo.description, "kappa": self.lo.kappa}
+        out["hi"] = asdict(self.hi) | {"description": self.hi.description, "kappa": self.hi.kappa}
         return out
 
 
@@ -193,10 +264,39 @@ def _mp(expr: sp.Expr, values: dict) -> float:
     return float(sp.N(expr.subs(values), 30))
 
 
+_EXPANSION_ARGS = (th.rho, th.alpha_star, th.b_lo, th.b_hi, th.K_lo, th.K_hi, th.kappa_lo, th.kappa_hi,
+                   th.kappa2_lo, th.kappa2_hi)
+
+
+def _expansion_exprs() -> tuple[list[sp.Expr], list[sp.Symbol]]:
+    """The coefficients of ν₀, ν₁, ν₂ in log n and of P₁, P₂, P₃ in log T (``theory.asymptotics.end_expansion``),
+    in one list, for ``theory.compile.compiled``."""
+    E = th.end_expansion(3)
+    nus = [v.coeff(th.log_n, j) for k, v in enumerate(E.nu) for j in range(k + 2)]
+    return nus + [c for row in E.by_T for c in row], list(_EXPANSION_ARGS)
+
+
+def _expansion_values(values: tuple) -> tuple[tuple[tuple[float, ...], ...], tuple[tuple[float, ...], ...]]:
+    """(ν₀, ν₁, ν₂ coefficients in log n; P₁, P₂, P₃ coefficients in log T) at ``values`` (in the order of
+    ``_EXPANSION_ARGS``), from the compiled formulas, in 30-digit mpmath."""
+    f = compiled("lca_depth_expansion", _expansion_exprs, "mpmath")
+    with mp.workdps(30):
+        out = [float(v) for v in f(*(mp.mpf(x) for x in values))]
+    nu, at = [], 0
+    for k in range(3):
+        nu.append(tuple(out[at:at + k + 2]))
+        at += k + 2
+    by_T = []
+    for k in range(1, 4):
+        by_T.append(tuple(out[at:at + k + 1]))
+        at += k + 1
+    return tuple(nu), tuple(by_T)
+
+
 @takes_law
 def alpha_expansion(law: TaskLaw) -> AlphaExpansion:
     """The derived expansion of α* − α_T for ``law`` (cached per law: the checks, the excess and the
-    command all start from it, and its coefficients are evaluated in SymPy)."""
+    command all start from it)."""
     return _alpha_expansion(law)
 
 
@@ -211,22 +311,23 @@ def _alpha_expansion(law: TaskLaw) -> AlphaExpansion:
     rho = (hi.value - lo.value) / (2 + lo.value + hi.value)  # (λ_hi − λ_lo)/(λ_hi + λ_lo), from s: no rounding of 1 + s
     if rho == 0:
         raise LawError(f"the law {law.spec()} is a point mass: α_T = α* at every depth, there is no expansion")
+    kappa2 = [math.gamma(e.b + 2) * e.C2 / e.K for e in (lo, hi)]
+    nu, by_T = _expansion_values((rho, a_star, lo.b, hi.b, lo.K, hi.K, lo.kappa, hi.kappa, *kappa2))
     if lo.b == hi.b:
-        E = th.equal_exponent_expansion()
-        vals = {th.rho: rho, th.alpha_star: a_star, th.b: lo.b, th.C0_lo: lo.C0, th.C0_hi: hi.C0}
-        e1 = _mp(E.e1, vals)
-        e2 = None
-        if lo.C1 is not None and hi.C1 is not None:
-            e2 = _mp(E.e2, vals | {th.C1_lo: lo.C1, th.C1_hi: hi.C1})
-        # n = 2T − 1: 1/n = 1/(2T) + 1/(4T²) + …, 1/n² = 1/(4T²) + …
-        return AlphaExpansion(law.spec(), a_star, rho, lo, hi, "c/T", 0.0, -a_star * e1 / 2,
-                              None if e2 is None else -a_star * (e1 + e2) / 4, e1, e2, 0.0)
-    U = th.unequal_exponent_expansion()
-    vals = {th.rho: rho, th.alpha_star: a_star, th.b_lo: lo.b, th.b_hi: hi.b, th.K_lo: lo.K, th.K_hi: hi.K}
-    e1, f1 = _mp(U.e1, vals), _mp(U.f1, vals)
-    # log n = log(2T) + O(1/T)
-    return AlphaExpansion(law.spec(), a_star, rho, lo, hi, "(a log T + c)/T", -a_star * f1 / 2,
-                          -a_star * (e1 + f1 * math.log(2)) / 2, None, e1, None, f1)
+        # every log coefficient carries the factor b_hi − b_lo (tests/numerics/test_asymptotics.py checks it
+        # symbolically): exactly 0 here, not the 30-digit rounding of a cancellation
+        nu = tuple((v[0],) + (0.0,) * (len(v) - 1) for v in nu)
+        by_T = tuple((v[0],) + (0.0,) * (len(v) - 1) for v in by_T)
+    second_reason = lo.second_reason or hi.second_reason
+    third_reason = second_reason or lo.third_reason or hi.third_reason
+    if second_reason:
+        nu = nu[:1]
+    elif third_reason:
+        nu = nu[:2]
+    form = "c/T" if lo.b == hi.b else "(a log T + c)/T"
+    return AlphaExpansion(law.spec(), a_star, rho, lo, hi, form, by_T[0][1], by_T[0][0],
+                          None if second_reason else by_T[1], None if third_reason else by_T[2], nu,
+                          second_reason, third_reason)
 
 
 # ---- the excess ---------------------------------------------------------------------------------
@@ -282,41 +383,60 @@ def richardson(Ts, values, terms: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Agreement:
-    """A derived coefficient against its extrapolation from computed values.  ``error_estimate`` is
-    the change of the extrapolation between the last two windows of T (the usual a-posteriori
-    estimate of an extrapolation's error); ``agrees`` when the derived value lies within twice that
-    estimate (plus the float64 floor) of the last extrapolation."""
+    """A derived first-order coefficient against its extrapolation from computed values, with the
+    derived second-order term subtracted first.  ``error_bound`` is twice the size of the derived
+    third-order term's contribution to the extrapolation (``AlphaExpansion.term``; its monomials'
+    absolute values, so that no cancellation at one T hides it), never the change between two
+    windows of T; ``agrees`` when the derived value lies within that bound plus the float64 floor of
+    the computed values, None (undecided) where the bound is not derived (``reason``).  ``previous``
+    is the same extrapolation one window earlier, shown beside it."""
 
     name: str
     derived: float
     extrapolated: float
     previous: float
-    error_estimate: float
+    error_bound: float | None
     floor: float
+    reason: str | None = None
 
     @property
     def difference(self) -> float:
         return abs(self.derived - self.extrapolated)
 
     @property
-    def agrees(self) -> bool:
-        return self.difference <= 2 * self.error_estimate + self.floor
+    def agrees(self) -> bool | None:
+        if self.error_bound is None:
+            return None
+        return self.difference <= self.error_bound + self.floor
 
     def to_json(self) -> dict:
         return asdict(self) | {"difference": self.difference, "agrees": self.agrees,
                                "relative_difference": self.difference / abs(self.derived) if self.derived else None}
 
 
+def _term_size(ex: AlphaExpansion, T: int, k: int) -> float | None:
+    """|P_k|(log T)/T^k with every coefficient of P_k taken in absolute value: the size of the k-th
+    order term, not lowered by a cancellation between its monomials at this T; None where it is not
+    derived."""
+    coefs = {2: ex.second, 3: ex.third}[k]
+    if coefs is None:
+        return None
+    return sum(abs(c) * math.log(T) ** j for j, c in enumerate(coefs)) / T**k
+
+
 @takes_law
 def check_alpha(law: TaskLaw, Ts=(10**2, 10**3, 10**4, 10**5, 10**6)) -> dict:
     """The derived expansion of ``α* − α_T`` against α_T computed at each T (``numerics.lca.alpha_T``).
 
-    Per T: ``T·(α* − α_T)`` computed and predicted (the leading term; the whole derived expansion)
-    and their relative difference.  Then the leading coefficient against an extrapolation of the
-    computed values: with equal exponents a Richardson fit ``T·gap = c + d/T + e/T²`` over the three
-    largest T (and, for the error estimate, over the three before); with a log term the slope
-    ``a = Δ(T·gap)/Δ log T`` over the last decade (and the decade before).  The float64 floor of
-    ``T·gap`` is ``T_max·α*·2⁻⁵²`` per value, times 10 for the root finder and the extrapolation."""
+    Per T: ``T·(α* − α_T)`` computed; the derived first-order term ``a log T + c`` (``T_gap_leading``),
+    with the second order (``T_gap_two_orders``) and with the third (``T_gap_three_orders``), and the
+    relative difference of the whole derived expansion (``T_gap_expansion``, in n = 2T − 1).
+
+    The first-order coefficient against the computed values: ``y(T) = T·(α* − α_T) − T·P₂(log T)/T²``
+    (the derived second order subtracted) is ``a log T + c`` up to the third order's ``T·P₃/T³``.
+    With equal exponents, c is read as y at the largest T; with a log term, a as the slope
+    ``Δy/Δlog T`` over the last decade.  The error bound is twice the third order's size there
+    (``_term_size``), the float64 floor ``10·T_max·α*·2⁻⁵²``."""
     Ts = sorted(check_depth(T, MAX_DEPTH_ONE, "check_alpha") for T in Ts)
     if len(Ts) < 3:
         raise ValueError("check_alpha needs at least 3 depths")
@@ -325,22 +445,27 @@ def check_alpha(law: TaskLaw, Ts=(10**2, 10**3, 10**4, 10**5, 10**6)) -> dict:
     for T in Ts:
         a = alpha_T(law, T)
         computed = T * (ex.alpha_star - a)
-        leading = ex.log_coefficient * math.log(T) + ex.coefficient
+        leading = T * ex.term(T, 1)
+        two = leading + T * ex.term(T, 2)
         full = T * ex.gap(T)
         rows.append({"T": T, "alpha_T": a, "T_gap_computed": computed, "T_gap_leading": leading,
+                     "T_gap_two_orders": two, "T_gap_three_orders": two + T * ex.term(T, 3),
                      "T_gap_expansion": full, "relative_difference_expansion":
                      abs(computed - full) / abs(full) if full else None})
     floor = 10 * Ts[-1] * ex.alpha_star * 2.0**-52
-    y = [r["T_gap_computed"] for r in rows]
+    reason = ex.second_reason or ex.third_reason
+    # the computed values less the derived second order: a log T + c + O(third order)
+    y = [r["T_gap_computed"] - (0.0 if ex.second is None else T * ex.term(T, 2)) for r, T in zip(rows, Ts)]
+    third = [None if ex.third is None else T * _term_size(ex, T, 3) for T in Ts]
     if ex.f1 == 0:
-        last = richardson(Ts[-3:], y[-3:], 3)
-        prev = richardson(Ts[-4:-1], y[-4:-1], 3) if len(Ts) >= 4 else last
-        agreement = Agreement("coefficient c of 1/T", ex.coefficient, float(last[0]), float(prev[0]),
-                              abs(float(last[0] - prev[0])), floor)
+        bound = None if reason else 2 * third[-1]
+        agreement = Agreement("coefficient c of 1/T", ex.coefficient, y[-1], y[-2], bound, floor, reason)
     else:
-        slope = [(y[i + 1] - y[i]) / math.log(Ts[i + 1] / Ts[i]) for i in range(len(Ts) - 1)]
-        agreement = Agreement("coefficient a of log(T)/T", ex.log_coefficient, slope[-1], slope[-2],
-                              abs(slope[-1] - slope[-2]), floor)
+        span = [math.log(Ts[i + 1] / Ts[i]) for i in range(len(Ts) - 1)]
+        slope = [(y[i + 1] - y[i]) / span[i] for i in range(len(Ts) - 1)]
+        bound = None if reason else 2 * (third[-1] + third[-2]) / span[-1]
+        agreement = Agreement("coefficient a of log(T)/T", ex.log_coefficient, slope[-1], slope[-2], bound, floor,
+                              reason)
     return {"expansion": ex.to_json(), "rows": rows, "agreement": agreement.to_json()}
 
 

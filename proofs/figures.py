@@ -144,7 +144,7 @@ def limits_series(res: dict, ex) -> dict:
         leading = f"derived leading term: T·(α* − α_T) → c = {c:.4g}  (α* − α_T ≈ c/T)"
     else:
         leading = f"derived leading term a·log T + c, a = {a:.4g}, c = {c:.4g}  (α* − α_T ≈ (a log T + c)/T)"
-    whole = "whole derived expansion, in n = 2T − 1" + (" (with its 1/T² term)" if ex.second is not None else "")
+    whole = "whole derived expansion, in n = 2T − 1" + (" (with its second order)" if ex.second is not None else "")
     xrows = res["excess_rows"]
     rate = res["excess_decay_per_layer"]
     levels = [(math.log10(rate["tied"]), f"log₁₀ ρ² = {math.log10(rate['tied']):.4g}: the tied rate per layer "

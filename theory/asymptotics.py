@@ -10,7 +10,11 @@ and it is ``s``.  For large n only the two ends of the support count (|r| is lar
 opposite signs).  Near an end at distance u the weight of the law is
 
     w(s) f(s) ds = u^{b−1} (C₀ + C₁ u + O(u²)) du          (a density that behaves like a power), or
-    an atom of weight C₀ = s_e·P(s = s_e)                     (written b = 0, C₁ = 0),
+    an atom of weight C₀ = s_e·P(s = s_e)                     (written b = 0),
+
+where C₁ gathers everything of the next power u^b: the density's own next term and, at an atom or
+a density end, the pieces of the law whose exponent is one more (``local_rules`` derives the local
+forms of Beta densities, of sums and of the weight times a density),
 
 and r is *linear* in s, so each end's integral is a Beta function, exactly:
 
@@ -19,12 +23,15 @@ and r is *linear* in s, so each end's integral is a Beta function, exactly:
 
 Writing ``α = α*(1 + ε)`` with ``α* = 2/(λ_lo + λ_hi)``, ``λ = 1 + s`` and ``ρ = (λ_hi − λ_lo)/(λ_hi + λ_lo)``
 gives ``r_hi = ρ + ε(1 + ρ)`` and ``|r_lo| = ρ − ε(1 − ρ)``; the balance of the two ends, taken in
-logarithms and expanded in x = 1/n, is solved order by order:
+logarithms and expanded in x = 1/n with log n an independent symbol, is solved order by order
+(``end_expansion``):
 
-- equal exponents b_lo = b_hi = b (atoms at both ends, or e.g. a density finite and non-zero at
-  both ends):  ``ε = e₁/n + e₂/n² + O(n⁻³)``  (``equal_exponent_expansion``);
-- different exponents:  ``ε = (e₁ + f₁ log n)/n + o(1/n)``, with ``f₁ = ρ(b_hi − b_lo)/2``
-  (``unequal_exponent_expansion``): a logarithm enters the leading term.
+    ε = ν₀/n + ν₁/n² + O(log³n/n³),   ν₀ = e₁ + f₁ log n,   ν₁ quadratic in log n,
+
+with ``f₁ = ρ(b_hi − b_lo)/2``: equal exponents (atoms at both ends, or a density finite and
+non-zero at both) give the form e₁/n + e₂/n²; different exponents bring a logarithm into the
+leading term and log² n into the second.  The same correction in T, ``α* − α_T = (a log T + c)/T +
+(E₂ log²T + E₁ log T + E₀)/T² + …``, follows from n = 2T − 1.
 
 The excess at α_T then falls like ``ρ^{2T} (2T)^{−p}`` with ``p = (b_hi(1 − ρ) + b_lo(1 + ρ))/2``
 (``excess_leading``).  Nothing here is typed in by hand beyond the model's definition: the weight
@@ -41,20 +48,18 @@ from . import lca as th
 from .model import s
 
 __all__ = [
-    "rho", "alpha_star", "b", "b_lo", "b_hi", "C0_lo", "C1_lo", "C0_hi", "C1_hi", "K_lo", "K_hi", "lam_lo",
-    "lam_hi", "depth_n", "stationarity_weight", "endpoint_integral", "EqualExpansion", "equal_exponent_expansion",
-    "UnequalExpansion", "unequal_exponent_expansion", "ExcessLeading", "excess_leading", "LocalWeight",
-    "beta_local_weight",
+    "rho", "alpha_star", "b_lo", "b_hi", "K_lo", "K_hi", "kappa_lo",
+    "kappa_hi", "kappa2_lo", "kappa2_hi", "lam_lo", "lam_hi", "log_n", "log_T", "stationarity_weight", "endpoint_integral", "EndExpansion",
+    "end_expansion", "ExcessLeading", "excess_leading", "LocalRules", "local_rules",
+    "local_p", "local_q", "local_width", "local_a1", "local_a2", "local_c1", "local_c2", "local_d1", "local_d2",
+    "local_e1", "local_e2", "local_s_end",
 ]
 
 rho, alpha_star = sp.symbols("rho alpha_star", positive=True)
-b, b_lo, b_hi = sp.symbols("b b_lo b_hi", nonnegative=True)
-C0_lo, C1_lo, C0_hi, C1_hi = sp.symbols("C0_lo C1_lo C0_hi C1_hi", real=True)
+b_lo, b_hi = sp.symbols("b_lo b_hi", nonnegative=True)
 K_lo, K_hi = sp.symbols("K_lo K_hi", positive=True)
+kappa_lo, kappa_hi, kappa2_lo, kappa2_hi = sp.symbols("kappa_lo kappa_hi kappa2_lo kappa2_hi", real=True)
 lam_lo, lam_hi = sp.symbols("lambda_lo lambda_hi", positive=True)
-depth_n = sp.Symbol("n", positive=True)          # n = 2T − 1, the power of r in the stationarity condition
-_x = sp.Symbol("x", positive=True)               # 1/n
-_eps, _e1, _e2, _f1 = sp.symbols("epsilon e1 e2 f1", real=True)
 _u = sp.Symbol("u", positive=True)
 
 
@@ -79,58 +84,81 @@ def _ends(eps: sp.Expr) -> tuple[sp.Expr, sp.Expr, sp.Expr]:
     return a, sp.expand(a * lh - 1), sp.expand(1 - a * ll)
 
 
-@dataclass(frozen=True)
-class EqualExpansion:
-    """``α_T = α*(1 + e1/n + e2/n² + O(n⁻³))``, n = 2T − 1, when both ends have the exponent b."""
-
-    e1: sp.Expr
-    e2: sp.Expr
-    balance: sp.Expr
-    """the log-balance whose expansion gave e1, e2 (a function of ε and n)"""
+def _log_gamma_ratio(bb: sp.Expr, x: sp.Symbol, L: sp.Symbol, order: int) -> sp.Expr:
+    """``log Γ(n + 1) − log Γ(n + bb + 1)`` expanded at n = 1/x → ∞ to ``x^order`` (Stirling, by
+    SymPy's series of log Γ), with log n written as the symbol ``L``."""
+    z = sp.Symbol("z", positive=True)
+    ser = sp.series(sp.loggamma(1 / z + 1) - sp.loggamma(1 / z + bb + 1), z, 0, order + 1).removeO()
+    return sp.expand(ser).subs(sp.log(z), -L).subs(z, x)
 
 
-@lru_cache(maxsize=None)
-def equal_exponent_expansion() -> EqualExpansion:
-    """Solve ``log I_hi − log |I_lo| = 0`` order by order in 1/n, with each end's integral
-    ``C₀·(first Beta term) + C₁·(second)`` (``endpoint_integral``) and the same exponent b."""
-    a, rh, rl = _ends(_eps)
-    n = depth_n
-    # log of each end's integral, with the common factor B(b, n+1) divided out exactly:
-    # B(b+1, n+1)/B(b, n+1) = b/(n + b + 1)
-    ratio = b / (n + b + 1)
-    log_hi = b * sp.log(rh / a) + n * sp.log(rh) + sp.log(C0_hi + C1_hi * (rh / a) * ratio)
-    log_lo = b * sp.log(rl / a) + n * sp.log(rl) + sp.log(C0_lo + C1_lo * (rl / a) * ratio)
-    balance = log_hi - log_lo
-    # ε = e1 x + e2 x², n = 1/x; the balance is O(1) in x
-    expr = balance.subs(_eps, _e1 * _x + _e2 * _x**2).subs(n, 1 / _x)
-    ser = sp.series(expr, _x, 0, 2).removeO()
-    c0 = sp.simplify(ser.coeff(_x, 0))
-    c1 = sp.simplify(ser.coeff(_x, 1))
-    (e1,) = sp.solve(c0, _e1)
-    (e2,) = sp.solve(c1.subs(_e1, e1), _e2)
-    return EqualExpansion(sp.simplify(e1), sp.simplify(e2), balance)
+def _end_log(sign: int, bb: sp.Expr, K: sp.Expr, kappa: sp.Expr, kappa2: sp.Expr, eps: sp.Expr, x: sp.Symbol,
+             L: sp.Symbol) -> sp.Expr:
+    """log of one end's integral, the common ``log Γ(n + 1)`` and the sign of r^n left out, at
+    ``α = α*(1 + ε)``, n = 1/x; ``sign`` +1 for the top end, −1 for the bottom one.
+
+    With the local weight ``u^{b−1}(C₀ + C₁u + C₂u² + …)`` integrated against (r_e − αu)^n term by term
+    (``endpoint_integral``), the end is ``K r_e^n (r_e/α)^b Γ(n+1)/Γ(n+b+1) [1 + κ (r_e/α)/(n+b+1) +
+    κ₂ (r_e/α)²/((n+b+1)(n+b+2)) + …]`` with ``K = C₀Γ(b)`` (``C₀`` for an atom, b = 0), ``κ = Γ(b+1)C₁/K``
+    and ``κ₂ = Γ(b+2)C₂/K``."""
+    a, rh, rl = _ends(eps)
+    r = rh if sign > 0 else rl
+    n = 1 / x
+    q = r / a
+    return (sp.log(K) + n * sp.log(r) + bb * sp.log(q) + _log_gamma_ratio(bb, x, L, 2)
+            + sp.log(1 + kappa * q / (n + bb + 1) + kappa2 * q**2 / ((n + bb + 1) * (n + bb + 2))))
 
 
 @dataclass(frozen=True)
-class UnequalExpansion:
-    """``α_T = α*(1 + (e1 + f1·log n)/n + o(1/n))`` when the ends' exponents differ."""
+class EndExpansion:
+    """``α_T = α*(1 + ε)`` with ``ε = ν₀/n + ν₁/n² + ν₂/n³ + O(log⁴n/n⁴)``, n = 2T − 1, ``ν_k`` a
+    polynomial of degree k + 1 in ``log n`` (the symbol ``log_n``; of degree 0 when the exponents are
+    equal), from the balance of the two ends with exponents ``b_lo``, ``b_hi``, strengths ``K_lo``,
+    ``K_hi`` and corrections ``kappa_lo``, ``kappa2_lo``, ``kappa_hi``, ``kappa2_hi`` (``_end_log``);
+    and the same correction as a function of T: ``α* − α_T = Σ_k P_k(log T)/T^k``, ``by_T[k − 1]`` the
+    coefficients of P_k from the constant up (k = 1, 2, 3)."""
 
-    e1: sp.Expr
-    f1: sp.Expr
+    nu: tuple[sp.Expr, ...]
+    by_T: tuple[tuple[sp.Expr, ...], ...]
+
+
+log_n = sp.Symbol("L", positive=True)
+"""log n, n = 2T − 1: the ν_k of ``end_expansion`` are polynomials in it."""
+log_T = sp.Symbol("ell", positive=True)
+"""log T: the coefficients of ``EndExpansion.by_T`` multiply its powers."""
 
 
 @lru_cache(maxsize=None)
-def unequal_exponent_expansion() -> UnequalExpansion:
-    """Leading order of the balance with ``I_e ≈ K_e (r_e/α)^{b_e} r_e^n n^{−b_e}`` (``K = C₀Γ(b)``
-    for a power end, ``K = C₀`` for an atom, where the Beta factor is absent): with
-    ``nε = e1 + f1 log n`` the O(1) part of the log-balance fixes e1 and the O(log n) part f1."""
-    L = sp.Symbol("L", positive=True)               # log n, treated as an independent large symbol
-    nu = sp.Symbol("nu", real=True)                 # nε, O(log n)
-    # n log(r_hi/|r_lo|) = 2 nε/ρ + O(ε² n); r_e/α → ρ/α*
-    balance = 2 * nu / rho + (b_hi - b_lo) * (sp.log(rho / alpha_star) - L) + sp.log(K_hi / K_lo)
-    sol = sp.solve(balance, nu)[0]
-    sol = sp.expand(sol)
-    return UnequalExpansion(e1=sp.simplify(sol.coeff(L, 0)), f1=sp.simplify(sol.coeff(L, 1)))
+def end_expansion(order: int = 3) -> EndExpansion:
+    """Solve ``log I_hi − log I_lo = 0`` order by order in x = 1/n with ``ε = x(ν₀ + xν₁ + x²ν₂)`` (to
+    ``order`` terms, 1 to 3) and log n an independent symbol (it is not analytic in x): the O(1) part
+    fixes ν₀ (linear in log n when the exponents differ), the O(x) part ν₁, the O(x²) part ν₂.  Then
+    ``α* − α_T = −α*ε`` is re-expanded in 1/T with ``n = 2T − 1``, ``log n = log 2 + log T + log(1 −
+    1/(2T))``.  The third order takes a minute of SymPy: ``numerics.asymptotics`` compiles it once
+    (``theory.compile``)."""
+    if order not in (1, 2, 3):
+        raise ValueError(f"order must be 1, 2 or 3, got {order}")
+    x, L = sp.Symbol("x", positive=True), log_n
+    unknowns = sp.symbols(f"nu0:{order}", real=True)
+    eps = x * sum(v * x**k for k, v in enumerate(unknowns))
+    balance = (_end_log(1, b_hi, K_hi, kappa_hi, kappa2_hi, eps, x, L)
+               - _end_log(-1, b_lo, K_lo, kappa_lo, kappa2_lo, eps, x, L))
+    ser = sp.expand(sp.series(balance, x, 0, order).removeO())
+    known: dict = {}
+    for k, v in enumerate(unknowns):
+        (known[v],) = sp.solve(ser.coeff(x, k).subs(known), v)
+    nu = tuple(sp.expand(sp.expand_log(known[v], force=True)) for v in unknowns)
+    # in T: ν_k(log n) = Σ_j g_kj log^j n, re-expanded with generic g_kj (fast), then the g_kj put back
+    tau, ell = sp.Symbol("tau", positive=True), log_T          # 1/T and log T
+    g = [[sp.Symbol(f"g{k}_{j}") for j in range(k + 2)] for k in range(order)]
+    L_of_T = sp.log(2) + ell + sp.log(1 - tau / 2)
+    per_n = tau / (2 - tau)                                    # 1/n with n = 2T − 1
+    gap = -alpha_star * sum(sum(c * L_of_T**j for j, c in enumerate(g[k])) * per_n ** (k + 1) for k in range(order))
+    series = sp.expand(sp.series(gap, tau, 0, order + 1).removeO())
+    values = {g[k][j]: nu[k].coeff(L, j) for k in range(order) for j in range(k + 2)}
+    by_T = tuple(tuple(sp.expand(series.coeff(tau, k).coeff(ell, j).subs(values)) for j in range(k + 1))
+                 for k in range(1, order + 1))
+    return EndExpansion(nu, by_T)
 
 
 @dataclass(frozen=True)
@@ -146,45 +174,83 @@ class ExcessLeading:
 def excess_leading() -> ExcessLeading:
     """Each end contributes ``(K_e/λ_e)(r_e/α)^{b_e} r_e^{2T} (2T)^{−b_e}`` to ``E[A r^{2T}]``
     (A = w/λ), and ``r_e^{2T} = ρ^{2T} exp(±(1 ± ρ)·2Tε/ρ)·(1 + o(1))`` with
-    ``2Tε → e1 + f1 log(2T)`` (``unequal_exponent_expansion``; f1 = 0 for equal exponents)."""
-    un = unequal_exponent_expansion()
-    L = sp.Symbol("L", positive=True)   # log(2T)
-    nu = un.e1 + un.f1 * L
+    ``2Tε → e1 + f1 log(2T)`` (``ν₀`` of ``end_expansion``: e1 its part free of log n, f1 the
+    coefficient of log n; f1 = 0 for equal exponents)."""
+    nu0 = end_expansion(1).nu[0]
+    e1, f1 = nu0.coeff(log_n, 0), nu0.coeff(log_n, 1)
     power = sp.simplify((b_hi * (1 - rho) + b_lo * (1 + rho)) / 2)
     # each end's power of 2T: −b_e plus what exp(±(1 ± ρ)·f1·log(2T)/ρ) adds; both must be −power
     for be, sign in ((b_hi, 1 + rho), (b_lo, -(1 - rho))):
-        if sp.simplify(-be + un.f1 * sign / rho + power) != 0:
+        if sp.simplify(-be + f1 * sign / rho + power) != 0:
             raise RuntimeError("the two ends' powers of T differ: the excess expansion is inconsistent")
-    hi = K_hi / lam_hi * (rho / alpha_star) ** b_hi * sp.exp(un.e1 * (1 + rho) / rho)
-    lo = K_lo / lam_lo * (rho / alpha_star) ** b_lo * sp.exp(-un.e1 * (1 - rho) / rho)
+    hi = K_hi / lam_hi * (rho / alpha_star) ** b_hi * sp.exp(e1 * (1 + rho) / rho)
+    lo = K_lo / lam_lo * (rho / alpha_star) ** b_lo * sp.exp(-e1 * (1 - rho) / rho)
     pref = hi + lo
-    del nu, L
     return ExcessLeading(rate_per_layer=rho**2, power=power, prefactor=pref)
 
 
+# ---- local forms of the pieces a law is built from (every end class) ------------------------------------
 @dataclass(frozen=True)
-class LocalWeight:
-    """``w(s)f(s) = u^{b−1}(C0 + C1 u + …)`` at one end of a Beta law (u: distance to the end)."""
+class LocalRules:
+    """How the local form ``c·u^{a−1}(1 + d·u + e·u² + …)`` of a density near an end (u: distance to
+    it) arises and combines, as formulas in the symbols ``p, q, width, a1, a2, c1, c2, d1, d2, e1, e2,
+    s_end``:
 
-    b: sp.Expr
-    C0: sp.Expr
-    C1: sp.Expr
+    - ``beta_lo`` / ``beta_hi``: (a, c, d, e) of the Beta(p, q) density on an interval of ``width``;
+    - ``convolution``: (a, c, d, e) of the density of a sum of two independent parts whose local forms
+      are (a1, c1, d1, e1) and (a2, c2, d2, e2) at the ends that meet (∫₀^u f₁(v) f₂(u − v) dv);
+    - ``weight_lo`` / ``weight_hi`` / ``weight_zero``: (b, C₀, C₁, C₂) of the stationarity weight times a
+      density (a1, c1, d1, e1), ``w(s)f(s) = u^{b−1}(C₀ + C₁u + C₂u² + …)``, at a bottom end s_end > 0, a
+      top end, and a bottom end at s = 0 (where w vanishes too)."""
+
+    beta_lo: tuple[sp.Expr, ...]
+    beta_hi: tuple[sp.Expr, ...]
+    convolution: tuple[sp.Expr, ...]
+    weight_lo: tuple[sp.Expr, ...]
+    weight_hi: tuple[sp.Expr, ...]
+    weight_zero: tuple[sp.Expr, ...]
 
 
-def beta_local_weight(p: sp.Expr, q: sp.Expr, a: sp.Expr, bb: sp.Expr, end: str) -> LocalWeight:
-    """The local form of ``w(s) f(s)`` for ``s = a + (bb − a)·Beta(p, q)`` at ``end`` ("lo" or "hi"),
-    with ``w`` from ``stationarity_weight``: the power of u is ``p − 1`` (resp. ``q − 1``), raised by
-    one when the weight vanishes at the end (s = 0 there)."""
+local_p, local_q, local_width = sp.symbols("p q width", positive=True)
+local_a1, local_a2, local_c1, local_c2 = sp.symbols("a1 a2 c1 c2", positive=True)
+local_d1, local_d2, local_e1, local_e2, local_s_end = sp.symbols("d1 d2 e1 e2 s_end", real=True)
+
+
+def _taylor(expr: sp.Expr, terms: int = 3) -> tuple[sp.Expr, ...]:
+    """The first ``terms`` Taylor coefficients of ``expr`` in ``_u`` at u = 0."""
+    return tuple(sp.simplify(sp.diff(expr, _u, k).subs(_u, 0) / sp.factorial(k)) for k in range(terms))
+
+
+@lru_cache(maxsize=None)
+def local_rules() -> LocalRules:
+    """Derive ``LocalRules``: each rule is the Taylor series in u of the exact density (or weight)
+    near the end, cut after three terms; the convolution's integrals ∫₀¹ t^{a1−1+i}(1 − t)^{a2−1+j} dt
+    are Beta functions."""
+    p, q, W = local_p, local_q, local_width
+    norm = sp.beta(p, q) * W ** (p + q - 1)
+    beta = {}
+    for end, (power, other) in (("lo", (p, q)), ("hi", (q, p))):
+        c0, c1, c2 = _taylor((W - _u) ** (other - 1) / norm)
+        beta[end] = (power, c0, sp.simplify(c1 / c0), sp.simplify(c2 / c0))
+    # convolution: u^{a1+a2−1} ∫₀¹ t^{a1−1}(1−t)^{a2−1} c1(1 + d1 ut + e1 u²t²) c2(1 + d2 u(1−t) + e2 u²(1−t)²) dt
+    a1, a2, c1, c2 = local_a1, local_a2, local_c1, local_c2
+    d1, d2, e1, e2 = local_d1, local_d2, local_e1, local_e2
+    t, v = sp.symbols("t v", positive=True)                 # v stands for 1 − t
+    inner = _taylor(sp.expand((1 + d1 * _u * t + e1 * (_u * t) ** 2) * (1 + d2 * _u * v + e2 * (_u * v) ** 2)))
+
+    def integrate(poly: sp.Expr) -> sp.Expr:
+        """∫₀¹ t^{a1−1} v^{a2−1} · poly(t, v) dt with v = 1 − t: each monomial t^i v^j a Beta function."""
+        return sum(coef * sp.beta(a1 + i, a2 + j) for (i, j), coef in sp.Poly(poly, t, v).terms())
+
+    k0, k1, k2 = (integrate(sp.expand(term)) for term in inner)
+    conv = (a1 + a2, sp.simplify(c1 * c2 * k0), sp.simplify(sp.expand_func(k1 / k0)),
+            sp.simplify(sp.expand_func(k2 / k0)))
+    # the weight times a density c1 u^{a1−1}(1 + d1 u + e1 u²)
     w = stationarity_weight()
-    width = bb - a
-    norm = sp.beta(p, q) * width ** (p + q - 1)
-    if end == "lo":
-        power, rest = p - 1, w.subs(s, a + _u) * (width - _u) ** (q - 1) / norm
-    elif end == "hi":
-        power, rest = q - 1, w.subs(s, bb - _u) * (width - _u) ** (p - 1) / norm
-    else:
-        raise ValueError(f"end must be 'lo' or 'hi', got {end!r}")
-    c = [sp.simplify(sp.diff(rest, _u, k).subs(_u, 0) / sp.factorial(k)) for k in range(3)]
-    if c[0] == 0:                      # the weight vanishes at the end: one more power of u
-        return LocalWeight(power + 2, c[1], c[2])
-    return LocalWeight(power + 1, c[0], c[1])
+    dens = c1 * (1 + d1 * _u + e1 * _u**2)
+    weights = {}
+    for name, at in (("lo", local_s_end + _u), ("hi", local_s_end - _u)):
+        weights[name] = (a1, *_taylor(w.subs(s, at) * dens))
+    # at s = 0 the weight w(u) = u vanishes too: one more power of u, and the series of w/u
+    weights["zero"] = (a1 + 1, *_taylor(sp.cancel(w.subs(s, _u) / _u) * dens))
+    return LocalRules(beta["lo"], beta["hi"], conv, weights["lo"], weights["hi"], weights["zero"])

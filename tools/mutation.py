@@ -115,6 +115,9 @@ LSA_TRAINING = ["proofs/test_lsa_claim.py::test_training_verdict_is_two_sided_re
 V4_PILOTS = ["proofs/testbed/test_pilots.py"]
 V4_HEADS = ["numerics/testbed/test_balanced_iwl_and_ablation.py"]
 ATTENTION_PATCH = ["numerics/testbed/test_attention_patch.py"]  # claim 8 version 4.1
+ORDERS = ["numerics/test_depth_expansion_orders.py::test_one_law_of_each_end_class_leaves_the_derived_third_order_after_two",
+          "numerics/test_asymptotics.py::test_the_log_coefficient_on_a_beta_2_3_law_agrees_within_a_bound_below_1e_9_at_T_1e6",
+          "numerics/test_asymptotics.py::test_the_numbers_docs_limits_states"]  # α* − α_T to the third order
 CLAIM8_PATCH = ["proofs/testbed/test_unimodal_claims.py::test_claim8s_patch_differences_read_the_uniform_patch_against_copy_and_the_matching_patch_against_it"]
 V4_CLAIM9 = ["proofs/testbed/test_transfer_claims.py::test_the_v4_control_is_a_non_induction_head_of_the_top_layer_else_of_the_decoder_else_none",
              "proofs/testbed/test_transfer_claims.py::test_paired_changes_are_means_of_per_sequence_differences_with_their_paired_se"]
@@ -650,6 +653,24 @@ MUTATIONS: list[Mutation] = [
     N("matched_control_with_replacement", "        control[layer, rng.choice(free, size=k, replace=False)] = True",
       "        control[layer, rng.choice(free, size=k, replace=True)] = True", V4_HEADS,
       "the control draws a head twice, so it holds fewer heads than the layer's induction heads"),
+    N("end_without_its_second_local_term", "            + sp.log(1 + kappa * q / (n + bb + 1) + kappa2 * q**2 / ((n + bb + 1) * (n + bb + 2))))",
+      "            + sp.log(1 + kappa * q / (n + bb + 1)))", ORDERS,
+      "an end's integral drops its C₂ term, so the third order is wrong"),
+    N("stirling_one_order_short", "    return (sp.log(K) + n * sp.log(r) + bb * sp.log(q) + _log_gamma_ratio(bb, x, L, 2)",
+      "    return (sp.log(K) + n * sp.log(r) + bb * sp.log(q) + _log_gamma_ratio(bb, x, L, 1)", ORDERS,
+      "Γ(n+1)/Γ(n+b+1) is expanded one order short of the third"),
+    N("end_C1_ignores_the_next_pieces", "        C1, C2 = (sum(w[1 + k - j] for w in weighted for j in range(k + 1) if w[0] == bb + j) for k in (1, 2))",
+      "        C1, C2 = (sum(w[1 + k] for w in weighted if w[0] == bb) for k in (1, 2))", ORDERS,
+      "an end's C₁, C₂ leave out the pieces whose exponent is one or two more (an atom on a density)"),
+    N("weight_hi_slope_sign", "    for name, at in ((\"lo\", local_s_end + _u), (\"hi\", local_s_end - _u)):",
+      "    for name, at in ((\"lo\", local_s_end + _u), (\"hi\", local_s_end + _u)):", ORDERS,
+      "the weight's slope at the top end has the wrong sign"),
+    N("check_bound_one_window_end", "        bound = None if reason else 2 * (third[-1] + third[-2]) / span[-1]",
+      "        bound = None if reason else 2 * third[-1] / span[-1]", ORDERS,
+      "the slope's error bound counts the third order at one end of the decade only"),
+    N("check_without_second_order", "    y = [r[\"T_gap_computed\"] - (0.0 if ex.second is None else T * ex.term(T, 2)) for r, T in zip(rows, Ts)]",
+      "    y = [r[\"T_gap_computed\"] for r in rows]", ORDERS,
+      "the check judges the first order without subtracting the derived second (the secant error)"),
     N("patch_lands_on_the_first_row", "                last = torch.where(on, patch_row.to(attn.dtype).unsqueeze(2), attn[..., -1, :])",
       "                last = torch.where(on, patch_row.to(attn.dtype).unsqueeze(2), attn[..., 0, :])", ATTENTION_PATCH,
       "the rows a patched head keeps are the first token's, not its own query row"),

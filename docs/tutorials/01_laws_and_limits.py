@@ -145,13 +145,14 @@ plt.show()
 # `mmicl.alpha_expansion(law)` derives the correction α\* − α_T symbolically from the law's
 # behaviour at the two ends of its support (an atom, or a density with some exponent there).
 # When both ends behave alike the correction is c/T + d/T² + …; when they differ a logarithm
-# appears, (a·log T + c)/T. `form` says which, `coefficient` is c, `log_coefficient` is a and
-# `second` is d (where derived).
+# appears, (a·log T + c)/T + (E₀ + E₁·log T + E₂·log²T)/T² + …. `form` says which, `coefficient`
+# is c, `log_coefficient` is a, and `second` holds the 1/T² term's coefficients (E₀, E₁, E₂) from the
+# constant up (for c/T, d = E₀ and the others are 0); `term(T, k)` evaluates the k-th order.
 
 # %%
 ex = mmicl.alpha_expansion(law)
 print("form:", ex.form)
-print(f"c = {ex.coefficient:.12f}, d = {ex.second:.6f}")
+print(f"c = {ex.coefficient:.12f}, d = {ex.second[0]:.6f}")
 
 # %% [markdown]
 # So T·(α\* − α_T) should tend to c, with the correction d/T. A second law, a Beta law whose
@@ -170,11 +171,11 @@ for ax, this_law, e in ((axes[0], law, ex), (axes[1], beta_law, ex_beta)):
     a_s = mmicl.alpha_star(this_law)
     scaled = [T * (a_s - mmicl.alpha_T(this_law, int(T))) for T in depths]
     if e.form == "c/T":
-        derived = e.coefficient + e.second / depths
+        derived = e.coefficient + e.second[0] / depths
         label = "derived c + d/T"
     else:
-        derived = e.log_coefficient * np.log(depths) + e.coefficient
-        label = "derived a·log T + c"
+        derived = np.array([T * (e.term(int(T), 1) + e.term(int(T), 2)) for T in depths])
+        label = "derived (a·log T + c) + P₂(log T)/T"
     ax.semilogx(depths, scaled, "o", ms=3, label="computed T·(α* − α_T)")
     ax.semilogx(depths, derived, "-", label=label)
     ax.set_xlabel("depth T (log scale)")

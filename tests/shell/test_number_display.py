@@ -72,9 +72,12 @@ def test_signed_sum_writes_each_sign_once():
 def test_the_correction_is_printed_with_its_signs():
     log_form = {"form": "(a log T + c)/T", "log_coefficient": -0.06213, "coefficient": -0.02371, "second": None}
     assert correction_text(log_form) == f"({MINUS}0.06213·log T {MINUS} 0.02371)/T + o(1/T)"
-    c_form = {"form": "c/T", "log_coefficient": None, "coefficient": 0.08613071474, "second": -0.1056559831}
+    with_second = {**log_form, "second": (-0.03116, 0.01258, -0.001252)}
+    assert correction_text(with_second) == (f"({MINUS}0.06213·log T {MINUS} 0.02371)/T + ({MINUS}0.001252·log²T + "
+                                            f"0.01258·log T {MINUS} 0.03116)/T² + …")
+    c_form = {"form": "c/T", "log_coefficient": None, "coefficient": 0.08613071474, "second": (-0.1056559831, 0.0, 0.0)}
     assert correction_text(c_form) == f"0.08613/T {MINUS} 0.1057/T² + …"
-    assert correction_text({**c_form, "second": None}) == "0.08613/T + …"
+    assert correction_text({**c_form, "second": None}) == "0.08613/T + o(1/T)"
 
 
 def test_limits_prints_one_precision():
