@@ -55,6 +55,9 @@ _API: dict[str, tuple[str, str | None]] = {
     "flow_one": ("mmicl.numerics.flows", "gradient_flow_one"),
     "flow_two": ("mmicl.numerics.flows", "gradient_flow_two"),
     "FlowResult": ("mmicl.numerics.flows", "FlowResult"),
+    # values below a function's resolution (one convention: variant_excess, variant_minimum's excess)
+    "BelowResolution": ("mmicl.numerics.resolution", "BelowResolution"),
+    "is_below_resolution": ("mmicl.numerics.resolution", "is_below_resolution"),
     # LCA variants (readout, F⁰, skip, parametrisation)
     "Variant": ("mmicl.numerics.variants", "Variant"),
     "parse_variant": ("mmicl.numerics.variants", "parse_variant"),

@@ -3,7 +3,8 @@
 Python's ``json`` writes ``NaN`` and ``Infinity``, which no strict parser (JavaScript's
 ``JSON.parse``, ``jq``, most JSON libraries) accepts.  Here every non-finite or unavailable number
 becomes ``null``, and the reason sits next to it under ``"<key>_null_reason"`` (a reason the caller
-gave is kept; otherwise the value it replaced is named).  numpy scalars and arrays become numbers and
+gave is kept; otherwise the value it replaced is named).  A value below its function's resolution
+(``resolution.BelowResolution``) becomes ``null`` with the reason ``below resolution r``.  numpy scalars and arrays become numbers and
 lists, paths become strings, and every top-level document carries ``"schema_version"``.
 """
 from __future__ import annotations
@@ -13,6 +14,8 @@ import json
 import math
 from pathlib import PurePath
 from typing import Any
+
+from .resolution import BelowResolution, below_resolution_text
 
 __all__ = ["SCHEMA_VERSION", "to_strict", "dumps", "null_reason_key", "context_length_fields"]
 
@@ -57,6 +60,8 @@ def _convert(obj: Any) -> tuple[Any, str | None]:
         return obj, None
     if isinstance(obj, int):
         return obj, None
+    if isinstance(obj, BelowResolution):
+        return None, below_resolution_text(obj.resolution)
     if isinstance(obj, float):
         return _number(obj)
     if hasattr(obj, "dtype") and hasattr(obj, "tolist"):  # numpy and torch scalars and arrays

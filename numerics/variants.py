@@ -29,6 +29,7 @@ import sympy as sp
 from scipy import optimize
 
 from mmicl.theory import variants as tv
+from .resolution import flag_resolution
 from mmicl.theory.compile import compiled
 from mmicl.theory.model import s as s_sym
 from mmicl.numerics.laws.task import TaskLaw
@@ -210,7 +211,8 @@ class VariantLoss:
 @dataclass
 class MinimiseResult:
     """``params``: the minimiser found (a tuple, empty where the loss does not depend on the
-    parameters); ``excess``: the loss there; ``grid``: points searched; ``gradient_norm`` at the
+    parameters); ``excess``: the loss there (a ``numerics.resolution.BelowResolution`` at or below
+    ``resolution``); ``grid``: points searched; ``gradient_norm`` at the
     minimiser; ``unique``: False where another grid basin came within ``1e-9`` relative of it;
     ``resolved``: False where the excess is at or below ``resolution``, the excess that a residual
     λP_T − 1 of 64·T·eps produces, E[ζ² s/(1+s)]·(64·T·eps)² (a bound: the iterated layer forms P_T
@@ -353,12 +355,13 @@ def minimise(law: TaskLaw, T: int, variant) -> MinimiseResult:
                 scale=1.0 / (loss.T * (1.0 + hi)))
     r.resolution = resolution(law, loss.T)
     r.resolved = loss.k == 0 or bool(r.excess > r.resolution) and r.stationary
+    r.excess = flag_resolution(r.excess, r.resolution)        # below it: a BelowResolution, never a plain number
     if not r.resolved and not r.stationary and r.excess > r.resolution:
         r.note = (f"the search ended at {r.params}, which is not a minimum (gradient norm {r.gradient_norm:.3g}): "
                   "float64 overflows the iterated layer over most of the parameter range at this depth, so the "
                   "search saw too few finite points; neither the excess nor the parameters are a result")
     elif not r.resolved:
-        r.note = (f"the least excess {r.excess:.3g} is below the rounding bound of the iterated layer at this depth "
+        r.note = (f"the least excess {float(r.excess):.3g} is below the rounding bound of the iterated layer at this depth "
                   f"({r.resolution:.3g}): neither it nor the parameters are guaranteed (for the default LCA, "
                   "alpha_T and minimise_two work in log scale and resolve them)")
     return r
@@ -373,7 +376,9 @@ def resolution(law: TaskLaw, T: int) -> float:
 
 @takes_law
 def excess_at(law: TaskLaw, T: int, variant, params) -> float:
-    """``variant``'s excess over Bayes at depth ``T`` and the parameters ``params``."""
+    """``variant``'s excess over Bayes at depth ``T`` and the parameters ``params``: a float, or, at or
+    below the rounding bound ``resolution(law, T)`` of the iterated layer, a ``BelowResolution``
+    (``numerics.resolution``: it prints and writes as ``below resolution r``)."""
     loss = VariantLoss(law, T, variant)
     try:
         params = tuple(np.atleast_1d(np.asarray(params, float))) if loss.k else ()
@@ -384,7 +389,7 @@ def excess_at(law: TaskLaw, T: int, variant, params) -> float:
     if len(params) != loss.k:
         raise InputError(f"variant {loss.variant.text} has {loss.k} parameter(s) "
                          f"({', '.join(map(str, loss.model.params)) or 'none'}), got {len(params)}")
-    return float(loss.values(np.array([params]))[0])
+    return flag_resolution(float(loss.values(np.array([params]))[0]), resolution(law, T))
 
 
 @dataclass

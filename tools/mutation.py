@@ -115,6 +115,7 @@ LSA_TRAINING = ["proofs/test_lsa_claim.py::test_training_verdict_is_two_sided_re
 V4_PILOTS = ["proofs/testbed/test_pilots.py"]
 V4_HEADS = ["numerics/testbed/test_balanced_iwl_and_ablation.py"]
 ATTENTION_PATCH = ["numerics/testbed/test_attention_patch.py"]  # claim 8 version 4.1
+RESOLUTION = ["numerics/test_resolution.py"]  # values below a function's resolution
 ORDERS = ["numerics/test_depth_expansion_orders.py::test_one_law_of_each_end_class_leaves_the_derived_third_order_after_two",
           "numerics/test_asymptotics.py::test_the_log_coefficient_on_a_beta_2_3_law_agrees_within_a_bound_below_1e_9_at_T_1e6",
           "numerics/test_asymptotics.py::test_the_numbers_docs_limits_states"]  # α* − α_T to the third order
@@ -653,6 +654,14 @@ MUTATIONS: list[Mutation] = [
     N("matched_control_with_replacement", "        control[layer, rng.choice(free, size=k, replace=False)] = True",
       "        control[layer, rng.choice(free, size=k, replace=True)] = True", V4_HEADS,
       "the control draws a head twice, so it holds fewer heads than the layer's induction heads"),
+    N("json_writes_the_rounding", "    if isinstance(obj, BelowResolution):\n        return None, below_resolution_text(obj.resolution)\n",
+      "", RESOLUTION, "strict JSON writes a value below resolution as its digits"),
+    N("variant_excess_unflagged", "    return flag_resolution(float(loss.values(np.array([params]))[0]), resolution(law, T))",
+      "    return float(loss.values(np.array([params]))[0])", RESOLUTION,
+      "variant_excess returns the rounding below its resolution as a plain number"),
+    N("minimum_excess_unflagged", "    r.excess = flag_resolution(r.excess, r.resolution)",
+      "    r.excess = float(r.excess)", RESOLUTION,
+      "variant_minimum's excess below resolution is a plain number"),
     N("end_without_its_second_local_term", "            + sp.log(1 + kappa * q / (n + bb + 1) + kappa2 * q**2 / ((n + bb + 1) * (n + bb + 2))))",
       "            + sp.log(1 + kappa * q / (n + bb + 1)))", ORDERS,
       "an end's integral drops its C₂ term, so the third order is wrong"),

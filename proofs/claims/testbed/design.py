@@ -479,7 +479,7 @@ def design_markdown() -> str:
     """The designs as the Markdown that docs/testbed.md carries; regenerate it with
     ``python -m mmicl.proofs.claims.testbed docs --docs docs/testbed.md``."""
     pw = power_table()
-    def families(v: int) -> str:
+    def families(v: float) -> str:
         out = []
         for f, fam in FAMILY_SETS[v].items():
             data = ("the run's --seed" if fam.data_offset is None else f"100·seed + {fam.data_offset}")
@@ -487,7 +487,8 @@ def design_markdown() -> str:
         return ", ".join(out)
 
     lines = [
-        f"Verdict seeds: version 3, {families(3)}; version 4, {families(4)}; pilots {PILOT_SEEDS[0]}–"
+        f"Verdict seeds: version 3, {families(3)}; version 4, {families(4)}; version 4.1, {families(4.1)}; "
+        f"pilots {PILOT_SEEDS[0]}–"
         f"{PILOT_SEEDS[-1]} and {STAGE1_PILOT_SEEDS[0]}–{V4_PILOT_SEEDS[-1]}. Evaluation sets of {EVAL_SIZE} items. "
         f"Sign test at α = {ALPHA} per direction over the resolved seeds, the two families pooled with a "
         f"consistency guard; power with every seed resolved: n = 8 decides with power {pw[8][0.8]:.2f} "

@@ -1,0 +1,55 @@
+"""Values below resolution (numerics/resolution.py): one convention, a float that says what it is.
+
+Asserted for any value and resolution: the flag is set exactly at or below the resolution, every
+display says ``below resolution r``, strict JSON writes null with that reason, and the variants'
+excess uses it (the default variant at T = 1000 on a uniform law is far below its rounding bound)."""
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import mmicl
+from mmicl.numerics import variants as nv
+from mmicl.numerics.resolution import BelowResolution, flag_resolution, is_below_resolution
+from mmicl.numerics.strict_json import dumps
+
+finite = st.floats(-1e300, 1e300, allow_nan=False)
+positive = st.floats(1e-300, 1e300, allow_nan=False)
+
+
+@given(finite, positive)
+def test_a_value_is_flagged_exactly_where_it_is_at_or_below_the_resolution(x, r):
+    got = flag_resolution(x, r)
+    assert float(got) == x
+    assert is_below_resolution(got) == (abs(x) <= r)
+    if abs(x) > r:
+        assert type(got) is float
+
+
+@given(finite, positive)
+def test_every_display_of_a_flagged_value_says_below_resolution(x, r):
+    v = BelowResolution(x, r)
+    text = f"below resolution {r:.3g}"
+    assert str(v) == repr(v) == f"{v}" == f"{v:.3e}" == f"{v:g}" == text
+    assert json.loads(dumps({"excess": v}))["excess"] is None
+    assert json.loads(dumps({"excess": v}))["excess_null_reason"] == text
+    assert json.loads(dumps({"rows": [v]}))["rows"] == [None]
+    back = pickle.loads(pickle.dumps(v))
+    assert is_below_resolution(back) and back.resolution == r and float(back) == x
+    assert type(v + 1.0) is float                           # arithmetic gives plain floats
+
+
+def test_the_default_variants_excess_at_depth_1000_is_below_resolution_not_a_digit_string():
+    law = "s=uniform(0.5,4)"
+    best = mmicl.variant_minimum(law, 1000, nv.DEFAULT_VARIANT)
+    assert is_below_resolution(best.excess) and not best.resolved
+    x = mmicl.variant_excess(law, 1000, nv.DEFAULT_VARIANT, best.params)
+    assert mmicl.is_below_resolution(x) and x.resolution == pytest.approx(nv.resolution(law, 1000), rel=1e-15)
+    assert str(x) == f"below resolution {nv.resolution(law, 1000):.3g}"
+    # where the excess is above the rounding bound it is a plain number
+    shallow = mmicl.variant_excess(law, 3, nv.DEFAULT_VARIANT, best.params)
+    assert type(shallow) is float and shallow > nv.resolution(law, 3)
