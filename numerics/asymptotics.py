@@ -68,23 +68,24 @@ class End:
         """The end's first relative correction, Γ(b + 1)·C1/K (``theory.asymptotics.end_expansion``)."""
         return math.gamma(self.b + 1) * self.C1 / self.K
 
-    @property
-    def second_reason(self) -> str | None:
-        """Why the 1/T² term is not the next one at this end (None when it is)."""
-        early = [g for g in self.gaps if 0 < g < 1]
+    def _early_term(self, lo: int, where: str) -> str | None:
+        """The reason an order is not the next term: a piece whose exponent exceeds b by a fraction
+        between ``lo`` and ``lo + 1``; None when there is none."""
+        early = [g for g in self.gaps if lo < g < lo + 1]
         if not early:
             return None
         return (f"the law has pieces at this end (s = {self.value:g}) whose exponents differ by {min(early):g}: a "
-                f"term of order T^(-{1 + min(early):g}) comes before 1/T², and it is not derived")
+                f"term of order T^(-{1 + min(early):g}) comes {where}, and it is not derived")
+
+    @property
+    def second_reason(self) -> str | None:
+        """Why the 1/T² term is not the next one at this end (None when it is)."""
+        return self._early_term(0, "before 1/T²")
 
     @property
     def third_reason(self) -> str | None:
         """Why the 1/T³ term is not the next one after 1/T² at this end (None when it is)."""
-        early = [g for g in self.gaps if 1 < g < 2]
-        if not early:
-            return None
-        return (f"the law has pieces at this end (s = {self.value:g}) whose exponents differ by {min(early):g}: a "
-                f"term of order T^(-{1 + min(early):g}) comes between 1/T² and 1/T³, and it is not derived")
+        return self._early_term(1, "between 1/T² and 1/T³")
 
     @property
     def description(self) -> str:

@@ -98,17 +98,23 @@ MATCHED_RULE = ("in each layer, as many heads as that layer has induction heads,
                 "when a layer has too few")
 
 
+def _control_masks(who: str, induction, eligible) -> tuple[np.ndarray, np.ndarray]:
+    """The induction and eligible masks of one member as booleans, refused unless both are (layers, H)
+    of one shape and disjoint."""
+    induction, eligible = np.asarray(induction, bool), np.asarray(eligible, bool)
+    if induction.shape != eligible.shape or induction.ndim != 2:
+        raise ValueError(f"{who} needs two (layers, H) masks of one shape, got {induction.shape} and {eligible.shape}")
+    if (induction & eligible).any():
+        raise ValueError(f"{who}: a head is both an induction head and eligible as its control")
+    return induction, eligible
+
+
 def matched_control(induction: np.ndarray, eligible: np.ndarray, rng: np.random.Generator) -> np.ndarray | None:
     """One member's layer- and count-matched control mask (``MATCHED_RULE``): for each layer l, k_l =
     the number of induction heads in l, and k_l heads drawn without replacement among the
     ``eligible`` heads of l (both masks (layers, H), disjoint); None when some layer has fewer than
     k_l eligible heads (the control cannot be matched) or there is no induction head."""
-    induction, eligible = np.asarray(induction, bool), np.asarray(eligible, bool)
-    if induction.shape != eligible.shape or induction.ndim != 2:
-        raise ValueError(f"matched_control needs two (layers, H) masks of one shape, got {induction.shape} and "
-                         f"{eligible.shape}")
-    if (induction & eligible).any():
-        raise ValueError("matched_control: a head is both an induction head and eligible as its control")
+    induction, eligible = _control_masks("matched_control", induction, eligible)
     if not induction.any():
         return None
     control = np.zeros_like(induction)
@@ -302,12 +308,7 @@ def count_matched_control(induction: np.ndarray, eligible: np.ndarray, rng: np.r
     """One member's count-matched control mask (``COUNT_MATCHED_RULE``): k = the number of induction
     heads, and k heads drawn without replacement among the ``eligible`` heads of any layer (both
     masks (layers, H), disjoint); None when fewer than k are eligible or there is no induction head."""
-    induction, eligible = np.asarray(induction, bool), np.asarray(eligible, bool)
-    if induction.shape != eligible.shape or induction.ndim != 2:
-        raise ValueError(f"count_matched_control needs two (layers, H) masks of one shape, got {induction.shape} and "
-                         f"{eligible.shape}")
-    if (induction & eligible).any():
-        raise ValueError("count_matched_control: a head is both an induction head and eligible as its control")
+    induction, eligible = _control_masks("count_matched_control", induction, eligible)
     k, free = int(induction.sum()), np.flatnonzero(eligible)
     if k == 0 or k > len(free):
         return None
