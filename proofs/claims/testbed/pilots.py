@@ -51,6 +51,7 @@ PILOTED = {
     "v4_m2": {"distractor_dims": 48, "distractor_scale": 3.0},
     "v4_claim8": {"heads": 8},
     "v4_claim7": {"encoder_steps": (100, 160, 200, 1280)},
+    "v4_claim1": {"K_edge": 1024},
 }
 """The settings each pilot rule chose on its pilot seeds, which the claims run on:
 
@@ -67,7 +68,10 @@ PILOTED = {
   seeds have a matched control at 4 heads; at 8, ``pilot_v4_claim8_8heads.json``, 0 of 8 too: 6–8 of
   layer 2's 8 heads are induction heads on every seed);
 - ``v4_claim7``: claim 7's version-4 encoder doses by ``choose_claim7`` under ``V4_CLAIM7_RULE``
-  (``pilot_v4_claim7.json``: median held-out accuracies 0.167, 0.430, 0.569 and 0.798)."""
+  (``pilot_v4_claim7.json``: median held-out accuracies 0.167, 0.430, 0.569 and 0.798);
+- ``v4_claim1``: claim 1's K_edge by ``choose_v4_claim1`` (``pilot_v4_claim1.json``: median final ICL 0.065
+  at K = 256 and 1024, at guessing level 1/16 and below the copy baseline 1/8, with a copy rate of
+  0.51–0.56; 0.989 at K = 4096, where every seed copies: the largest K below 0.9 is 1024)."""
 
 
 # ---- reading a pilot's store ------------------------------------------------------------------

@@ -252,6 +252,11 @@ def test_the_committed_v4_pilots_give_the_piloted_v4_settings_by_their_rules():
     heads8 = _read("v4_claim8_8heads")
     assert heads8["rule"] == pilots.V4_CLAIM8_8HEADS_RULE and heads8["decoder_heads"] == 8
     assert heads8["steps"] == PILOTED["v4_stage1"]["steps"]
+    claim1 = _read("v4_claim1")
+    assert claim1["rule"] == pilots.V4_CLAIM1_RULE and claim1["pilot_seeds"] == list(pilots.V4_PILOT_SEEDS)
+    assert claim1["train"]["steps"] == PILOTED["v4_stage1"]["steps"]
+    finals = {int(k): v for k, v in claim1["finals"].items()}
+    assert pilots.choose_v4_claim1(finals)["K_edge"] == PILOTED["v4_claim1"]["K_edge"]
 
 
 # ---- claims 2 and 3 of version 4: settled step counts ---------------------------------------------------
