@@ -53,3 +53,20 @@ def test_the_default_variants_excess_at_depth_1000_is_below_resolution_not_a_dig
     # where the excess is above the rounding bound it is a plain number
     shallow = mmicl.variant_excess(law, 3, nv.DEFAULT_VARIANT, best.params)
     assert type(shallow) is float and shallow > nv.resolution(law, 3)
+
+
+def test_reports_and_verdicts_show_a_value_below_resolution_as_such(tmp_path):
+    from mmicl.proofs.claim import Check, ClaimResult, RunConfig
+    from mmicl.report import render_html, render_report
+
+    x = BelowResolution(5.4e-33, 1.3e-22)
+    r = ClaimResult("mine.x", "holds", "", [], [Check("c", "exact", True, {"excess": x})], summary={"excess": x})
+    cfg = RunConfig(quick=True, out=tmp_path)
+    md = render_report([r], cfg)
+    assert "excess = below resolution 1.3e-22" in md and "5.4e-33" not in md
+    assert '"excess_null_reason": "below resolution 1.3e-22"' in md
+    html = render_html([r], cfg)
+    assert "below resolution 1.3e-22" in html and "5.4e-33" not in html
+    doc = json.loads(dumps(r.to_json()))
+    assert doc["evidence"]["summary"]["excess"] is None
+    assert doc["evidence"]["summary"]["excess_null_reason"] == "below resolution 1.3e-22"
