@@ -45,6 +45,7 @@ from mmicl.numerics.laws.language import takes_law
 from mmicl.numerics.laws.scalar import LawError
 from .strict_json import context_length_fields
 from mmicl.numerics.laws.task import TaskLaw
+from .resolution import flag_resolution
 from .validate import check_lsa_size
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "conditional_moments",
     "BestLSA",
     "best_lsa",
+    "gap_resolution",
     "lsa_excess",
     "excess_given_norms",
     "per_prompt_excess",
@@ -200,9 +202,10 @@ class BestLSA:
     law: str
     n: int | None
     gamma: np.ndarray  # the diagonal of Γ
-    gap: float  # excess risk over Bayes (task-known), E[e(Γ)]
+    gap: float  # excess risk over Bayes (task-known), E[e(Γ)]; a BelowResolution at or below ``resolution``
     bayes_risk: float  # E[ζ²/(1+s)]
     undetermined: tuple[int, ...] = ()  # coordinates with E[m_i²] = 0 (γ_i set to 0)
+    resolution: float = 0.0  # the gap that the rounding of δ = γ − 1/(1+s) alone produces (``gap_resolution``)
 
     @property
     def lsa_risk(self) -> float:
@@ -225,6 +228,7 @@ class BestLSA:
             **context_length_fields(self.n),
             "gamma": g if g is not None else self.gamma_matrix.tolist(),
             "gap": self.gap,
+            "gap_resolution": self.resolution,
             "bayes_risk": self.bayes_risk,
             "lsa_risk": self.lsa_risk,
         }
@@ -262,16 +266,32 @@ def best_lsa(law: TaskLaw, n: int | None = None) -> BestLSA:
     dead = tuple(int(i) for i in np.flatnonzero(b == 0))
     live = np.flatnonzero(b > 0)
     gamma = np.zeros(blocks.d)
+    cond = 1.0
     if live.size:
         # Jacobi scaling: coordinates whose E[m_i²] is tiny (say 1e-168) next to O(1) ones make A
         # ill-conditioned only through its scale; S A S has a unit diagonal
         sub = A[np.ix_(live, live)]
         scale = 1.0 / np.sqrt(np.diag(sub))
-        gamma[live] = scale * np.linalg.solve(sub * scale[:, None] * scale[None, :], scale * b[live])
+        scaled = sub * scale[:, None] * scale[None, :]
+        gamma[live] = scale * np.linalg.solve(scaled, scale * b[live])
+        cond = float(np.linalg.cond(scaled))
     if not np.all(np.isfinite(gamma)):
         raise FloatingPointError(f"the normal equations of {law.spec()} gave a non-finite Γ: {gamma}")
-    return BestLSA(law.spec(), n, gamma, lsa_excess(law, gamma, n, blocks=blocks),
-                   _bayes_risk(blocks), dead)
+    resolution = gap_resolution(blocks, A, gamma, cond)
+    return BestLSA(law.spec(), n, gamma, flag_resolution(lsa_excess(law, gamma, n, blocks=blocks), resolution),
+                   _bayes_risk(blocks), dead, resolution)
+
+
+def gap_resolution(blocks: NormBlocks, A: np.ndarray, gamma: np.ndarray, cond: float) -> float:
+    """The gap that the rounding of ``δ = γ − 1/(1+s)`` alone produces: below it the computed gap is
+    rounding (``numerics.resolution``).  γ solves the (Jacobi-scaled) normal equations to a relative
+    error ``cond·(K + d²)·ε`` (K quadrature nodes, the sums' rounding), and 1/(1+s) is formed to a few
+    ε, so each δ_i is off by at most ``e = cond·(K + d²)·ε·max|γ| + 4ε``; the gap's quadratic form
+    ``Σ_i δ_i²μ2_i + δᵀμ4δ`` (``excess_given_norms``) then moves by at most ``d·e²·tr(A)`` per unit of
+    E[ζ²] (A = diag(E μ2) + E μ4 the normal matrix, μ4 positive semi-definite)."""
+    eps = np.finfo(float).eps
+    e = cond * (blocks.weights.size + blocks.d**2) * eps * float(np.max(np.abs(gamma), initial=0.0)) + 4 * eps
+    return float(blocks.zeta2 * blocks.d * np.trace(A) * e**2)
 
 
 def _bayes_risk(blocks: NormBlocks) -> float:

@@ -1,7 +1,11 @@
 """Values below resolution: one convention for every number mmicl computes below what it can resolve.
 
 A function that knows its resolution r (the size below which its value is rounding, not a
-measurement: ``variants.resolution`` for the variants' excess, …) returns a value at or below r as a
+measurement) returns a value at or below r as a ``BelowResolution``: the variants' excess
+(``variants.excess_at``, ``variants.minimise``; r = ``variants.resolution``) and the best LSA's gap
+(``lsa.best_lsa``; r = ``lsa.gap_resolution``).  Functions whose accuracy is relative (the one-parameter
+``lca.excess_risk_scaled``, log-scaled: every term's relative rounding is bounded) have no such floor
+and return plain numbers; a law they cannot resolve at all is refused (``LawError``).  A
 ``BelowResolution``:
 
 - it is a ``float`` (the value the arithmetic produced), so code that only passes it on keeps working,

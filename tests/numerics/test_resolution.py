@@ -70,3 +70,19 @@ def test_reports_and_verdicts_show_a_value_below_resolution_as_such(tmp_path):
     doc = json.loads(dumps(r.to_json()))
     assert doc["evidence"]["summary"]["excess"] is None
     assert doc["evidence"]["summary"]["excess_null_reason"] == "below resolution 1.3e-22"
+
+
+@given(st.floats(0.01, 50.0), st.sampled_from(["d1=1;d2=1", "d1=2;d2=3", "d1=4;d2=1"]))
+def test_the_lsa_gap_of_a_point_law_is_zero_and_is_below_its_resolution(c, dims):
+    """A point law's best LSA is Bayes-optimal: its gap is 0, so whatever best_lsa computes is
+    rounding, and gap_resolution must bound it (the resolution is a bound, not a guess)."""
+    best = mmicl.best_lsa(f"s=point({c!r});{dims}")
+    assert is_below_resolution(best.gap) and abs(float(best.gap)) <= best.resolution
+
+
+def test_a_real_lsa_gap_is_a_plain_number_far_above_its_resolution():
+    best = mmicl.best_lsa("s=uniform(0.5,4)")
+    assert type(best.gap) is float and best.gap > 1e15 * best.resolution
+    near = mmicl.best_lsa("s=uniform(1,1.0000001)")      # a gap of 1e-16, still resolved
+    assert type(near.gap) is float and near.gap > 1e6 * near.resolution
+    assert json.loads(dumps(mmicl.best_lsa("s=point(2)").to_json()))["gap_null_reason"].startswith("below resolution")
