@@ -29,7 +29,7 @@ import sympy as sp
 from scipy import optimize
 
 from mmicl.theory import variants as tv
-from .resolution import flag_resolution
+from .resolution import flag_resolution, is_below_resolution
 from mmicl.theory.compile import compiled
 from mmicl.theory.model import s as s_sym
 from mmicl.numerics.laws.task import TaskLaw
@@ -408,7 +408,8 @@ class Floor:
     details: dict = field(default_factory=dict)
     zero: bool = False
     """True where ``value`` is at most ``ZERO_FLOOR`` of the zero predictor's excess E[ζ² s/(1+s)]:
-    0 up to the rounding of ``(s/λ)(λ·(1/λ) − 1)²``."""
+    0 up to the rounding of ``(s/λ)(λ·(1/λ) − 1)²``.  ``value`` (and ``stable``, ``scaled``) is then a
+    ``numerics.resolution.BelowResolution``: it prints as ``below resolution r``, not as the rounding."""
 
 
 ZERO_FLOOR = 1e-12
@@ -447,9 +448,13 @@ def floor(law: TaskLaw, variant) -> Floor:
         out[which] = (_search(values, jet, axes, len(names), scale=1.0 / (1.0 + hi)), tuple(map(str, names)))
     (best, names) = min(out.values(), key=lambda r: r[0].excess)
     regime = "stable" if out["stable"][0] is best else "scaled"
-    zero = best.excess <= ZERO_FLOOR * float(rule.expect(lambda s: s / (1 + s)))
-    return Floor(best.excess, regime, best.params, names, out["stable"][0].excess, out["scaled"][0].excess, v.text,
-                 {"unique": best.unique, "gradient_norm": best.gradient_norm, "stationary": best.stationary}, zero)
+    # 0 to rounding: at most ZERO_FLOOR of the zero predictor's excess (a BelowResolution, numerics.resolution)
+    floor_resolution = ZERO_FLOOR * float(rule.expect(lambda s: s / (1 + s)))
+    value, stable, scaled = (flag_resolution(x, floor_resolution)
+                             for x in (best.excess, out["stable"][0].excess, out["scaled"][0].excess))
+    return Floor(value, regime, best.params, names, stable, scaled, v.text,
+                 {"unique": best.unique, "gradient_norm": best.gradient_norm, "stationary": best.stationary},
+                 is_below_resolution(value))
 
 
 def matrix_excess_variant(m: np.ndarray, zeta: float, variant, params, T: int) -> float:

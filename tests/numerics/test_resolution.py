@@ -6,6 +6,7 @@ excess uses it (the default variant at T = 1000 on a uniform law is far below it
 from __future__ import annotations
 
 import json
+import math
 import pickle
 
 import pytest
@@ -86,3 +87,12 @@ def test_a_real_lsa_gap_is_a_plain_number_far_above_its_resolution():
     near = mmicl.best_lsa("s=uniform(1,1.0000001)")      # a gap of 1e-16, still resolved
     assert type(near.gap) is float and near.gap > 1e6 * near.resolution
     assert json.loads(dumps(mmicl.best_lsa("s=point(2)").to_json()))["gap_null_reason"].startswith("below resolution")
+
+
+def test_a_floor_of_zero_is_below_resolution_and_a_positive_floor_is_a_number():
+    zero = mmicl.variant_floor("s=uniform(0.5,4)", nv.DEFAULT_VARIANT)
+    assert zero.zero and is_below_resolution(zero.value) and str(zero.value).startswith("below resolution")
+    # its resolution is ZERO_FLOOR of the zero predictor's excess, E[ζ² s/(1+s)] = 1 − log(5/1.5)/3.5 here
+    assert zero.value.resolution == pytest.approx(nv.ZERO_FLOOR * (1 - math.log(5 / 1.5) / 3.5), rel=1e-12)
+    positive = mmicl.variant_floor("s=uniform(0.5,4)", "f0=zero,skip=off")
+    assert not positive.zero and type(positive.value) is float and positive.value > 0.1
