@@ -102,7 +102,11 @@ def test_lsa(extra):
 
 
 def test_lsa_on_a_point_law():
-    assert run_json("lsa", "--law", "s=point(2)")["gap"] == pytest.approx(0.0, abs=1e-12)
+    """A point law's gap is 0 in truth: what float64 computes is below its resolution, written as
+    null with the reason beside it (numerics/resolution.py), never as the rounding's digits."""
+    doc = run_json("lsa", "--law", "s=point(2)")
+    assert doc["gap"] is None and doc["gap_null_reason"].startswith("below resolution")
+    assert 0 < doc["gap_resolution"] < 1e-12
 
 
 @pytest.mark.train
