@@ -52,6 +52,7 @@ PILOTED = {
     "v4_claim8": {"heads": 8},
     "v4_claim7": {"encoder_steps": (100, 160, 200, 1280)},
     "v4_claim1": {"K_edge": 1024},
+    "v4_claim3": {"steps": 15000},
 }
 """The settings each pilot rule chose on its pilot seeds, which the claims run on:
 
@@ -71,7 +72,11 @@ PILOTED = {
   (``pilot_v4_claim7.json``: median held-out accuracies 0.167, 0.430, 0.569 and 0.798);
 - ``v4_claim1``: claim 1's K_edge by ``choose_v4_claim1`` (``pilot_v4_claim1.json``: median final ICL 0.065
   at K = 256 and 1024, at guessing level 1/16 and below the copy baseline 1/8, with a copy rate of
-  0.51–0.56; 0.989 at K = 4096, where every seed copies: the largest K below 0.9 is 1024)."""
+  0.51–0.56; 0.989 at K = 4096, where every seed copies: the largest K below 0.9 is 1024);
+- ``v4_claim3``: claim 3's step count by ``choose_settled_steps`` under ``V4_CLAIM3_RULE``
+  (``pilot_v4_claim3.json``: APE and RoPE at K = 1024, 4096 and 16384 on pilot seeds 9012–9015; no step
+  count settles every arm: RoPE at K = 4096 is settled on 1 of 4 seeds even at 15000 steps, its ICL
+  0.50–0.90 there against APE's 0.99, so the rule gives the largest, 15000)."""
 
 
 # ---- reading a pilot's store ------------------------------------------------------------------

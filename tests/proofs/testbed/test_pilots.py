@@ -257,6 +257,9 @@ def test_the_committed_v4_pilots_give_the_piloted_v4_settings_by_their_rules():
     assert claim1["train"]["steps"] == PILOTED["v4_stage1"]["steps"]
     finals = {int(k): v for k, v in claim1["finals"].items()}
     assert pilots.choose_v4_claim1(finals)["K_edge"] == PILOTED["v4_claim1"]["K_edge"]
+    claim3 = _read("v4_claim3")
+    assert claim3["rule"] == pilots.V4_CLAIM3_RULE and claim3["pilot_seeds"] == list(pilots.V4_SETTLED_PILOT_SEEDS)
+    assert pilots.choose_settled_steps(claim3["curves"])["steps"] == PILOTED["v4_claim3"]["steps"]
 
 
 # ---- claims 2 and 3 of version 4: settled step counts ---------------------------------------------------
