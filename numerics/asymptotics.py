@@ -68,6 +68,11 @@ class End:
         """The end's first relative correction, Γ(b + 1)·C1/K (``theory.asymptotics.end_expansion``)."""
         return math.gamma(self.b + 1) * self.C1 / self.K
 
+    @property
+    def kappa2(self) -> float:
+        """The end's second relative correction, Γ(b + 2)·C2/K (``theory.asymptotics.end_expansion``)."""
+        return math.gamma(self.b + 2) * self.C2 / self.K
+
     def _early_term(self, lo: int, where: str) -> str | None:
         """The reason an order is not the next term: a piece whose exponent exceeds b by a fraction
         between ``lo`` and ``lo + 1``; None when there is none."""
@@ -256,8 +261,10 @@ class AlphaExpansion:
 
     def to_json(self) -> dict:
         out = asdict(self) | {"e1": self.e1, "f1": self.f1, "e2": self.e2}
-        out["lo"] = asdict(self.lo) | {"description": self.lo.description, "kappa": self.lo.kappa}
-        out["hi"] = asdict(self.hi) | {"description": self.hi.description, "kappa": self.hi.kappa}
+        out["lo"] = asdict(self.lo) | {"description": self.lo.description, "kappa": self.lo.kappa,
+                                         "kappa2": self.lo.kappa2}
+        out["hi"] = asdict(self.hi) | {"description": self.hi.description, "kappa": self.hi.kappa,
+                                         "kappa2": self.hi.kappa2}
         return out
 
 
@@ -312,8 +319,7 @@ def _alpha_expansion(law: TaskLaw) -> AlphaExpansion:
     rho = (hi.value - lo.value) / (2 + lo.value + hi.value)  # (λ_hi − λ_lo)/(λ_hi + λ_lo), from s: no rounding of 1 + s
     if rho == 0:
         raise LawError(f"the law {law.spec()} is a point mass: α_T = α* at every depth, there is no expansion")
-    kappa2 = [math.gamma(e.b + 2) * e.C2 / e.K for e in (lo, hi)]
-    nu, by_T = _expansion_values((rho, a_star, lo.b, hi.b, lo.K, hi.K, lo.kappa, hi.kappa, *kappa2))
+    nu, by_T = _expansion_values((rho, a_star, lo.b, hi.b, lo.K, hi.K, lo.kappa, hi.kappa, lo.kappa2, hi.kappa2))
     if lo.b == hi.b:
         # every log coefficient carries the factor b_hi − b_lo (tests/numerics/test_asymptotics.py checks it
         # symbolically): exactly 0 here, not the 30-digit rounding of a cancellation
