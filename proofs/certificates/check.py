@@ -3,7 +3,8 @@
     python -m mmicl.proofs.certificates.check FILE        (or: python check.py FILE, standalone)
 
 This module is the independent half of ``mmicl certify``: it imports only ``fractions``, ``json``,
-``math`` and ``sys``, never the certifier, the numerics or the theory, and it trusts no number in
+``math`` and ``sys`` (and, for an all-depth certificate, ``tail.py`` beside it, which imports ``fractions``
+and ``math``), never the certifier, the numerics or the theory, and it trusts no number in
 the certificate that it can recompute.  From the law as the certificate writes it (every parameter
 a rational ``"p/q"``; the LAW text is read again here and must give the same law) it recomputes,
 in exact rational arithmetic and by its own route:
@@ -20,6 +21,10 @@ in exact rational arithmetic and by its own route:
              ``u = 1 − t/c``, ``ρ = (t₁−t₀)/(t₁+t₀)``, K even), and checks that the claimed bounds
              contain it (equal it, for an exact gap) and that the lower bound is > 0 where G > 0 is
              claimed.
+``alpha_all_T``  every ``alpha_T`` certificate of T = 1, …, T₀ − 1 as above, the side of α* each
+             encloses, and the tail proof for T ≥ T₀ (``tail.check_tail``: the end form of the law, the
+             expansion cancelling F to second order exactly over ℚ[λ], the third-order coefficients'
+             signs over the box of T₀ in interval arithmetic, the tail's side), and the statement.
 
 The inequalities that carry the proofs are strict where the statements are: ``D(lo) < 0 < D(hi)`` (a
 zero at an end is the root on the boundary of the open (lo, hi), refused), ``hi − lo < width``, and
@@ -45,7 +50,7 @@ import math
 import sys
 from fractions import Fraction
 
-__all__ = ["FORMAT", "MAX_T", "MAX_TERMS", "law_from_text", "derivative_value", "reciprocal_bounds", "check", "main"]
+__all__ = ["FORMAT", "MAX_T", "MAX_TERMS", "law_from_text", "law_pieces", "derivative_value", "reciprocal_bounds", "check", "main"]
 
 FORMAT = "mmicl-certificate/1"
 MAX_T = 100_000
@@ -151,6 +156,15 @@ def law_from_text(text: str) -> dict:
         except ValueError:
             raise _Bad(f"{key}={items[key]} is not an integer") from None
     return out
+
+
+def law_pieces(block: dict) -> list[tuple[Fraction, tuple]]:
+    """The law of s of a certificate's law block as ``[(weight, piece)]`` (``_Law.pieces``), checked
+    against its LAW text on the way."""
+    try:
+        return _Law(block).pieces()
+    except _Bad as err:
+        raise ValueError(str(err)) from None
 
 
 def _leaves(nf: dict, weight: Fraction = Fraction(1)) -> list[tuple[Fraction, tuple]]:
@@ -515,6 +529,60 @@ def _check_gap(cert: dict, law: _Law, reasons: list[str]) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+# ---------------------------------------------------------------------------------------------
+# alpha_all_T: finite depths here, the tail in tail.py
+# ---------------------------------------------------------------------------------------------
+
+
+def _tail_module():
+    """``tail.py`` from beside this file, by its path: the same code whether this file runs in the package
+    or as a standalone copy next to a copy of tail.py (``-I`` keeps the folder off ``sys.path``)."""
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tail.py")
+    if not os.path.isfile(path):
+        raise _Bad("an all-depth certificate needs tail.py beside check.py (both are standard library only)")
+    spec = importlib.util.spec_from_file_location("mmicl_certificate_tail", path)
+    tail = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tail)
+    return tail
+
+
+def _check_all_depths(cert: dict, law: _Law, reasons: list[str]) -> None:
+    tail = _tail_module()
+    claim = cert["claim"]
+    try:
+        ends = tail.ends(law.pieces())
+    except tail.TailError as err:
+        reasons.append(f"the law is outside the class of the all-depth proof: {err}")
+        return
+    try:
+        reasons += tail.check_tail(claim, ends)
+    except tail.TailError as err:
+        reasons.append(str(err))
+    T0, finite, sides = claim["T0"], cert["finite"], claim["sides"]
+    if not isinstance(T0, int) or [c.get("T") if isinstance(c, dict) else None for c in finite] != list(range(1, T0)):
+        reasons.append("the finite part must hold the alpha_T certificates of T = 1, 2, …, T0 − 1, in order")
+        return
+    if not isinstance(sides, list) or len(sides) != len(finite):
+        reasons.append("sides must list the side of α* of each finite depth")
+        return
+    for c, side in zip(finite, sides):
+        if c.get("format") != FORMAT or c.get("certificate") != "alpha_T" or c.get("law") != cert["law"]:
+            reasons.append(f"T = {c.get('T')}: not an alpha_T certificate of this law")
+            continue
+        own: list[str] = []
+        _check_alpha(c, law, own)
+        reasons += [f"T = {c['T']}: {r}" for r in own]
+        lo, hi = _q(c["claim"]["lo_rational"]), _q(c["claim"]["hi_rational"])
+        if side is not None and (side not in tail.SIDES or tail.side_of(lo, hi, ends.alpha_star) != side):
+            reasons.append(f"T = {c['T']}: α_T ∈ ({lo}, {hi}) is not {side} α* = {ends.alpha_star}")
+    if claim["statement"] != tail.statement(sides, claim["tail_side"], T0):
+        reasons.append(f"the statement {claim['statement']!r} is not what the sides prove: "
+                       f"{tail.statement(sides, claim['tail_side'], T0)!r}")
+
+
 def _check_one(cert, reasons: list[str]) -> None:
     if not isinstance(cert, dict):
         reasons.append("a certificate is a JSON object")
@@ -529,6 +597,8 @@ def _check_one(cert, reasons: list[str]) -> None:
             _check_alpha(cert, law, reasons)
         elif kind == "lsa_gap":
             _check_gap(cert, law, reasons)
+        elif kind == "alpha_all_T":
+            _check_all_depths(cert, law, reasons)
         else:
             reasons.append(f"unknown certificate kind {kind!r}")
     except _Bad as e:
@@ -559,6 +629,9 @@ def _summary(cert: dict) -> str:
     claim = cert["claim"]
     if cert["certificate"] == "alpha_T":
         return f"alpha_T at T = {cert['T']} on {cert['law']['text']}: unique, in [{claim['lo']}, {claim['hi']}]"
+    if cert["certificate"] == "alpha_all_T":
+        return (f"alpha_T at every depth on {cert['law']['text']}: {claim['statement']}; for T ≥ {claim['T0']}, "
+                f"|α* − α_T − δ_c(2T − 1)| < K(1 + log n)³/n³ with K = {claim['K']}")
     what = "G > 0" if claim["positive"] else "G = 0"
     return f"LSA gap on {cert['law']['text']}: {claim['lo']} ≤ G ≤ {claim['hi']}, {what}"
 

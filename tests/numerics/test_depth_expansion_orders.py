@@ -18,55 +18,9 @@ import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from exact_sums import beta_piece, exact_alpha_T, uniform_piece
 from mmicl.numerics import asymptotics as asy
 from mmicl.theory import asymptotics as th
-
-s = sp.Symbol("s")
-
-
-def _poly_piece(weight: Fraction, density: sp.Expr, a: Fraction, b: Fraction):
-    return ("poly", weight, sp.Poly(sp.expand(s * density), s), a, b)
-
-
-def _uniform(a, b, weight=Fraction(1)):
-    return _poly_piece(weight, sp.Integer(1) / sp.Rational(b - a), a, b)
-
-
-def _beta(p, q, a, b, weight=Fraction(1)):
-    A, B = sp.Rational(a), sp.Rational(b)
-    beta = sp.gamma(p) * sp.gamma(q) / sp.gamma(p + q)
-    return _poly_piece(weight, (s - A) ** (p - 1) * (B - s) ** (q - 1) / (beta * (B - A) ** (p + q - 1)), a, b)
-
-
-def _G(pieces, alpha, n):
-    """E[s·r^n], r = α(1 + s) − 1, exactly (mpmath at the working precision)."""
-    total = mp.mpf(0)
-    for piece in pieces:
-        if piece[0] == "atom":
-            _, p, x = piece
-            x = mp.mpf(x.numerator) / x.denominator
-            total += mp.mpf(p.numerator) / p.denominator * x * (alpha * (1 + x) - 1) ** n
-            continue
-        _, weight, poly, a, b = piece
-        c = [mp.mpf(sp.Rational(v).p) / sp.Rational(v).q for v in poly.all_coeffs()[::-1]]   # of s^j
-        q = [mp.mpf(0)] * len(c)
-        for j, cj in enumerate(c):            # s = (r + 1 − α)/α
-            for k in range(j + 1):
-                q[k] += cj * mp.binomial(j, k) * (1 - alpha) ** (j - k) / alpha**j
-        lo = alpha * (1 + mp.mpf(a.numerator) / a.denominator) - 1
-        hi = alpha * (1 + mp.mpf(b.numerator) / b.denominator) - 1
-        part = sum(qk * (hi ** (n + k + 1) - lo ** (n + k + 1)) / (n + k + 1) for k, qk in enumerate(q)) / alpha
-        total += mp.mpf(weight.numerator) / weight.denominator * part
-    return total
-
-
-def _alpha_T(pieces, T: int, guess: float) -> mp.mpf:
-    n = 2 * T - 1
-    g = mp.mpf(guess)
-    scale = abs(_G(pieces, g * (1 + mp.mpf(10) ** -3 / T), n))
-    return mp.findroot(lambda x: _G(pieces, x, n) / scale, (g * (1 - mp.mpf(10) ** -9), g * (1 + mp.mpf(10) ** -9)),
-                       solver="anderson", tol=mp.mpf(10) ** -45)
-
 
 def _text(x: Fraction) -> str:
     return format(float(x), ".17g")
@@ -86,18 +40,18 @@ def exact_laws(draw):
     if kind in ("twopoint", "atom_and_density", "atom_then_density") and a == 0:
         a, b = Fraction(1, 4), b + Fraction(1, 4)       # an atom at s = 0 carries no weight
     if kind == "uniform":
-        return f"s=uniform({_text(a)},{_text(b)})", [_uniform(a, b)]
+        return f"s=uniform({_text(a)},{_text(b)})", [uniform_piece(a, b)]
     if kind == "beta":
         p, q = draw(st.integers(1, 3)), draw(st.integers(1, 3))
-        return f"s=beta({p},{q},{_text(a)},{_text(b)})", [_beta(p, q, a, b)]
+        return f"s=beta({p},{q},{_text(a)},{_text(b)})", [beta_piece(p, q, a, b)]
     if kind == "twopoint":
         return f"s=twopoint({_text(a)},{_text(b)},{_text(w)})", [("atom", w, a), ("atom", 1 - w, b)]
     if kind == "atom_and_density":
         return (f"s=mix({_text(w)}*point({_text(a)}),{_text(1 - w)}*uniform({_text(a)},{_text(b)}))",
-                [("atom", w, a), _uniform(a, b, 1 - w)])
+                [("atom", w, a), uniform_piece(a, b, 1 - w)])
     c = a + (b - a) / 2
     return (f"s=mix({_text(w)}*point({_text(a)}),{_text(1 - w)}*uniform({_text(c)},{_text(b)}))",
-            [("atom", w, a), _uniform(c, b, 1 - w)])
+            [("atom", w, a), uniform_piece(c, b, 1 - w)])
 
 
 def _remainders(law: str, pieces, Ts) -> list[tuple[int, float, float, float]]:
@@ -108,7 +62,7 @@ def _remainders(law: str, pieces, Ts) -> list[tuple[int, float, float, float]]:
     with mp.workdps(50):
         a_star = 2 / (2 + mp.mpf(ex.lo.value) + mp.mpf(ex.hi.value))
         for T in Ts:
-            exact = a_star - _alpha_T(pieces, T, ex.alpha_T(T))
+            exact = a_star - exact_alpha_T(pieces, T, ex.alpha_T(T))
             rem = exact - mp.mpf(ex.term(T, 1)) - mp.mpf(ex.term(T, 2))
             out.append((T, float(rem), ex.term(T, 3), asy._term_size(ex, T, 3)))
     return out
@@ -141,14 +95,14 @@ def test_after_two_orders_the_remainder_is_the_derived_third_order_at_more_laws_
 
 
 ONE_OF_EACH = [
-    ("s=uniform(0.5,4)", [_uniform(Fraction(1, 2), Fraction(4))]),
-    ("s=beta(2,3,0,1)", [_beta(2, 3, Fraction(0), Fraction(1))]),                      # s = 0 at the bottom
-    ("s=beta(3,1,0.5,2)", [_beta(3, 1, Fraction(1, 2), Fraction(2))]),                 # the log form
+    ("s=uniform(0.5,4)", [uniform_piece(Fraction(1, 2), Fraction(4))]),
+    ("s=beta(2,3,0,1)", [beta_piece(2, 3, Fraction(0), Fraction(1))]),                      # s = 0 at the bottom
+    ("s=beta(3,1,0.5,2)", [beta_piece(3, 1, Fraction(1, 2), Fraction(2))]),                 # the log form
     ("s=twopoint(1,3,0.3)", [("atom", Fraction(3, 10), Fraction(1)), ("atom", Fraction(7, 10), Fraction(3))]),
     ("s=mix(0.25*point(0.5),0.75*uniform(0.5,2))",                                      # an atom on a density
-     [("atom", Fraction(1, 4), Fraction(1, 2)), _uniform(Fraction(1, 2), Fraction(2), Fraction(3, 4))]),
+     [("atom", Fraction(1, 4), Fraction(1, 2)), uniform_piece(Fraction(1, 2), Fraction(2), Fraction(3, 4))]),
     ("s=mix(0.4*point(0.5),0.6*uniform(1,2))",                                          # atom, then density
-     [("atom", Fraction(2, 5), Fraction(1, 2)), _uniform(Fraction(1), Fraction(2), Fraction(3, 5))]),
+     [("atom", Fraction(2, 5), Fraction(1, 2)), uniform_piece(Fraction(1), Fraction(2), Fraction(3, 5))]),
 ]
 
 
@@ -180,6 +134,6 @@ def test_the_beta_2_3_coefficients_agree_with_a_direct_evaluation_of_the_balance
     law = "s=beta(2,3,2.25,5.12)"
     ex = asy.alpha_expansion(law)
     assert ex.log_coefficient == pytest.approx(-ex.alpha_star * ex.rho * (3 - 2) / 4, rel=1e-15)
-    pieces = [_beta(2, 3, Fraction(9, 4), Fraction(128, 25))]
+    pieces = [beta_piece(2, 3, Fraction(9, 4), Fraction(128, 25))]
     (T, rem, third, size), = _remainders(law, pieces, (10**6,))
     assert abs(T * rem) <= 2 * T * size < 1e-11
