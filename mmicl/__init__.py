@@ -76,6 +76,7 @@ _API: dict[str, tuple[str, str | None]] = {
     # certificates
     "certify_alpha_T": ("mmicl.proofs.certificates.alpha", "certify_alpha_T"),
     "certify_gap": ("mmicl.proofs.certificates.gap", "certify_gap"),
+    "certify_all_depths": ("mmicl.proofs.certificates.all_depths", "certify_all_depths"),
     # single-layer LSA (Theorem 4.1)
     "best_lsa": ("mmicl.numerics.lsa", "best_lsa"),
     "BestLSA": ("mmicl.numerics.lsa", "BestLSA"),

@@ -123,6 +123,7 @@ CLAIM8_PATCH = ["proofs/testbed/test_unimodal_claims.py::test_claim8s_patch_diff
 V4_CLAIM9 = ["proofs/testbed/test_transfer_claims.py::test_the_v4_control_is_a_non_induction_head_of_the_top_layer_else_of_the_decoder_else_none",
              "proofs/testbed/test_transfer_claims.py::test_paired_changes_are_means_of_per_sequence_differences_with_their_paired_se"]
 V4_RESULTS = ["proofs/testbed/test_design.py"]
+ALL_DEPTHS = ["proofs/test_all_depths.py"]  # α_T certified at every depth
 V4_DATA = ["numerics/testbed/test_multimodal_testbed.py"]
 V4_TRANSFER = ["proofs/testbed/test_transfer_claims.py"]
 V4_MODALITIES = ["proofs/testbed/test_modality_claims.py"]
@@ -671,6 +672,27 @@ MUTATIONS: list[Mutation] = [
     N("lsa_gap_resolution_too_fine", "    return float(blocks.zeta2 * blocks.d * np.trace(A) * e**2)",
       "    return float(blocks.zeta2 * blocks.d * np.trace(A) * e**4)", RESOLUTION,
       "the LSA gap's resolution is far below the rounding it is meant to bound"),
+    N("tail_cubic_only_c30", "        return cubic[(3, 0)].lo > 0 and all(c.lo >= 0 for c in cubic.values())",
+      "        return cubic[(3, 0)].lo > 0", ALL_DEPTHS,
+      "the tail proof takes F > 0 from c₃₀ alone, whatever the sign of the other third-order coefficients"),
+    N("tail_interval_product_two_corners", "        return Interval(min(p), max(p))._round()",
+      "        return Interval(min(p[0], p[3]), max(p[0], p[3]))._round()", ALL_DEPTHS,
+      "an interval product takes only two of its four corner products"),
+    N("tail_origin_not_checked", "        if not value.is_zero():\n            reasons.append(f\"F's Taylor",
+      "        if False:\n            reasons.append(f\"F's Taylor", ALL_DEPTHS,
+      "the checker does not require the expansion to cancel F to second order"),
+    N("tail_log_without_its_tail", "            return _down(s), _up(s + tail)", "            return _down(s), _up(s)", ALL_DEPTHS,
+      "the bounds on log q drop the series' remainder, so the upper bound is below log q"),
+    N("tail_side_without_the_rest", "    low = C.lo + e.A * l0.lo - rest.hi", "    low = C.lo + e.A * l0.lo", ALL_DEPTHS,
+      "the tail's side ignores the second-order and remainder terms"),
+    N("tail_u0_not_checked", "    if not u0 * n0 >= log_n0.hi:", "    if False:", ALL_DEPTHS,
+      "a box that misses the depths with u above u0 is accepted"),
+    N("tail_box_a_point", "    F = _F(e, coeffs[\"C\"], coeffs[\"E2\"], coeffs[\"E1\"], coeffs[\"E0\"], K, sign, Interval(0, x0), Interval(0, u0), 3,",
+      "    F = _F(e, coeffs[\"C\"], coeffs[\"E2\"], coeffs[\"E1\"], coeffs[\"E0\"], K, sign, Interval(x0), Interval(u0), 3,", ALL_DEPTHS,
+      "the third-order coefficients are evaluated at the box's corner instead of over the box"),
+    N("all_depths_finite_not_checked", "        _check_alpha(c, law, own)\n        reasons += [f\"T = {c['T']}: {r}\" for r in own]",
+      "        reasons += [f\"T = {c['T']}: {r}\" for r in own]", ALL_DEPTHS,
+      "the finite certificates below T0 are not re-checked"),
     N("end_without_its_second_local_term", "            + sp.log(1 + kappa * q / (n + bb + 1) + kappa2 * q**2 / ((n + bb + 1) * (n + bb + 2))))",
       "            + sp.log(1 + kappa * q / (n + bb + 1)))", ORDERS,
       "an end's integral drops its C₂ term, so the third order is wrong"),

@@ -204,7 +204,7 @@ def _atanh_bounds(z: Fraction) -> tuple[Fraction, Fraction]:
         term *= z * z
         k += 2
         tail = term / (k * (1 - z * z))
-        if tail < Fraction(1, 2 ** (PRECISION_BITS + 8)):
+        if tail < Fraction(1, 2 ** (PRECISION_BITS - 8)):  # the tail is kept: 2⁸ grid steps at most
             return _down(s), _up(s + tail)
 
 

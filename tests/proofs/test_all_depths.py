@@ -14,6 +14,8 @@ from fractions import Fraction
 import mpmath as mp
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from exact_sums import beta_piece, exact_alpha_T, uniform_piece
 from mmicl.cli import main
@@ -22,6 +24,7 @@ from mmicl.numerics.strict_json import dumps
 from mmicl.proofs.certificates import tail
 from mmicl.proofs.certificates.all_depths import NotCertifiable, certify_all_depths, tail_bounds
 from mmicl.proofs.certificates.check import _Law, check, derivative_value, law_from_text
+from mmicl.proofs.certificates.document import exact_decimal
 
 pytestmark = pytest.mark.xdist_group("all_depths")
 
@@ -90,6 +93,16 @@ def test_log_bounds_hold_the_logarithm():
         assert b.hi - b.lo < F(1, 2**240)
 
 
+@given(st.lists(st.fractions(-5, 5, max_denominator=10**6), min_size=4, max_size=4), st.floats(0, 1), st.floats(0, 1))
+def test_interval_arithmetic_encloses_every_point_result(ends, s, t):
+    a, b = tail.Interval(min(ends[:2]), max(ends[:2])), tail.Interval(min(ends[2:]), max(ends[2:]))
+    x, y = a.lo + (a.hi - a.lo) * F(s), b.lo + (b.hi - b.lo) * F(t)
+    for box, point in ((a + b, x + y), (a - b, x - y), (a * b, x * y), (a * a * b, x * x * y)):
+        assert box.contains(point)
+    if not b.lo <= 0 <= b.hi:
+        assert b.recip().contains(1 / y)
+
+
 # ---------------------------------------------------------------------------------------------
 # the certificates and their bounds
 # ---------------------------------------------------------------------------------------------
@@ -150,6 +163,14 @@ def _shorter_T0(claim, cert, T0=5):
     claim["statement"] = tail.statement(claim["sides"], claim["tail_side"], T0)
 
 
+def _moved_finite(claim, cert, T=3, by=F(1, 1000)):
+    """The enclosure of depth T moved up by 1/1000 (decimals kept exact): off α_T, so D(lo) > 0."""
+    c = cert["finite"][T - 1]["claim"]
+    for key in ("lo", "hi"):
+        value = F(c[key + "_rational"]) + by
+        c[key + "_rational"], c[key] = str(value), exact_decimal(value)
+
+
 FORGERIES = {
     "a remainder one term short (no second order)": (
         lambda c, _: c.update(E2=["0"], E1=["0"], E0=["0"]), "not 0: δ_c is not the expansion to second order"),
@@ -166,6 +187,7 @@ FORGERIES = {
         lambda c, _: c.update(sides=[{"below": "above", "above": "below"}[c["sides"][0]], *c["sides"][1:]]),
         "is not above"),
     "the statement overstated": (lambda c, _: c.update(statement="α_T > α* for every T ≥ 1"), "is not what the sides prove"),
+    "a finite enclosure moved off α_T": (_moved_finite, "T = 3: D(lo) has sign +1"),
     "a finite depth missing": (lambda c, cert: cert.update(finite=cert["finite"][1:]), "T = 1, 2, …, T0 − 1"),
     "another λ": (lambda c, _: c.update(lambda_ratio=str(F(c["lambda_ratio"]) + 1)), "λ = log"),
     "u0 below log(n0)/n0 (the box misses depths)": (lambda c, _: c.update(u0=str(F(c["u0"]) / 2)), "is not proved ≥"),
@@ -190,6 +212,45 @@ def test_the_forgeries_are_false_or_unproved_and_not_merely_different():
     from mmicl.proofs.certificates.all_depths import _find_K
 
     assert _find_K(e, coeffs, F(1, 9), tail.log_bounds(F(9)).hi / 9) is None
+
+
+def _coeffs(e):
+    C, E2, E1, E0 = tail.expansion(e)
+    return tail.coefficient_intervals({"C": C, "E2": E2, "E1": E1, "E0": E0}, tail.log_bounds(e.lambda_ratio()))
+
+
+def test_the_box_enclosure_holds_the_coefficients_at_every_point_of_the_box():
+    """Taylor's theorem puts ξ anywhere on the segment: the enclosure must hold c_ij(ξ) at interior points."""
+    e = tail.ends(_law("s=mix(0.3*point(4),0.7*uniform(0.5,4))").pieces())
+    coeffs = _coeffs(e)
+    x0, u0 = F(1, 31), tail.log_bounds(F(31)).hi / 31
+    box = tail.box_cubic(e, coeffs, F(4), -1, x0, u0)
+    for fx, fu in ((F(0), F(0)), (F(1, 3), F(1, 2)), (F(1), F(0)), (F(1, 2), F(1))):
+        here = tail.box_cubic(e, coeffs, F(4), -1, x0 * fx, u0 * fu)  # point boxes [0, x] × [0, u] hold (x, u)
+        point = tail._F(e, coeffs["C"], coeffs["E2"], coeffs["E1"], coeffs["E0"], F(4), -1, tail.Interval(x0 * fx),
+                        tail.Interval(u0 * fu), 3, tail.Interval(0), tail.Interval(0))
+        for k, c in box.items():
+            mid = point.coef(*k)
+            assert c.lo <= mid.lo and mid.hi <= c.hi, (k, fx, fu, c, mid)
+            assert c.lo <= here[k].lo and here[k].hi <= c.hi
+
+
+def test_every_third_order_coefficient_must_have_the_sign_not_only_c30():
+    """On the log form with a tiny K, c₃₀ > 0 over the box but c₂₁ < 0: F's lower bound is not positive."""
+    e = tail.ends(_law("s=beta(2,3,2.25,5.12)").pieces())
+    cubic = tail.box_cubic(e, _coeffs(e), F(1, 2**30), -1, F(1, 511), tail.log_bounds(F(511)).hi / 511)
+    assert cubic[(3, 0)].lo > 0 and cubic[(2, 1)].hi < 0
+    assert not tail.cubic_sign_ok(cubic, -1)
+
+
+def test_the_tail_side_counts_the_terms_after_the_first_order():
+    """With a remainder constant too large for the box of T0 the side is not decided, though δ_c > 0."""
+    e = tail.ends(_law("s=uniform(0.5,4)").pieces())
+    C, E2, E1, E0 = tail.expansion(e)
+    coeffs = tail.coefficient_intervals({"C": C, "E2": E2, "E1": E1, "E0": E0}, tail.log_bounds(e.lambda_ratio()))
+    n0 = 127
+    assert tail.tail_side(e, coeffs, F(8), n0, tail.log_bounds(F(n0))) == "below"
+    assert tail.tail_side(e, coeffs, F(10**6), n0, tail.log_bounds(F(n0))) is None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -74,6 +74,7 @@ LAW_CALLS = {
     "untied_excess": lambda law: mmicl.untied_excess(law, [0.3, 0.3]),
     "certify_alpha_T": lambda law: mmicl.certify_alpha_T(law, 5),
     "certify_gap": lambda law: mmicl.certify_gap(law),
+    "certify_all_depths": lambda law: mmicl.certify_all_depths(law),
     "best_lsa": lambda law: mmicl.best_lsa(law),
     "verify": lambda law: mmicl.verify("thm6.2", law=law),
 }
