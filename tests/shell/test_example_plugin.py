@@ -1,6 +1,7 @@
-"""The example plugin examples/mmicl-zfb (Zhang, Frei & Bartlett, JMLR 2024) as a user would meet it:
+"""The example plugins examples/mmicl-* as a user would meet them (mmicl-zfb: Zhang, Frei & Bartlett,
+JMLR 2024; mmicl-mhm: Mahankali, Hashimoto & Ma, arXiv:2307.03576):
 
-(a) its own tests pass (in a subprocess, the package on PYTHONPATH);
+(a) their own tests pass (in a subprocess, the package on PYTHONPATH);
 (b) installed into a throw-away venv (``--system-site-packages``, so it sees this mmicl), its claims
     are listed with the origin of the entry point and ``mmicl verify --quick --claim 'zfb.*'`` gives
     "holds" for each, with the derived minimiser and the flow's end point in the evidence;
@@ -29,6 +30,9 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "mmicl-zfb"
 SRC = EXAMPLE / "src"
 ZFB = {"zfb.minimiser", "zfb.flow", "zfb.montecarlo"}
+EXAMPLES = sorted(p for p in (ROOT / "examples").glob("mmicl-*") if (p / "pyproject.toml").is_file())
+"""Every example plugin: each is tested, installed and scanned for private names the same way."""
+MHM = {"mhm.onestep", "mhm.trained"}
 
 
 def _env(**extra) -> dict:
@@ -39,9 +43,12 @@ def _env(**extra) -> dict:
 
 # ---------------------------------------------------------------- (a)
 @pytest.mark.subprocess
-def test_example_own_tests_pass():
-    env = _env(PYTHONPATH=os.pathsep.join([str(SRC), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(EXAMPLE / "tests")],
+@pytest.mark.parametrize("example", [pytest.param(p, marks=pytest.mark.xdist_group(f"example_{p.name}")) for p in EXAMPLES],
+                         ids=[p.name for p in EXAMPLES])
+def test_example_own_tests_pass(example):
+    """Each example's own suite on a worker of its own (the closest ``xdist_group`` mark wins)."""
+    env = _env(PYTHONPATH=os.pathsep.join([str(example / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(example / "tests")],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert " passed" in out.stdout and "failed" not in out.stdout
@@ -59,9 +66,12 @@ def venv(tmp_path_factory) -> Path:
     that environment is a venv or the system's; nothing is downloaded."""
     import site
 
-    base = tmp_path_factory.mktemp("zfb")
-    src = base / "mmicl-zfb"
-    shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".pytest_cache"))
+    base = tmp_path_factory.mktemp("examples")
+    srcs = []
+    for example in EXAMPLES:
+        srcs.append(base / example.name)
+        shutil.copytree(example, srcs[-1], ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__",
+                                                                         ".pytest_cache", ".hypothesis"))
     env_dir = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=300)
     py = env_dir / "bin" / "python"
@@ -70,7 +80,7 @@ def venv(tmp_path_factory) -> Path:
     outer = [p for p in site.getsitepackages() if Path(p).is_dir()]
     (Path(purelib) / "_outer_environment.pth").write_text(
         "".join(f"import site; site.addsitedir({p!r})\n" for p in outer), encoding="utf-8")
-    out = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", str(src)],
+    out = subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index", *map(str, srcs)],
                          capture_output=True, text=True, env=_env(), timeout=300)
     assert out.returncode == 0, out.stdout + out.stderr
     cmd = env_dir / "bin" / "mmicl"
@@ -90,10 +100,23 @@ def test_installed_plugin_is_listed_with_its_origin(venv):
                          env=_env(), cwd=venv.parent, timeout=120)
     assert out.returncode == 0, out.stderr
     rows = {r["id"]: r for r in json.loads(out.stdout)["claims"]}
-    assert ZFB <= set(rows)
-    for cid in ZFB:
-        assert rows[cid]["origin"] == "plugin zfb (mmicl-zfb 0.1.0)"
-        assert rows[cid]["default"] is False
+    assert ZFB | MHM <= set(rows)
+    for ids, origin in ((ZFB, "plugin zfb (mmicl-zfb 0.1.0)"), (MHM, "plugin mhm (mmicl-mhm 0.1.0)")):
+        for cid in ids:
+            assert rows[cid]["origin"] == origin
+            assert rows[cid]["default"] is False
+
+
+@pytest.mark.subprocess
+def test_installed_mhm_plugin_verifies_its_case(venv, tmp_path):
+    """The installed mmicl-mhm through the command, on a case of its own kind (a non-linear target)."""
+    out_dir = tmp_path / "out"
+    out = subprocess.run([str(venv / "bin" / "mmicl"), "verify", "--size", "smoke", "--claim", "mhm.onestep", "--case",
+                          "d=2; n=6; target=sign(z)", "--out", str(out_dir)], capture_output=True, text=True,
+                         env=_env(), cwd=venv.parent, timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    (c,) = json.loads((out_dir / "verdicts.json").read_text())["claims"]
+    assert c["origin"] == "plugin mhm (mmicl-mhm 0.1.0)" and c["verdict"] in ("holds", "inconclusive"), c["verdict_reason"]
 
 
 @pytest.mark.subprocess
@@ -167,8 +190,9 @@ def test_the_checker_refuses_private_names():
         assert private_uses(src), src
 
 
-def test_example_imports_only_public_names():
-    files = sorted(SRC.rglob("*.py"))
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_imports_only_public_names(example):
+    files = sorted((example / "src").rglob("*.py")) + sorted((example / "tests").rglob("*.py"))
     assert {f.name for f in files} >= {"__init__.py", "theory.py", "numerics.py", "claims.py"}
     bad = [b for f in files for b in private_uses(f.read_text(encoding="utf-8"), str(f.relative_to(ROOT)))]
     assert bad == []
