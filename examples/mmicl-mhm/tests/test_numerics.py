@@ -1,5 +1,7 @@
 """The full layer: its odd/even split, and the Monte Carlo loss against the derived one."""
 import numpy as np
+
+import mmicl
 from hypothesis import given, settings, strategies as st
 
 from mmicl_mhm import numerics as nm
@@ -30,7 +32,8 @@ def test_the_monte_carlo_loss_is_the_derived_loss(d, n, target, seed, noise):
     rng = np.random.default_rng(seed)
     G = rng.standard_normal((d, d)) * 0.5
     X, Y = nm.sample_prompts(np.eye(d), n, 100_000, nm.target_function(g), rng, noise)
-    mean, se = nm.mean_se(nm.reduced_errors(G, X, Y, n))
+    est = mmicl.Estimate.of(nm.reduced_errors(G, X, Y, n))
+    mean, se = est.mean, est.se
     assert abs(mean - theory.loss(g, G, np.eye(d), n, noise)) <= 5 * se
 
 
@@ -44,5 +47,6 @@ def test_the_even_part_only_adds_loss_for_an_odd_target():
     X, Y = nm.sample_prompts(np.eye(d), n, 200_000, nm.target_function(g), rng)
     full = 0.5 * (nm.full_predict(PV, KQ, X, Y, n) - Y[:, n]) ** 2
     odd_only = nm.reduced_errors(nm.odd_part(PV, KQ), X, Y, n)
-    mean, se = nm.mean_se(full - odd_only)
+    est = mmicl.Estimate.of(full - odd_only)
+    mean, se = est.mean, est.se
     assert mean > 5 * se  # strictly more loss, never less

@@ -158,18 +158,19 @@ def evaluate_onestep(config):
             stat = nm.reduced_errors(Gs + D, X, Y, n) - nm.reduced_errors(Gs - D, X, Y, n)
             checks.append(mmicl.z_check(
                 f"Monte Carlo: Γ* is stationary {what}, L(Γ* + D) − L(Γ* − D) = 0 on the same prompts ({label})",
-                nm.mean_se(stat), 0.0, detect=0.4 * rise, k=Z_HEAVY,
+                mmicl.Estimate.of(stat), 0.0, detect=0.4 * rise, k=Z_HEAVY,
                 detail=f"M = {sizes['M']} prompts drawn from the model (labels g(wᵀx) computed, not the derived "
                        f"moments); were the true minimiser Γ* + εD, the difference would be −4ε·(L(Γ* + D) − L*): "
                        f"detect is ε = 0.1, L(Γ* + D) − L* = {rise:.6g}; k = {Z_HEAVY} (see Z_HEAVY)"))
         checks.append(mmicl.z_check(
-            f"Monte Carlo: L(Γ*) on fresh prompts is the derived L* ({label})", nm.mean_se(at_star), Ls,
+            f"Monte Carlo: L(Γ*) on fresh prompts is the derived L* ({label})", mmicl.Estimate.of(at_star), Ls,
             detect=0.05 * (L0 - Ls), role="corroborating",
             detail="a check of the whole loss; heavy-tailed labels make it weaker than the paired differences"))
         if not theory.is_linear(g):
             lin = theory.gamma_star(theory.z, sigma, n, noise)  # the step that is optimal for the linear target
             stat = nm.reduced_errors(2 * lin, X, Y, n) - nm.reduced_errors(np.zeros((d, d)), X, Y, n)
-            mean, se = nm.mean_se(stat)
+            est = mmicl.Estimate.of(stat)
+            mean, se = est.mean, est.se
             expected = theory.loss(g, 2 * lin, sigma, n, noise) - L0
             checks.append(mmicl.Check(
                 f"control: the linear target's step η_lin = n/(n + d + 1) is not stationary on g: the same rule "

@@ -17,10 +17,12 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 
+import mmicl
+
 from . import theory
 
 __all__ = ["target_function", "sample_prompts", "reduced_errors", "full_predict", "odd_part", "train_full_layer",
-           "paired_excess", "mean_se"]
+           "paired_excess"]
 
 
 def target_function(g: sp.Expr):
@@ -63,11 +65,6 @@ def odd_part(PV: np.ndarray, KQ: np.ndarray) -> np.ndarray:
     return PV[d, d] * KQ[:d, :d].T + np.outer(KQ[d, :d], PV[d, :d])
 
 
-def mean_se(values: np.ndarray) -> tuple[float, float]:
-    values = np.asarray(values, float)
-    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(len(values)))
-
-
 def paired_excess(PV, KQ, Gamma, Sigma, n, g_fn, M: int, rng: np.random.Generator, chunk: int = 50_000,
                   noise: float = 0.0) -> dict:
     """Mean and SE of ℓ(θ) − ℓ(Γ) over the same M fresh prompts, and ℓ(θ)'s own mean and SE."""
@@ -80,9 +77,8 @@ def paired_excess(PV, KQ, Gamma, Sigma, n, g_fn, M: int, rng: np.random.Generato
         diffs.append(full - reduced_errors(Gamma, X, Y, n))
         own.append(full)
         done += m
-    ex, ex_se = mean_se(np.concatenate(diffs))
-    lo, lo_se = mean_se(np.concatenate(own))
-    return {"excess": ex, "excess_se": ex_se, "loss": lo, "loss_se": lo_se, "M": M}
+    ex, lo = mmicl.Estimate.of(np.concatenate(diffs)), mmicl.Estimate.of(np.concatenate(own))
+    return {"excess": ex.mean, "excess_se": ex.se, "loss": lo.mean, "loss_se": lo.se, "M": M}
 
 
 def train_full_layer(Sigma, n: int, g_fn, steps: int, batch: int, lr: float, seed: int, init_scale: float = 0.1,
