@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 from mmicl.theory.errors import InputError
 
-__all__ = ["CaseType", "CaseError"]
+__all__ = ["CaseType", "CaseError", "case_items", "matrix_from_text", "matrix_text"]
 
 
 class CaseError(InputError):
@@ -88,3 +88,76 @@ class CaseType:
 
     def _hint(self) -> str:
         return f"; e.g. {self.example!r}" if self.example else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# pieces for a case's text: KEY=VALUE items, matrices
+# ---------------------------------------------------------------------------------------------
+
+
+def case_items(text: str, keys, aliases: dict | None = None) -> dict[str, str]:
+    """The ``KEY=VALUE`` items of a case's text, separated by ``;`` (spaces anywhere, any order), as
+    ``{key: value text}``.  ``keys``: the keys allowed; ``aliases``: other spellings (``{"Λ": "Lambda"}``).
+    ``ValueError`` with the reason for an item without ``=``, an unknown key or a key given twice (a
+    ``CaseType``'s ``parse`` lets it through: the case type turns it into a one-line ``CaseError``)."""
+    keys, aliases = tuple(keys), dict(aliases or {})
+    items: dict[str, str] = {}
+    for part in str(text).split(";"):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        key = aliases.get(key.strip(), key.strip())
+        if not sep:
+            raise ValueError(f"{part.strip()!r} is not KEY=VALUE")
+        if key not in keys:
+            spelled = ", ".join(k + "".join(f" (or {a})" for a, t in aliases.items() if t == k) for k in keys)
+            raise ValueError(f"unknown key {key!r}: the keys are {spelled}")
+        if key in items:
+            raise ValueError(f"{key} is given twice")
+        items[key] = value
+    return items
+
+
+def matrix_from_text(text: str, name: str = "the matrix"):
+    """A square matrix of finite floats from ``diag(a,b,...)`` or a list of rows ``[[a,b],[c,d]]``
+    (JSON numbers), as a numpy array; ``ValueError`` with the reason otherwise.  Whether it is
+    symmetric or positive definite is for a claim's hypotheses (``mmicl.hypotheses.positive_definite``)."""
+    import json
+    import re
+
+    import numpy as np
+
+    text = str(text).strip()
+    diag = re.fullmatch(r"diag\((.*)\)", text, re.S)
+    if diag:
+        matrix = np.diag([float(v) for v in diag.group(1).split(",")])
+    else:
+        try:
+            rows = json.loads(text)
+        except json.JSONDecodeError:
+            raise ValueError(f"{name} = {text!r}: not diag(a,b,...) nor a list of rows [[a,b],[c,d]]") from None
+        if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
+            raise ValueError(f"{name}: a matrix is diag(a,b,...) or a list of rows [[a,b],[c,d]]")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for r in rows for v in r):
+            raise ValueError(f"{name}: every entry of the matrix is a number")
+        if len({len(r) for r in rows}) != 1:
+            raise ValueError(f"{name}: every row of the matrix has the same length")
+        matrix = np.array(rows, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
+        raise ValueError(f"{name} is square, got shape {matrix.shape}")
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError(f"every entry of {name} is a finite number")
+    return matrix
+
+
+def matrix_text(matrix) -> str:
+    """The text ``matrix_from_text`` reads back as ``matrix``, exactly: ``diag(…)`` for a diagonal
+    matrix, else the list of rows; every float as its shortest round-tripping repr."""
+    import json
+
+    import numpy as np
+
+    m = np.asarray(matrix, dtype=float)
+    if m.ndim == 2 and np.array_equal(m, np.diag(np.diag(m))):
+        return "diag(" + ",".join(repr(float(v)) for v in np.diag(m)) + ")"
+    return json.dumps(m.tolist())

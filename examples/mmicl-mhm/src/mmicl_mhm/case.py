@@ -10,9 +10,6 @@ hypotheses of the claims, decided from the case.
 """
 from __future__ import annotations
 
-import json
-import re
-
 import numpy as np
 
 import mmicl
@@ -24,29 +21,6 @@ __all__ = ["CASE", "parse_case", "case_text", "TARGETS"]
 TARGETS = ("z", "2*z", "z**3", "z*Abs(z)", "sign(z)", "z**3 + z", "z*Abs(z) - z")
 """Odd targets the drawn cases use (each one's moments derive in closed form)."""
 
-_DIAG = re.compile(r"^diag\((.*)\)$", re.S)
-
-
-def _matrix(text: str) -> np.ndarray:
-    text = text.strip()
-    m = _DIAG.match(text)
-    try:
-        if m:
-            sigma = np.diag([float(v) for v in m.group(1).split(",")])
-        else:
-            rows = json.loads(text)
-            if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
-                raise ValueError("a matrix is diag(a,b,...) or a list of rows [[a,b],[c,d]]")
-            sigma = np.array(rows, dtype=float)
-    except json.JSONDecodeError:
-        raise ValueError(f"Sigma={text!r}: not diag(a,b,...) nor a list of rows [[a,b],[c,d]]") from None
-    if sigma.ndim != 2 or sigma.shape[0] != sigma.shape[1]:
-        raise ValueError(f"Sigma is square, got shape {sigma.shape}")
-    if not np.all(np.isfinite(sigma)):
-        raise ValueError("every entry of Sigma is a finite number")
-    return sigma
-
-
 def _whole(text: str, key: str, low: int, high: int) -> int:
     text = text.strip()
     if not text.isdigit() or not low <= int(text) <= high:
@@ -56,24 +30,12 @@ def _whole(text: str, key: str, low: int, high: int) -> int:
 
 def parse_case(text: str) -> tuple[np.ndarray, int, str, float]:
     """``(Σ, n, target, noise)`` from the text (module docstring); ``ValueError`` with the reason."""
-    items: dict[str, str] = {}
-    for part in text.split(";"):
-        if not part.strip():
-            continue
-        key, sep, value = part.partition("=")
-        key = "Sigma" if key.strip() == "Σ" else key.strip()
-        if not sep:
-            raise ValueError(f"{part.strip()!r} is not KEY=VALUE")
-        if key not in ("Sigma", "d", "n", "target", "noise"):
-            raise ValueError(f"unknown key {key!r}: the keys are Sigma (or Σ), d, n, target and noise")
-        if key in items:
-            raise ValueError(f"{key} is given twice")
-        items[key] = value
+    items = mmicl.case_items(text, ["Sigma", "d", "n", "target", "noise"], {"Σ": "Sigma"})
     if "n" not in items:
         raise ValueError("n missing")
     if ("Sigma" in items) == ("d" in items):
         raise ValueError("give Sigma=… or d=… (Σ = I), one of them")
-    sigma = _matrix(items["Sigma"]) if "Sigma" in items else np.eye(_whole(items["d"], "d", 1, 6))
+    sigma = mmicl.matrix_from_text(items["Sigma"], "Sigma") if "Sigma" in items else np.eye(_whole(items["d"], "d", 1, 6))
     if sigma.shape[0] > 6:
         raise ValueError(f"the dimension is at most 6 (the moments are integrated symbolically), got {sigma.shape[0]}")
     target = items.get("target", "z").strip()
@@ -94,12 +56,7 @@ def case_text(case) -> str:
     """The text ``parse_case`` reads back as ``case``, each float written exactly."""
     sigma, n, target, noise = case
     sigma = np.asarray(sigma, float)
-    if np.array_equal(sigma, np.eye(sigma.shape[0])):
-        head = f"d={sigma.shape[0]}"
-    elif np.array_equal(sigma, np.diag(np.diag(sigma))):
-        head = "Sigma=diag(" + ",".join(repr(float(v)) for v in np.diag(sigma)) + ")"
-    else:
-        head = "Sigma=" + json.dumps(sigma.tolist())
+    head = f"d={sigma.shape[0]}" if np.array_equal(sigma, np.eye(sigma.shape[0])) else f"Sigma={mmicl.matrix_text(sigma)}"
     return f"{head}; n={int(n)}; target={target}" + (f"; noise={float(noise)!r}" if noise else "")
 
 

@@ -77,6 +77,12 @@ def case_hypotheses(label: str, sigma: np.ndarray, n, target: str) -> list:
     return out
 
 
+def _cases_and_hypotheses(config) -> tuple[list, list]:
+    """The run's cases and the hypotheses of all of them (a claim computes nothing unless all are met)."""
+    todo = cases(config)
+    return todo, [h for label, sigma, n, target, _ in todo for h in case_hypotheses(label, sigma, n, target)]
+
+
 def _sizes(config) -> dict:
     if config.smoke:
         return {"M": 50_000, "steps": 400, "batch": 256}
@@ -97,13 +103,10 @@ def _mat(a) -> list:
                        "for linear and non-linear g alike, and Γ* = ((1 + 1/n)Σ + (tr Σ + s²)/n·I)⁻¹ "
                        "(preconditioned GD) for the linear target at any Σ.")
 def evaluate_onestep(config):
-    hyps, checks, summary = [], [], {}
-    todo = cases(config)
-    for label, sigma, n, target, _ in todo:
-        hyps += case_hypotheses(label, sigma, n, target)
+    todo, hyps = _cases_and_hypotheses(config)
+    checks, summary, sizes = [], {}, _sizes(config)
     if not all(h.met for h in hyps):
         return hyps, checks, summary
-    sizes = _sizes(config)
     # --- symbolic, once per target: the rotation argument against direct integration
     for target in sorted({t for _, _, _, t, _ in todo}):
         g = theory.parse_target(target)
@@ -189,13 +192,10 @@ def evaluate_onestep(config):
                        "trainable, reaches the loss L(Γ*) of the optimal GD step on fresh prompts, and does not "
                        "go below it (to the claim's resolution: 1% of L(0) − L*).")
 def evaluate_trained(config):
-    hyps, checks, summary = [], [], {}
-    todo = cases(config)
-    for label, sigma, n, target, _ in todo:
-        hyps += case_hypotheses(label, sigma, n, target)
+    todo, hyps = _cases_and_hypotheses(config)
+    checks, summary, sizes = [], {}, _sizes(config)
     if not all(h.met for h in hyps):
         return hyps, checks, summary
-    sizes = _sizes(config)
     for k, (label, sigma, n, target, noise) in enumerate(todo):
         g = theory.parse_target(target)
         f = nm.target_function(g)

@@ -12,77 +12,28 @@ not finite or not numbers, or an N that is not a whole number, is refused with t
 """
 from __future__ import annotations
 
-import json
-import re
-
 import numpy as np
 
 import mmicl
 
 __all__ = ["CASE", "parse_case", "case_text"]
 
-_DIAG = re.compile(r"^diag\((.*)\)$", re.S)
-
-
-def _matrix(text: str) -> np.ndarray:
-    text = text.strip()
-    m = _DIAG.match(text)
-    try:
-        if m:
-            values = [float(v) for v in m.group(1).split(",")]
-            lam = np.diag(values)
-        else:
-            rows = json.loads(text)
-            if not isinstance(rows, list) or not rows or not all(isinstance(r, list) for r in rows):
-                raise ValueError("a matrix is diag(a,b,...) or a list of rows [[a,b],[c,d]]")
-            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for r in rows for v in r):
-                raise ValueError("every entry of the matrix is a number")
-            if len({len(r) for r in rows}) != 1:
-                raise ValueError("every row of the matrix has the same length")
-            lam = np.array(rows, dtype=float)
-    except json.JSONDecodeError:
-        raise ValueError(f"Lambda={text!r}: not diag(a,b,...) nor a list of rows [[a,b],[c,d]]") from None
-    if lam.ndim != 2 or lam.shape[0] != lam.shape[1]:
-        raise ValueError(f"Lambda is square, got shape {lam.shape}")
-    if not np.all(np.isfinite(lam)):
-        raise ValueError("every entry of Lambda is a finite number")
-    return lam
-
-
 def parse_case(text: str) -> tuple[np.ndarray, int]:
     """``(Λ, N)`` from ``"Lambda=...; N=..."`` (module docstring); ``ValueError`` with the reason."""
-    items = {}
-    for part in text.split(";"):
-        if not part.strip():
-            continue
-        key, sep, value = part.partition("=")
-        key = key.strip()
-        if not sep:
-            raise ValueError(f"{part.strip()!r} is not KEY=VALUE")
-        key = "Lambda" if key == "Λ" else key
-        if key not in ("Lambda", "N"):
-            raise ValueError(f"unknown key {key!r}: the keys are Lambda (or Λ) and N")
-        if key in items:
-            raise ValueError(f"{key} is given twice")
-        items[key] = value
+    items = mmicl.case_items(text, ["Lambda", "N"], {"Λ": "Lambda"})
     missing = [k for k in ("Lambda", "N") if k not in items]
     if missing:
         raise ValueError(f"{' and '.join(missing)} missing")
     n = items["N"].strip()
     if not n.isdigit() or int(n) < 1:
         raise ValueError(f"N is a whole number ≥ 1, got {n!r}")
-    return _matrix(items["Lambda"]), int(n)
+    return mmicl.matrix_from_text(items["Lambda"], "Lambda"), int(n)
 
 
 def case_text(case) -> str:
     """The text ``parse_case`` reads back as ``case`` (``(Λ, N)``), each float written exactly."""
     lam, n = case
-    lam = np.asarray(lam, dtype=float)
-    if lam.ndim == 2 and np.array_equal(lam, np.diag(np.diag(lam))):
-        matrix = "diag(" + ",".join(repr(float(v)) for v in np.diag(lam)) + ")"
-    else:
-        matrix = json.dumps(lam.tolist())
-    return f"Lambda={matrix}; N={int(n)}"
+    return f"Lambda={mmicl.matrix_text(lam)}; N={int(n)}"
 
 
 def _strategy():
