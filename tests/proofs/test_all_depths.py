@@ -32,7 +32,7 @@ F = Fraction
 ONE_PER_CLASS = {  # LAW: the exact pieces (tests/support/exact_sums.py)
     "s=uniform(0.5,4)": [uniform_piece(F(1, 2), F(4))],                                   # finite densities
     "s=twopoint(1,3,0.3)": [("atom", F(3, 10), F(1)), ("atom", F(7, 10), F(3))],        # two atoms
-    "s=beta(2,2,0.5,4)": [beta_piece(2, 2, F(1, 2), F(4))],                              # Beta ends, equal
+    "s=beta(2,2,0.5,1)": [beta_piece(2, 2, F(1, 2), F(1))],                              # Beta ends, equal
     "s=beta(2,3,2.25,5.12)": [beta_piece(2, 3, F(9, 4), F(128, 25))],                    # the log form
     "s=mix(0.3*point(4),0.7*uniform(0.5,4))": [("atom", F(3, 10), F(4)),                 # atom + density
                                                uniform_piece(F(1, 2), F(4), F(7, 10))],
