@@ -107,9 +107,12 @@ def test_installed_plugin_is_listed_with_its_origin(venv):
             assert rows[cid]["default"] is False
 
 
+@pytest.mark.slow
 @pytest.mark.subprocess
 def test_installed_mhm_plugin_verifies_its_case(venv, tmp_path):
-    """The installed mmicl-mhm through the command, on a case of its own kind (a non-linear target)."""
+    """The installed mmicl-mhm through the command, on a case of its own kind (a non-linear target).
+    Slow: its own tests run the same command on a case from the checkout, and the listing above checks
+    the installed entry point."""
     out_dir = tmp_path / "out"
     out = subprocess.run([str(venv / "bin" / "mmicl"), "verify", "--size", "smoke", "--claim", "mhm.onestep", "--case",
                           "d=2; n=6; target=sign(z)", "--out", str(out_dir)], capture_output=True, text=True,
