@@ -143,7 +143,8 @@ def certify_all_depths(law, width=DEFAULT_WIDTH, T0_choices=T0_CHOICES) -> dict:
 
 def tail_bounds(cert: dict, T: int) -> tuple[float, float]:
     """``(lo, hi)`` with ``lo < α* − α_T < hi`` as the certificate states them at depth T (floats, for
-    display: the statement is the certificate's).  T < T₀ reads the finite enclosure."""
+    display: the statement is the certificate's).  T < T₀ reads the finite enclosure; T ≥ T₀ evaluates
+    the tail bound in the tail proof's interval arithmetic (``tail.delta_bounds``), outer ends."""
     claim = cert["claim"]
     if isinstance(T, bool) or not isinstance(T, int) or T < 1:
         raise InputError(f"T must be an integer ≥ 1, got {T!r}")
@@ -151,20 +152,7 @@ def tail_bounds(cert: dict, T: int) -> tuple[float, float]:
     if T < claim["T0"]:
         c = cert["finite"][T - 1]["claim"]
         return float(star - Fraction(c["hi_rational"])), float(star - Fraction(c["lo_rational"]))
-    import mpmath
-
-    with mpmath.workdps(40):
-        lam = mpmath.log(mpmath.mpf(Fraction(claim["lambda_ratio"]).numerator) / Fraction(claim["lambda_ratio"]).denominator)
-
-        def ev(items):
-            return sum(mpmath.mpf(Fraction(c).numerator) / Fraction(c).denominator * lam**k for k, c in enumerate(items))
-
-        n = mpmath.mpf(2 * T - 1)
-        L = mpmath.log(n)
-        A = Fraction(claim["ends"]["A"])
-        dc = (mpmath.mpf(A.numerator) / A.denominator * L + ev(claim["C"])) / n + (
-            ev(claim["E2"]) * L**2 + ev(claim["E1"]) * L + ev(claim["E0"])) / n**2
-        K = Fraction(claim["K"])
-        R = mpmath.mpf(K.numerator) / K.denominator * (1 + L) ** 3 / n**3
-        return float(dc - R), float(dc + R)
-
+    lam = tail.log_bounds(Fraction(claim["lambda_ratio"]))
+    coeffs = tail.coefficient_intervals({k: tail.LambdaPoly.from_json(claim[k]) for k in ("C", "E2", "E1", "E0")}, lam)
+    lower, upper = tail.delta_bounds(Fraction(claim["ends"]["A"]), coeffs, Fraction(claim["K"]), 2 * T - 1)
+    return float(lower.lo), float(upper.hi)

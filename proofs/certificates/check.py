@@ -534,9 +534,15 @@ def _check_gap(cert: dict, law: _Law, reasons: list[str]) -> None:
 # ---------------------------------------------------------------------------------------------
 
 
+_TAIL = []
+"""The loaded ``tail.py`` (loaded once, on the first all-depth certificate)."""
+
+
 def _tail_module():
     """``tail.py`` from beside this file, by its path: the same code whether this file runs in the package
     or as a standalone copy next to a copy of tail.py (``-I`` keeps the folder off ``sys.path``)."""
+    if _TAIL:
+        return _TAIL[0]
     import importlib.util
     import os
 
@@ -546,6 +552,7 @@ def _tail_module():
     spec = importlib.util.spec_from_file_location("mmicl_certificate_tail", path)
     tail = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tail)
+    _TAIL.append(tail)
     return tail
 
 

@@ -41,7 +41,7 @@ import math
 from fractions import Fraction
 
 __all__ = ["TailError", "Interval", "LambdaPoly", "Ends", "ends", "log_bounds", "origin_residue",
-           "box_cubic", "expansion", "tail_side", "PRECISION_BITS"]
+           "box_cubic", "expansion", "delta_bounds", "tail_side", "PRECISION_BITS"]
 
 PRECISION_BITS = 256
 """Interval end points are rounded outwards to multiples of 2^−PRECISION_BITS (keeps them short)."""
@@ -339,7 +339,7 @@ class Ends:
 
     def lambda_ratio(self) -> Fraction:
         """B_b(0, 0)/B_a(0, 0), exactly: λ is its log."""
-        bb = _ends_B(self, LambdaPoly.lift(0), 0, 0, D=0)
+        bb = _ends_B(self, LambdaPoly.lift(0), 0, D=0)
         return bb[0].coef(0, 0).constant() / bb[1].coef(0, 0).constant()
 
 
@@ -404,7 +404,7 @@ def _beta_norm(p: int, q: int, a: Fraction, b: Fraction) -> Fraction:
     return Fraction(math.factorial(p + q - 1), math.factorial(p - 1) * math.factorial(q - 1)) / (b - a) ** (p + q - 1)
 
 
-def _ends_B(e: Ends, delta, xc, uc, D: int):
+def _ends_B(e: Ends, delta, xc, D: int):
     """``(B_b, B_a, r_b, |r_a|)`` as jets at δ (a jet, or a ring constant) and x = xc + dx."""
     zero = delta.coef(0, 0) * 0 if isinstance(delta, Jet) else delta * 0
     X = _var(xc, 0, D, zero)
@@ -450,7 +450,7 @@ def _F(e: Ends, C, E2, E1, E0, K, sign, xc, uc, D, zero, lam_const) -> Jet:
     """F(x, u) as a jet at (xc, uc); its constant term is exact only at the origin (``lam_const``)."""
     X, U = _var(xc, 0, D, zero), _var(uc, 1, D, zero)
     d = _delta(e, X, U, C, E2, E1, E0, K, sign)
-    Bb, Ba, r_b, r_a = _ends_B(e, d, xc, uc, D)
+    Bb, Ba, r_b, r_a = _ends_B(e, d, xc, D)
     Lg = r_b.log_ratio() - r_a.log_ratio()
     Psi = Bb.log_ratio() - Ba.log_ratio() + lam_const
     return Lg + U * (e.nu_a - e.nu_b) + X * Psi
@@ -490,6 +490,15 @@ def cubic_sign_ok(cubic: dict, sign: int) -> bool:
     if sign < 0:
         return cubic[(3, 0)].lo > 0 and all(c.lo >= 0 for c in cubic.values())
     return cubic[(3, 0)].hi < 0 and all(c.hi <= 0 for c in cubic.values())
+
+
+def delta_bounds(A: Fraction, coeffs: dict, K: Fraction, n: int) -> tuple[Interval, Interval]:
+    """Intervals holding δ_c(n) − K(1 + ℓ)³/n³ and δ_c(n) + K(1 + ℓ)³/n³ at one n (ℓ = log n), with
+    ``coeffs`` C, E2, E1, E0 as intervals: the bounds the tail proof states at that depth."""
+    x, ell = Fraction(1, n), log_bounds(Fraction(n))
+    dc = (ell * A + coeffs["C"]) * x + (coeffs["E2"] * ell * ell + coeffs["E1"] * ell + coeffs["E0"]) * (x * x)
+    R = (ell + 1) ** 3 * (K * x**3)
+    return dc - R, dc + R
 
 
 def tail_side(e: Ends, coeffs: dict, K: Fraction, n0: int, log_n0: Interval):

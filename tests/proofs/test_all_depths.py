@@ -62,7 +62,7 @@ def test_the_end_form_is_e_s_r_n_exactly(text):
     for T in (1, 2, 5, 12):
         n = 2 * T - 1
         for alpha in (e.alpha_star * F(97, 100), e.alpha_star, e.alpha_star * F(103, 100)):
-            Bb, Ba, rb, ra = tail._ends_B(e, tail.LambdaPoly.lift(e.alpha_star - alpha), F(1, n), 0, 0)
+            Bb, Ba, rb, ra = tail._ends_B(e, tail.LambdaPoly.lift(e.alpha_star - alpha), F(1, n), 0)
             value = (rb.coef(0, 0).constant() ** n * F(n) ** -e.nu_b * Bb.coef(0, 0).constant()
                      - ra.coef(0, 0).constant() ** n * F(n) ** -e.nu_a * Ba.coef(0, 0).constant())
             assert value == derivative_value(law, T, alpha) / (2 * T * law.zeta2), (text, T, alpha)

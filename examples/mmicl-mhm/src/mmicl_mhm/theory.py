@@ -36,7 +36,7 @@ import numpy as np
 import sympy as sp
 
 __all__ = ["z", "d_sym", "n_sym", "s2_sym", "parse_target", "is_odd", "is_linear", "isotropic_moments", "optimal_step",
-           "isotropic_loss", "direct_moments", "stationary_gamma", "preconditioner", "compiled_isotropic",
+           "direct_moments", "stationary_gamma", "preconditioner", "compiled_isotropic",
            "linear_moments_numeric", "gamma_star", "loss", "min_loss", "TargetError"]
 
 z = sp.Symbol("z", real=True)
@@ -122,12 +122,6 @@ def optimal_step(g: sp.Expr) -> sp.Expr:
     return sp.factor(sp.simplify(mo["b"] / mo["m"]))
 
 
-def isotropic_loss(g: sp.Expr, eta) -> sp.Expr:
-    """L(ηI) = ½[d m η² − 2 d b η + E y²] (Σ = I)."""
-    mo = isotropic_moments(g)
-    return (d_sym * mo["m"] * eta**2 - 2 * d_sym * mo["b"] * eta + mo["ey2"]) / 2
-
-
 # ---------------------------------------------------------------- the direct route
 @lru_cache(maxsize=None)
 def _std_moment(k: int) -> sp.Expr:
@@ -177,13 +171,9 @@ def preconditioner(Sigma: sp.Matrix) -> sp.Matrix:
 # ---------------------------------------------------------------- compiled (numpy) functions
 @lru_cache(maxsize=None)
 def compiled_isotropic(g: sp.Expr):
-    """(η*, L*, L(η), m, b, E y²) as numpy functions of (d, n, s²) (L of (η, d, n, s²)), Σ = I."""
-    eta = sp.Symbol("eta")
+    """(m, b, E y²) as numpy functions of (d, n, s²), Σ = I: ``loss`` and ``gamma_star`` build on them."""
     mo = isotropic_moments(g)
-    L = isotropic_loss(g, eta)
-    Lstar = sp.simplify(L.subs(eta, optimal_step(g)))
-    f = lambda e, args=(d_sym, n_sym, s2_sym): sp.lambdify(args, e, "numpy")  # noqa: E731
-    return (f(optimal_step(g)), f(Lstar), f(L, (eta, d_sym, n_sym, s2_sym)), f(mo["m"]), f(mo["b"]), f(mo["ey2"]))
+    return tuple(sp.lambdify((d_sym, n_sym, s2_sym), mo[k], "numpy") for k in ("m", "b", "ey2"))
 
 
 @lru_cache(maxsize=None)
@@ -214,7 +204,7 @@ def _moments_numeric(g: sp.Expr, Sigma: np.ndarray, n: int, noise: float = 0.0) 
         return {**mo, "Sigma": Sigma}
     if not np.array_equal(Sigma, np.eye(d)):
         raise TargetError("a non-linear target is derived for Σ = I only")
-    _, _, _, fm, fb, fy = compiled_isotropic(g)
+    fm, fb, fy = compiled_isotropic(g)
     s2 = noise**2
     return {"M": float(fm(d, n, s2)) * np.eye(d), "B": float(fb(d, n, s2)) * np.eye(d), "ey2": float(fy(d, n, s2)),
             "Sigma": Sigma}
