@@ -1,5 +1,6 @@
 """The example plugins examples/mmicl-* as a user would meet them (mmicl-zfb: Zhang, Frei & Bartlett,
-JMLR 2024; mmicl-mhm: Mahankali, Hashimoto & Ma, arXiv:2307.03576):
+JMLR 2024; mmicl-mhm: Mahankali, Hashimoto & Ma, arXiv:2307.03576; mmicl-acds: Ahn, Cheng, Daneshmand &
+Sra, arXiv:2306.00297):
 
 (a) their own tests pass (in a subprocess, the package on PYTHONPATH);
 (b) installed into a throw-away venv (``--system-site-packages``, so it sees this mmicl), its claims
@@ -33,6 +34,7 @@ ZFB = {"zfb.minimiser", "zfb.flow", "zfb.montecarlo"}
 EXAMPLES = sorted(p for p in (ROOT / "examples").glob("mmicl-*") if (p / "pyproject.toml").is_file())
 """Every example plugin: each is tested, installed and scanned for private names the same way."""
 MHM = {"mhm.onestep", "mhm.trained"}
+ACDS = {"acds.onelayer", "acds.critical", "acds.layers"}
 
 
 def _env(**extra) -> dict:
@@ -100,8 +102,9 @@ def test_installed_plugin_is_listed_with_its_origin(venv):
                          env=_env(), cwd=venv.parent, timeout=120)
     assert out.returncode == 0, out.stderr
     rows = {r["id"]: r for r in json.loads(out.stdout)["claims"]}
-    assert ZFB | MHM <= set(rows)
-    for ids, origin in ((ZFB, "plugin zfb (mmicl-zfb 0.1.0)"), (MHM, "plugin mhm (mmicl-mhm 0.1.0)")):
+    assert ZFB | MHM | ACDS <= set(rows)
+    for ids, origin in ((ZFB, "plugin zfb (mmicl-zfb 0.1.0)"), (MHM, "plugin mhm (mmicl-mhm 0.1.0)"),
+                        (ACDS, "plugin acds (mmicl-acds 0.1.0)")):
         for cid in ids:
             assert rows[cid]["origin"] == origin
             assert rows[cid]["default"] is False
