@@ -53,6 +53,7 @@ PILOTED = {
     "v4_claim7": {"encoder_steps": (100, 160, 200, 1280)},
     "v4_claim1": {"K_edge": 1024},
     "v4_claim3": {"steps": 15000},
+    "v4_claim2": {"steps": 15000},
 }
 """The settings each pilot rule chose on its pilot seeds, which the claims run on:
 
@@ -76,7 +77,12 @@ PILOTED = {
 - ``v4_claim3``: claim 3's step count by ``choose_settled_steps`` under ``V4_CLAIM3_RULE``
   (``pilot_v4_claim3.json``: APE and RoPE at K = 1024, 4096 and 16384 on pilot seeds 9012–9015; no step
   count settles every arm: RoPE at K = 4096 is settled on 1 of 4 seeds even at 15000 steps, its ICL
-  0.50–0.90 there against APE's 0.99, so the rule gives the largest, 15000)."""
+  0.50–0.90 there against APE's 0.99, so the rule gives the largest, 15000);
+- ``v4_claim2``: claim 2's step count by ``choose_settled_steps`` under ``V4_CLAIM2_RULE``
+  (``pilot_v4_claim2.json``: the four shapes at K = 1024 on pilot seeds 9012–9015; no step count
+  settles every shape: the 4-layer shapes settle on 0 of 4 seeds at 15000 steps and at most 2 of 4
+  before, their copy rate still 0.59–0.64 against the base's 0.52–0.54, so the rule gives the largest,
+  15000; every shape's ICL stays at guessing level, 0.06–0.09, at this K)."""
 
 
 # ---- reading a pilot's store ------------------------------------------------------------------

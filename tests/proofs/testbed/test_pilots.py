@@ -260,6 +260,9 @@ def test_the_committed_v4_pilots_give_the_piloted_v4_settings_by_their_rules():
     claim3 = _read("v4_claim3")
     assert claim3["rule"] == pilots.V4_CLAIM3_RULE and claim3["pilot_seeds"] == list(pilots.V4_SETTLED_PILOT_SEEDS)
     assert pilots.choose_settled_steps(claim3["curves"])["steps"] == PILOTED["v4_claim3"]["steps"]
+    claim2 = _read("v4_claim2")
+    assert claim2["rule"] == pilots.V4_CLAIM2_RULE and claim2["pilot_seeds"] == list(pilots.V4_SETTLED_PILOT_SEEDS)
+    assert pilots.choose_settled_steps(claim2["curves"])["steps"] == PILOTED["v4_claim2"]["steps"]
 
 
 # ---- claims 2 and 3 of version 4: settled step counts ---------------------------------------------------
