@@ -48,9 +48,11 @@ def _env(**extra) -> dict:
 @pytest.mark.parametrize("example", [pytest.param(p, marks=pytest.mark.xdist_group(f"example_{p.name}")) for p in EXAMPLES],
                          ids=[p.name for p in EXAMPLES])
 def test_example_own_tests_pass(example):
-    """Each example's own suite on a worker of its own (the closest ``xdist_group`` mark wins)."""
+    """Each example's own suite on a worker of its own (the closest ``xdist_group`` mark wins), in one
+    process (``-n 0``: workers of its own would each import mmicl and torch again, on cores the main
+    suite's workers already use)."""
     env = _env(PYTHONPATH=os.pathsep.join([str(example / "src"), *filter(None, [os.environ.get("PYTHONPATH")])]))
-    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(example / "tests")],
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", str(example / "tests")],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
     assert " passed" in out.stdout and "failed" not in out.stdout

@@ -4,12 +4,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import mmicl
 
 CLAIMS_FILE = Path(__file__).resolve().parents[1] / "src" / "mmicl_zfb" / "claims.py"
 
 
+@pytest.mark.slow
 def test_verify_quick_all_hold(tmp_path):
+    """The quick size, as ``results/quick/verdicts.json`` records it (11 s on 2 cores: slow; the main
+    suite's tests/docs/test_papers_page.py checks that the record holds)."""
     results = mmicl.verify(["zfb.*"], quick=True, plugins=["mmicl_zfb.claims"], out=tmp_path)
     assert {r.id for r in results} == {"zfb.minimiser", "zfb.flow", "zfb.montecarlo"}
     for r in results:
@@ -22,13 +27,13 @@ def test_verify_quick_all_hold(tmp_path):
     assert len(ends) == 2 and all("gamma_star" in n for n in ends)
 
 
-def test_smoke_size_holds_quickly(tmp_path):
+def test_smoke_size_holds(tmp_path):
     import mmicl_zfb.claims as claims
 
     config = mmicl.RunConfig(quick=True, smoke=True, out=tmp_path)
-    for c in (claims.evaluate_minimiser, claims.evaluate_flow):
+    for c in (claims.evaluate_minimiser, claims.evaluate_flow, claims.evaluate_montecarlo):
         r = c.run(config)
-        assert r.verdict == "holds" and r.seconds < 3, (r.id, r.verdict_reason, r.seconds)
+        assert r.verdict == "holds", (r.id, r.verdict_reason)
 
 
 def test_loads_as_a_file(tmp_path):
