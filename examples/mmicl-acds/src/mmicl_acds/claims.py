@@ -202,7 +202,6 @@ def evaluate_critical(config):
         return hyps, checks, summary
     for k, (label, sigma, n, Lmax) in enumerate(todo):
         d = sigma.shape[0]
-        inv = np.linalg.inv(sigma)
         predict = _stack(sigma, n)
         for L in range(2, Lmax + 1):
             best = theory.best_steps(L, n, d)
@@ -223,7 +222,6 @@ def evaluate_critical(config):
                                   tolerance="the decisive rule must say 'not stationary' (|z| > k) here", role="corroborating")
             checks.append(control)
             summary[f"steps[L={L}]"] = [round(a, 6) for a in best["steps"]]
-        del inv
     return hyps, checks, summary
 
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-import mmicl
-
 __all__ = ["sample_prompts", "gd_predict", "transformer_predict", "transformer_params_for_steps", "train_transformer",
            "paired_losses", "best_plain_steps", "context_trace_losses"]
 
