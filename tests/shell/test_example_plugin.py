@@ -1,6 +1,6 @@
 """The example plugins examples/mmicl-* as a user would meet them (mmicl-zfb: Zhang, Frei & Bartlett,
 JMLR 2024; mmicl-mhm: Mahankali, Hashimoto & Ma, arXiv:2307.03576; mmicl-acds: Ahn, Cheng, Daneshmand &
-Sra, arXiv:2306.00297):
+Sra, arXiv:2306.00297; mmicl-llzmp: Lu, Letey, Zavatone-Veth, Maiti & Pehlevan, arXiv:2405.11751):
 
 (a) their own tests pass (in a subprocess, the package on PYTHONPATH);
 (b) installed into a throw-away venv (``--system-site-packages``, so it sees this mmicl), its claims
@@ -35,6 +35,7 @@ EXAMPLES = sorted(p for p in (ROOT / "examples").glob("mmicl-*") if (p / "pyproj
 """Every example plugin: each is tested, installed and scanned for private names the same way."""
 MHM = {"mhm.onestep", "mhm.trained"}
 ACDS = {"acds.onelayer", "acds.critical", "acds.layers"}
+LLZMP = {"llzmp.asymptotics", "llzmp.simulation"}
 
 
 def _env(**extra) -> dict:
@@ -104,9 +105,9 @@ def test_installed_plugin_is_listed_with_its_origin(venv):
                          env=_env(), cwd=venv.parent, timeout=120)
     assert out.returncode == 0, out.stderr
     rows = {r["id"]: r for r in json.loads(out.stdout)["claims"]}
-    assert ZFB | MHM | ACDS <= set(rows)
+    assert ZFB | MHM | ACDS | LLZMP <= set(rows)
     for ids, origin in ((ZFB, "plugin zfb (mmicl-zfb 0.1.0)"), (MHM, "plugin mhm (mmicl-mhm 0.1.0)"),
-                        (ACDS, "plugin acds (mmicl-acds 0.1.0)")):
+                        (ACDS, "plugin acds (mmicl-acds 0.1.0)"), (LLZMP, "plugin llzmp (mmicl-llzmp 0.1.0)")):
         for cid in ids:
             assert rows[cid]["origin"] == origin
             assert rows[cid]["default"] is False
