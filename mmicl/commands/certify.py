@@ -116,7 +116,7 @@ def certify(law_text, T, width, gap, all_T, out, as_json):
         emit_json(out_json)
     else:
         _print(out_json)
-    if not ok:
+    if not ok or not out_json.get("all_T", {"certified": True})["certified"]:
         raise SystemExit(1)
 
 

@@ -280,6 +280,10 @@ def test_the_command_certifies_every_depth_and_says_why_not(tmp_path):
     assert all(b["lo"] < b["hi"] for b in doc["all_T"]["bounds"])
     r = CliRunner().invoke(main, ["certify", "--law", "s=beta(2.5,3,1,2)", "--all-T"])
     assert r.exit_code == 1 and "not certified: the all-depth proof does not cover this" in r.output, r.output
+    r = CliRunner().invoke(main, ["certify", "--law", "s=beta(2.5,3,1,2)", "--T", "3", "--all-T", "--json"])
+    assert r.exit_code == 1, r.output  # α_T at T = 3 certified, every depth not: still a failure, as documented
+    doc = json.loads(r.output)
+    assert doc["checked"] and doc["all_T"]["certified"] is False
 
     alone = tmp_path / "alone"
     alone.mkdir()
