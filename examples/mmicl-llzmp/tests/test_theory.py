@@ -20,7 +20,7 @@ def test_the_stable_evaluation_is_the_derived_root(x, kappa):
     q = (x / kappa) * m * m + (x + 1 - 1 / kappa) * m - 1
     assert abs(q) <= 1e-12 * max(1.0, (x / kappa) * m * m + abs(x + 1 - 1 / kappa) * m + 1)
     root = theory.mp_function()["root"]
-    exact = sp.N(root.subs({sp.Symbol("x", positive=True): sp.Float(x, 50), sp.Symbol("kappa", positive=True): sp.Float(kappa, 50)}), 30)
+    exact = sp.N(root.subs({theory.x_sym: sp.Float(x, 50), theory.kappa_sym: sp.Float(kappa, 50)}), 30)
     assert m == pytest.approx(float(exact), rel=1e-10)
 
 
@@ -35,7 +35,7 @@ def test_the_derivative_is_the_slope(x, kappa):
 
 
 def test_infinite_diversity_is_the_limit():
-    assert sp.simplify(theory.mp_function()["kappa_infinite"] - 1 / (sp.Symbol("x", positive=True) + 1)) == 0
+    assert sp.simplify(theory.mp_function()["kappa_infinite"] - 1 / (theory.x_sym + 1)) == 0
     assert theory.M(0.3, 1e9) == pytest.approx(theory.M(0.3, math.inf), rel=1e-8)
 
 

@@ -120,8 +120,7 @@ def best_steps(L: int, n: int, d: int) -> dict:
     best = sp.Poly(p.subs(dict(zip(c, sol))), s_sym)
     roots = np.roots([float(v) for v in best.all_coeffs()])
     return {"coeffs": [sp.Rational(v) for v in sol], "loss": sp.nsimplify(loss.subs(dict(zip(c, sol)))),
-            "steps": sorted(float(1 / r.real) for r in roots), "roots_imag": float(max(abs(roots.imag), default=0.0)),
-            "zero_loss": m[0]}
+            "steps": sorted(float(1 / r.real) for r in roots), "roots_imag": float(max(abs(roots.imag), default=0.0))}
 
 
 def pgd_loss(steps, n: int, d: int) -> float:

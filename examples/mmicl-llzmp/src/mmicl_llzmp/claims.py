@@ -69,7 +69,7 @@ def evaluate_asymptotics(config):
     alpha, kappa, tau, rho, lam = case
     checks, summary, sizes = [], {}, _sizes(config)
     mp = theory.mp_function()
-    x, k, m = sp.symbols("x kappa M", positive=True)
+    x, m = theory.x_sym, theory.M_sym
     satisfied = sp.simplify(mp["quadratic"].subs(m, mp["root"])) == 0
     checks.append(mmicl.Check(
         "M_κ(x) is the root of (x/κ)M² + (x + 1 − 1/κ)M − 1 that is positive for x > 0, and 1/(1 + x) at κ = ∞",
@@ -104,7 +104,7 @@ def evaluate_asymptotics(config):
     # double descent: a pole at τ = 1 without ridge, none with it
     poles = {delta: (delta * theory.ridgeless(alpha, kappa, 1 - delta, rho), delta * theory.ridgeless(alpha, kappa, 1 + delta, rho))
              for delta in (1e-2, 1e-3, 1e-4)}
-    (a2, b2), (a3, b3), (a4, b4) = poles.values()
+    _, (a3, b3), (a4, b4) = poles.values()
     simple_pole = all(v > 0 for v in (a3, b3, a4, b4)) and abs(a4 - a3) <= 0.05 * a4 and abs(b4 - b3) <= 0.05 * b4
     checks.append(mmicl.Check(
         f"without ridge, e^ICL has a simple pole at τ = 1 from both sides: δ·e(1 ∓ δ) settles as δ → 0 ({_text(case)})",

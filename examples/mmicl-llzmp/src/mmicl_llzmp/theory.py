@@ -30,9 +30,9 @@ from functools import lru_cache
 import sympy as sp
 from scipy.optimize import brentq
 
-__all__ = ["mp_function", "M", "dM", "e_icl", "ridgeless", "epsilon"]
+__all__ = ["x_sym", "kappa_sym", "M_sym", "mp_function", "M", "dM", "e_icl", "ridgeless", "epsilon"]
 
-_x, _k, _M = sp.symbols("x kappa M", positive=True)
+x_sym, kappa_sym, M_sym = sp.symbols("x kappa M", positive=True)
 
 
 @lru_cache(maxsize=None)
@@ -40,19 +40,19 @@ def mp_function() -> dict:
     """M_κ(x) derived with SymPy: the quadratic q(M) = (x/κ)M² + (x + 1 − 1/κ)M − 1, its root that is
     positive for x > 0, and dM/dx by implicit differentiation, −(∂q/∂x)/(∂q/∂M), as expressions in
     x, κ and M (evaluated at the root, so that no cancellation of the closed form enters)."""
-    quad = (_x / _k) * _M**2 + (_x + 1 - 1 / _k) * _M - 1
-    roots = sp.solve(quad, _M)
-    positive = [r for r in roots if float(r.subs({_x: 1, _k: 2})) > 0]
+    quad = (x_sym / kappa_sym) * M_sym**2 + (x_sym + 1 - 1 / kappa_sym) * M_sym - 1
+    roots = sp.solve(quad, M_sym)
+    positive = [r for r in roots if float(r.subs({x_sym: 1, kappa_sym: 2})) > 0]
     if len(positive) != 1:
         raise ArithmeticError(f"the quadratic of M_κ has {len(positive)} positive roots at x = 1, κ = 2")
-    slope = sp.simplify(-sp.diff(quad, _x) / sp.diff(quad, _M))
+    slope = sp.simplify(-sp.diff(quad, x_sym) / sp.diff(quad, M_sym))
     return {"quadratic": quad, "root": sp.simplify(positive[0]), "slope": slope,
-            "kappa_infinite": sp.solve(sp.limit(quad, _k, sp.oo), _M)[0]}
+            "kappa_infinite": sp.solve(sp.limit(quad, kappa_sym, sp.oo), M_sym)[0]}
 
 
 @lru_cache(maxsize=None)
 def _slope():
-    return sp.lambdify((_x, _k, _M), mp_function()["slope"], "math")
+    return sp.lambdify((x_sym, kappa_sym, M_sym), mp_function()["slope"], "math")
 
 
 def M(x: float, kappa: float) -> float:
