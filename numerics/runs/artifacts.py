@@ -18,8 +18,8 @@ from mmicl.theory.errors import InputError
 from .key import run_key
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 
-__all__ = ["STORE_ENV", "ARTIFACTS", "StoredArtifactError", "using_store", "store_root", "sha256",
-           "stage1_record_path", "load_stage1"]
+__all__ = ["STORE_ENV", "ARTIFACTS", "SNAPSHOTS", "SNAPSHOT_EVERY_S", "StoredArtifactError", "using_store",
+           "store_root", "sha256", "stage1_record_path", "load_stage1", "snapshot_for", "discard_snapshot"]
 
 STORE_ENV = "MMICL_SWEEP_STORE"
 """The environment variable that tells a ``stage1`` or ``stage2`` run where its results store is
@@ -27,6 +27,12 @@ STORE_ENV = "MMICL_SWEEP_STORE"
 shared file system)."""
 ARTIFACTS = "artifacts"
 """The folder of a results store that holds the runs' artifact files (``<key>.pt``)."""
+SNAPSHOTS = "snapshots"
+"""The folder, inside ``ARTIFACTS``, of the snapshots of runs in progress (``<key>.pt``,
+``testbed.resume``): a killed run resumes from its snapshot, which goes once its record is stored."""
+SNAPSHOT_EVERY_S = 300.0
+"""Seconds of training between two snapshots of a run in progress: at most this much of a killed
+run's training is done again, for a write of well under a second (the weights and Adam's state)."""
 
 
 class StoredArtifactError(InputError):
@@ -65,6 +71,25 @@ def store_root(kind: str) -> Path:
     if not (root / "runs").is_dir():
         raise StoredArtifactError(f"{STORE_ENV}={str(root)!r} is not a results store (no runs/ folder)")
     return root
+
+
+def snapshot_for(kind: str, config: dict, every_s: float = SNAPSHOT_EVERY_S):
+    """The ``resume.Snapshot`` of the run (kind, config) in the results store that ``using_store``
+    names (``<store>/artifacts/snapshots/<key>.pt``); None outside ``using_store`` (a run made
+    without a store has nowhere to keep one)."""
+    from mmicl.numerics.testbed.resume import Snapshot
+
+    root = os.environ.get(STORE_ENV)
+    if not root or not (Path(root) / "runs").is_dir():
+        return None
+    key = run_key(kind, config)
+    return Snapshot(Path(root) / ARTIFACTS / SNAPSHOTS / f"{key}.pt", every_s, {"kind": kind, "key": key})
+
+
+def discard_snapshot(root, key: str) -> None:
+    """Remove the snapshot of the run ``key`` from the store at ``root``, if there is one (its record
+    is stored: nothing resumes from it any more)."""
+    (Path(root) / ARTIFACTS / SNAPSHOTS / f"{key}.pt").unlink(missing_ok=True)
 
 
 def sha256(path: Path) -> str:

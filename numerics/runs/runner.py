@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .artifacts import ARTIFACTS, StoredArtifactError, load_stage1, using_store
+from .artifacts import ARTIFACTS, StoredArtifactError, discard_snapshot, load_stage1, using_store
 from .key import RunSpec
 from .kinds import KINDS
 from .record import execute
@@ -55,9 +55,10 @@ def _plan(runs: list[RunSpec], store: Store) -> tuple[list[RunSpec], SweepSummar
 
 
 def _keep(record: dict, store: Store, summary: SweepSummary) -> None:
-    """Store one finished run's record and count it."""
+    """Store one finished run's record and count it (a finished run's training snapshot goes)."""
     store.write(record)
     if record["status"] == "done":
+        discard_snapshot(store.root, record["key"])
         summary.done += 1
     else:
         summary.failed += 1

@@ -133,12 +133,13 @@ class ArmResults:
 
 def run_arms(model: ModelConfig, arms: list[Arm], seeds: list[int], train: TrainConfig,
              device: str = "cpu", data_seed: int = 0, progress: bool = False,
-             description: str = "ensemble") -> ArmResults:
-    """Train every (arm, seed) pair as one ensemble; member seeds are ``1000·arm + seed`` offsets
-    so that no two members share classes or weights."""
+             description: str = "ensemble", snapshot=None) -> ArmResults:
+    """Train every (arm, seed) pair as one ensemble; member e = (arm i, seed s) has seed ``s + 7919·i``,
+    so that no two members share classes or weights.  ``snapshot``: a ``resume.Snapshot`` where the
+    training resumes from, and saves, its progress (None: none)."""
     if not arms or not seeds:
         raise ValueError("run_arms needs at least one arm and one seed")
     members = [MemberSpec(a.data, seed=int(s) + 7919 * i) for i, a in enumerate(arms) for s in seeds]
     run = train_ensemble(model, members, train, device=device, data_seed=data_seed, progress=progress,
-                         description=description)
+                         description=description, snapshot=snapshot)
     return ArmResults(arms, list(seeds), run)

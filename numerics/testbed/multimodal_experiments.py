@@ -55,11 +55,11 @@ class MultimodalArm:
 
 
 def run_stage1(model: ModelConfig, data: DataConfig, seeds: list[int], train: TrainConfig, device: str = "cpu",
-               data_seed: int = 0, progress: bool = False) -> Stage1:
+               data_seed: int = 0, progress: bool = False, snapshot=None) -> Stage1:
 
     model = stage1_ape_slots(model, data)
     r = run_arms(model, [Arm("m1", data)], seeds, train, device=device, data_seed=data_seed, progress=progress,
-                 description="stage 1 (M1)")
+                 description="stage 1 (M1)", snapshot=snapshot)
     run = r.run
     final = {k: v.tolist() for k, v in evaluate(run.model, run.eval_sets).items()}
     return Stage1(model, run.members, train, {k: v.detach().cpu() for k, v in run.model.weights.items()},
@@ -106,23 +106,26 @@ def _system(model: ModelConfig, mixture: MultimodalMixture, states, seeds, arms_
     return MultimodalSystem(decoder, projector, mixture.label_vectors, mixture.layout, encoder), extra
 
 
-def _finish(system, mixture, params, arms, seeds, train, data_seed, progress, description, extra, eval_on=None):
+def _finish(system, mixture, params, arms, seeds, train, data_seed, progress, description, extra, eval_on=None,
+            snapshot=None):
     ape = system.decoder.config.ape_slots if system.decoder.config.pos == "ape" else None
     if ape is not None and ape < 3 * mixture.N + 2:
         raise TestbedConfigError(f"the decoder has {ape} APE slots, the multimodal layout needs {3 * mixture.N + 2}: "
                                  "train stage 1 with more ape_slots")
     sets = MultimodalEvalSets.draw(mixture, train.eval_size, seed=data_seed + 1_000_003, ape_slots=ape)
     history = train_multimodal(system, mixture, params, train, sets, data_seed, progress, description, extra,
-                               eval_on=eval_on)
+                               eval_on=eval_on, snapshot=snapshot)
     run = TrainedEnsemble(system, mixture, sets, history, mixture.members)
     return ArmResults(list(arms), list(seeds), run)
 
 
 def run_stage2(stage1: Stage1, arms: list[MultimodalArm], train: TrainConfig, trainable: str = "projector+readout",
                device: str = "cpu", data_seed: int = 0, progress: bool = False,
-               description: str = "stage 2", eval_on: tuple[str, ...] | None = None) -> ArmResults:
+               description: str = "stage 2", eval_on: tuple[str, ...] | None = None,
+               snapshot=None) -> ArmResults:
     """Stage 2 for every (arm, stage-1 member); seeds of the result are the stage-1 member seeds.
-    ``eval_on``: the evaluation sets measured during training (``evaluate_multimodal``; None, all)."""
+    ``eval_on``: the evaluation sets measured during training (``evaluate_multimodal``; None, all);
+    ``snapshot``: a ``resume.Snapshot`` the training resumes from and saves (None: none)."""
     _check_arms(arms)
     eval_on = check_eval_on(eval_on)
     m1 = stage1.members
@@ -137,14 +140,14 @@ def run_stage2(stage1: Stage1, arms: list[MultimodalArm], train: TrainConfig, tr
     system, extra = _system(stage1.model, mixture, states, seeds, per_member, device, data_seed + 77, train)
     params = system.trainable(trainable)
     return _finish(system, mixture, params, arms, [s.seed for s in m1], train, data_seed, progress, description,
-                   extra, eval_on)
+                   extra, eval_on, snapshot)
 
 
 def run_fusion(model: ModelConfig, m1: DataConfig, arms: list[MultimodalArm], seeds: list[int], train: TrainConfig,
                device: str = "cpu", data_seed: int = 0, progress: bool = False,
-               description: str = "early fusion") -> ArmResults:
+               description: str = "early fusion", snapshot=None) -> ArmResults:
     """Early fusion: everything from scratch, trained together on each arm's multimodal data (M1
-    tables drawn from the member seeds)."""
+    tables drawn from the member seeds); ``snapshot`` as in ``run_stage2``."""
     _check_arms(arms)
     model = stage1_ape_slots(model, m1)
     members = arm_members(arms, [MemberSpec(m1, s) for s in seeds])
@@ -153,7 +156,8 @@ def run_fusion(model: ModelConfig, m1: DataConfig, arms: list[MultimodalArm], se
     per_member = [a for a in arms for _ in seeds]
     system, extra = _system(model, mixture, [None] * len(members), mseeds, per_member, device, data_seed + 77, train)
     params = system.trainable("all")
-    return _finish(system, mixture, params, arms, seeds, train, data_seed, progress, description, extra)
+    return _finish(system, mixture, params, arms, seeds, train, data_seed, progress, description, extra,
+                   snapshot=snapshot)
 
 
 # ---- the JSON form of arms, and analyses of a trained multimodal ensemble (the sweep kinds) -------

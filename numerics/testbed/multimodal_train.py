@@ -28,10 +28,10 @@ __all__ = ["train_multimodal", "train_encoder"]
 def train_multimodal(system: MultimodalSystem, mixture: MultimodalMixture, params: list[torch.nn.Parameter],
                      train: TrainConfig, sets: MultimodalEvalSets, data_seed: int, progress: bool = False,
                      description: str = "multimodal", extra: dict[str, torch.Tensor] | None = None,
-                     eval_on: tuple[str, ...] | None = None) -> History:
+                     eval_on: tuple[str, ...] | None = None, snapshot=None) -> History:
     """Train ``params`` of ``system``; ``extra`` metrics (fixed per member, e.g. encoder quality)
     are recorded beside the others at every evaluation; ``eval_on``: the evaluation sets measured
-    (``evaluate_multimodal``; None, all)."""
+    (``evaluate_multimodal``; None, all); ``snapshot``: a ``resume.Snapshot`` (``training_loop``)."""
     c = system.decoder.config
     ape_slots = c.ape_slots if c.pos == "ape" else None
     T = 3 * mixture.N + 2
@@ -46,7 +46,8 @@ def train_multimodal(system: MultimodalSystem, mixture: MultimodalMixture, param
     def evaluate_now() -> dict[str, torch.Tensor]:
         return evaluate_multimodal(system, sets, eval_on=eval_on) | extra
 
-    return training_loop(params, member_losses, evaluate_now, train, mixture.E, progress, description)
+    return training_loop(params, member_losses, evaluate_now, train, mixture.E, progress, description,
+                         snapshot=snapshot, generators=(g,))
 
 
 def train_encoder(encoder: EnsembleMLP, mixture: MultimodalMixture, steps: list[int], batch: int, lr: float,

@@ -7,7 +7,7 @@ elementwise, so the ensemble trains E independent models.  Every ``eval_every`` 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import torch
 import torch.nn.functional as F
@@ -16,6 +16,7 @@ from .config import MemberSpec, ModelConfig, TrainConfig
 from .data import Mixture
 from .metrics import EvalSets, evaluate, random_shift
 from .model import EnsembleDecoder
+from .resume import Snapshot, load_snapshot, save_snapshot
 from mmicl.numerics.progress import progress_bar
 
 __all__ = ["History", "TrainedEnsemble", "train_ensemble", "member_cross_entropy", "training_loop"]
@@ -72,10 +73,11 @@ class TrainedEnsemble:
 
 def train_ensemble(model_config: ModelConfig, members: list[MemberSpec], train: TrainConfig,
                    device: str = "cpu", data_seed: int = 0, progress: bool = False,
-                   description: str = "training") -> TrainedEnsemble:
+                   description: str = "training", snapshot: Snapshot | None = None) -> TrainedEnsemble:
     """Train ``len(members)`` models of shape ``model_config`` at once; returns the models, their
     data, the fixed evaluation sets and the metric curves.  ``data_seed`` seeds the stream of
-    training sequences and the evaluation sets; each member's seed its classes and weights."""
+    training sequences and the evaluation sets; each member's seed its classes and weights.  With a
+    ``snapshot`` the training resumes from, and saves, snapshots there (``training_loop``)."""
     mixture = Mixture(members, device)
     model = EnsembleDecoder(model_config, mixture.D, mixture.L, [m.seed for m in members], device)
     ape_slots = model_config.ape_slots if model_config.pos == "ape" else None
@@ -89,7 +91,7 @@ def train_ensemble(model_config: ModelConfig, members: list[MemberSpec], train: 
         return member_cross_entropy(model(batch.tokens, shift).logits, batch.target)
 
     history = training_loop(list(model.parameters()), member_losses, lambda: evaluate(model, sets), train,
-                            mixture.E, progress, description)
+                            mixture.E, progress, description, snapshot=snapshot, generators=(g,))
     return TrainedEnsemble(model, mixture, sets, history, members)
 
 
@@ -100,18 +102,33 @@ def member_cross_entropy(logits: torch.Tensor, target: torch.Tensor) -> torch.Te
 
 
 def training_loop(params: list[torch.nn.Parameter], member_losses, evaluate_now, train: TrainConfig, E: int,
-                  progress: bool = False, description: str = "training") -> History:
+                  progress: bool = False, description: str = "training", snapshot: Snapshot | None = None,
+                  generators: tuple[torch.Generator, ...] = ()) -> History:
     """The one loop: Adam on Σ_e member_losses()[e] over ``params`` for ``train.steps`` steps;
     ``evaluate_now()`` (a dict of per-member metrics) at step 0, every ``eval_every`` steps and at
     the end, beside the mean training loss of each member over the window.  With ``train.warmup``
-    the learning rate rises linearly to ``train.lr`` over the first ``warmup`` steps."""
+    the learning rate rises linearly to ``train.lr`` over the first ``warmup`` steps.
+
+    With a ``snapshot`` (``resume.Snapshot``) the loop saves its state there every
+    ``snapshot.every_s`` seconds (the ``generators`` are those ``member_losses`` draws from), and
+    starts from a snapshot saved there for the same settings: a killed run resumes where it stopped,
+    and finishes as it would have without the interruption (``History.seconds`` adds up both)."""
     opt = torch.optim.Adam(params, lr=train.lr)
     history = History()
-    running, count = None, 0
+    running, count, start, before = None, 0, 1, 0.0
+    identity = None
+    if snapshot is not None:
+        identity = {**snapshot.identity, "E": int(E), "train": asdict(train),
+                    "shapes": [list(p.shape) for p in params], "generators": len(generators)}
+        state = load_snapshot(snapshot.path, identity)
+        if state is not None:
+            start, before, running, count = _restore(state, params, opt, generators, history)
     t0 = time.perf_counter()
-    history.add(0, evaluate_now(), torch.full((E,), float("nan")))
-    bar = _progress(progress, description, train.steps)
-    for step in range(1, train.steps + 1):
+    if start == 1:
+        history.add(0, evaluate_now(), torch.full((E,), float("nan")))
+    last_save = time.perf_counter()
+    bar = _progress(progress, description, train.steps, start - 1)
+    for step in range(start, train.steps + 1):
         if step <= train.warmup:
             for group in opt.param_groups:
                 group["lr"] = train.lr * step / train.warmup
@@ -126,13 +143,39 @@ def training_loop(params: list[torch.nn.Parameter], member_losses, evaluate_now,
             running, count = None, 0
         if bar is not None:
             bar[0].update(bar[1], advance=1)
+        if snapshot is not None and step < train.steps and time.perf_counter() - last_save >= snapshot.every_s:
+            save_snapshot(snapshot.path, identity, {
+                "step": step, "seconds": before + time.perf_counter() - t0,
+                "params": [p.detach().cpu() for p in params], "adam": opt.state_dict(),
+                "generators": [g.get_state() for g in generators],
+                "history": {"steps": list(history.steps), "loss": list(history.loss),
+                            "metrics": {k: list(v) for k, v in history.metrics.items()}},
+                "running": None if running is None else running.cpu(), "count": count})
+            last_save = time.perf_counter()
     if bar is not None:
         bar[0].stop()
-    history.seconds = time.perf_counter() - t0
+    history.seconds = before + time.perf_counter() - t0
     return history
 
 
-def _progress(enabled: bool, description: str, total: int):
+def _restore(state: dict, params, opt, generators, history: History):
+    """Load a snapshot's ``state`` into the loop's parameters, optimiser, generators and history;
+    (first step to take, seconds already spent, running loss window, its count)."""
+    with torch.no_grad():
+        for p, v in zip(params, state["params"]):
+            p.copy_(v.to(p.device))
+    opt.load_state_dict(state["adam"])
+    for g, v in zip(generators, state["generators"]):
+        g.set_state(v)
+    h = state["history"]
+    history.steps, history.loss, history.metrics = list(h["steps"]), list(h["loss"]), dict(h["metrics"])
+    running = state["running"]
+    device = params[0].device if params else torch.device("cpu")
+    return int(state["step"]) + 1, float(state["seconds"]), None if running is None else running.to(device), \
+        int(state["count"])
+
+
+def _progress(enabled: bool, description: str, total: int, completed: int = 0):
     if not enabled:
         return None
     from rich.progress import BarColumn, MofNCompleteColumn, TimeRemainingColumn
@@ -141,4 +184,4 @@ def _progress(enabled: bool, description: str, total: int):
     p = progress_bar("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
                      TimeRemainingColumn())
     p.start()
-    return p, p.add_task(description, total=total)
+    return p, p.add_task(description, total=total, completed=completed)

@@ -11,6 +11,7 @@ import inspect
 from dataclasses import asdict
 
 from . import Kind
+from ..artifacts import snapshot_for
 from .testbed import testbed_fields, testbed_parts
 from mmicl.numerics.provenance import __version__
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
@@ -92,7 +93,8 @@ def _ensemble_compute(config: dict, progress: bool = False, description: str = "
 
     train = TrainConfig(**config["train"])
     r = run_arms(ModelConfig(**config["model"]), ensemble_arms(config), config["seeds"], train,
-                 device=config["device"], data_seed=config["data_seed"], progress=progress, description=description)
+                 device=config["device"], data_seed=config["data_seed"], progress=progress, description=description,
+                 snapshot=snapshot_for("ensemble", config))
     out = curves_and_finals(r, ("acc_icl", "acc_iwl", "acc_flip", "induction_max", "prev_token_max"))
     analysis = config.get("analysis")
     if analysis is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from ..artifacts import snapshot_for
 from . import Kind
 from .multimodal import FUSION_SETTINGS, analysis_setting, arms_result, check_settings, device_setting, seed_list
 from mmicl.numerics.provenance import __version__
@@ -31,7 +32,8 @@ def _fusion_compute(config: dict, progress: bool = False, description: str = "fu
 
     r = run_fusion(ModelConfig(**config["model"]), DataConfig(**config["m1"]), arms_from_json(config["arms"]),
                    config["seeds"], TrainConfig(**config["train"]), device=config["device"],
-                   data_seed=config["data_seed"], progress=progress, description=description)
+                   data_seed=config["data_seed"], progress=progress, description=description,
+                   snapshot=snapshot_for("fusion", config))
     return arms_result(r, config)
 
 

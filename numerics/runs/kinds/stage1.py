@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from ..artifacts import ARTIFACTS, sha256, store_root
+from ..artifacts import ARTIFACTS, sha256, snapshot_for, store_root
 from ..key import run_key
 from . import Kind
 from .multimodal import STAGE1_SETTINGS, check_settings, device_setting, seed_list
@@ -37,7 +37,7 @@ def _stage1_compute(config: dict, progress: bool = False, description: str = "st
     folder = store_root("stage1") / ARTIFACTS
     s1 = run_stage1(ModelConfig(**config["model"]), DataConfig(**config["data"]), config["seeds"],
                     TrainConfig(**config["train"]), device=config["device"], data_seed=config["data_seed"],
-                    progress=progress)
+                    progress=progress, snapshot=snapshot_for("stage1", config))
     folder.mkdir(parents=True, exist_ok=True)
     path = s1.save(folder / f"{run_key('stage1', config)}.pt")
     Stage1.load(path)                                  # what stage 2 will read: verified once written

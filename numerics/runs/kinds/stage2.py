@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from ..artifacts import StoredArtifactError, load_stage1, stage1_record_path, store_root
+from ..artifacts import StoredArtifactError, load_stage1, snapshot_for, stage1_record_path, store_root
 from ..store import read_record
 from . import Kind
 from .multimodal import STAGE2_SETTINGS, analysis_setting, arms_result, check_settings, device_setting
@@ -63,7 +63,7 @@ def _stage2_compute(config: dict, progress: bool = False, description: str = "st
     s1 = load_stage1(root, record)
     r = run_stage2(s1, arms_from_json(config["arms"]), TrainConfig(**config["train"]), trainable=config["trainable"],
                    device=config["device"], data_seed=config["data_seed"], progress=progress, description=description,
-                   eval_on=config.get("eval_on"))
+                   eval_on=config.get("eval_on"), snapshot=snapshot_for("stage2", config))
     used = {"key": record["key"], "sha256": record["result"]["artifact"]["sha256"]}
     return {**arms_result(r, config), "stage1": used}
 
