@@ -94,6 +94,7 @@ VERDICTS = ["proofs/test_verdict_rule.py"]
 # files mmicl reads back and writes: the tests that make the damage themselves
 FOLDER = ["shell/test_results_folder.py"]
 CHECKPOINTS = ["numerics/testbed/test_checkpoints.py"]
+RESUME = ["numerics/testbed/test_resume.py"]
 STORE_CHECKS = ["numerics/runs/test_store_integrity.py"]
 CLAIM_API = ["proofs/test_claim_api.py"]  # the public claim API and plugins
 # mmicl.testing and the pytest plugin.  Not the whole of test_testing_api.py: two of its tests are
@@ -472,6 +473,16 @@ MUTATIONS: list[Mutation] = [
       "an edited training checkpoint is accepted"),
     N("train_checkpoint_depth_unbound", '"model_settings": _model_settings(model),', '"model_settings": {},',
       ["numerics/test_training.py"], "a T = 5 checkpoint resumes a T = 10 run and reports T = 5's α"),
+    N("snapshot_generators_not_restored", "        g.set_state(v)", "        pass", RESUME,
+      "a resumed testbed run draws other batches than the uninterrupted run would"),
+    N("snapshot_adam_not_restored", '    opt.load_state_dict(state["adam"])', "    pass", RESUME,
+      "a resumed testbed run restarts Adam's moments"),
+    N("snapshot_step_repeated", 'return int(state["step"]) + 1,', 'return int(state["step"]),', RESUME,
+      "a resumed testbed run takes its snapshot's last step twice"),
+    N("snapshot_identity_unchecked", 'if ok and saved["identity"] != _identity_text(identity):', "if False:", RESUME,
+      "a snapshot saved for other settings (another learning rate) is resumed"),
+    N("snapshot_kept_after_record", "        discard_snapshot(store.root, record[\"key\"])", "        pass", RESUME,
+      "a finished run's snapshot stays in the store"),
     N("store_checksum_unchecked", '        if doc["checksum"] != checksum(doc):\n            return "checksum does not match"',
       '        if False:\n            return "checksum does not match"', STORE_CHECKS,
       "a sweep record whose numbers were edited is accepted and skipped on rerun"),
