@@ -6,7 +6,11 @@ started on SLURM with dask-jobqueue).  Finished runs (status "done") are skipped
 run again.  Each result is written to the store as it arrives, so a sweep killed midway keeps every
 run it had finished, and the next call runs only the others.  A run whose file the store set aside
 when it was opened (damaged, edited, relabelled, a duplicate, or from an earlier mmicl: see
-``store``) has no record there and is run again.  ``run_here`` does the same in this
+``store``) has no record there and is run again.  A testbed run in training keeps a snapshot in
+the store (``artifacts.snapshot_for``, every ``SNAPSHOT_EVERY_S`` seconds), so a run killed while
+it trains resumes from its last snapshot; the snapshot goes once the run's record is stored (a run
+sent to a cluster on other machines keeps none unless its workers set ``STORE_ENV`` to the same
+store on a shared file system).  ``run_here`` does the same in this
 process, one run after the other, with each run's own progress bar (what the testbed claims use when
 no cluster is given).
 """
@@ -76,7 +80,9 @@ def run_sweep(runs: list[RunSpec], store: Store, scheduler: str | None = None, w
     if scheduler is None:
         n = workers or os.cpu_count() or 1
         with dask.config.set({"distributed.nanny.pre-spawn-environ": torch_friendly_environ(),
-                              "distributed.worker.profile.enabled": False}):
+                              "distributed.worker.profile.enabled": False}), using_store(store):
+            # the workers start with STORE_ENV set: stage 2 finds its stage-1 checkpoint, a long run
+            # keeps its snapshot, in this store
             cluster = LocalCluster(n_workers=min(n, len(todo)), threads_per_worker=1, processes=True,
                                    dashboard_address=":0")
         client = Client(cluster)
@@ -118,9 +124,10 @@ def run_here(runs: list[RunSpec], store: Store, progress: bool = False) -> Sweep
     """``run_sweep`` without a cluster: the pending runs one after the other in this process (torch
     keeps its own thread count), each stored as it finishes."""
     todo, summary = _plan(runs, store)
-    for i, r in enumerate(todo):
-        _keep(execute(r.kind, r.config, r.key, progress=progress,
-                      description=f"{r.kind} run {i + 1}/{len(todo)} ({r.key})"), store, summary)
+    with using_store(store):  # stage 2 finds its stage-1 checkpoint, a long run keeps its snapshot, there
+        for i, r in enumerate(todo):
+            _keep(execute(r.kind, r.config, r.key, progress=progress,
+                          description=f"{r.kind} run {i + 1}/{len(todo)} ({r.key})"), store, summary)
     return summary
 
 
