@@ -30,12 +30,14 @@ exist is one error line (exit 2).
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import click
 
 from mmicl.commands.common import Command, IntIn, WritablePath, emit_json
 from mmicl.numerics.runs import Store, run_sweep
+from mmicl.numerics.runs.artifacts import in_training
 from mmicl.numerics.runs.store import StoreError
 from mmicl.numerics.runs.spec import SweepSpecError, load_spec
 
@@ -70,7 +72,8 @@ class NoStore(click.ClickException):
               help="Address of a running Dask scheduler, e.g. tcp://10.0.0.5:8786 (default: a local cluster).")
 @click.option("--workers", type=IntIn(1, 4096), default=None,
               help="Worker processes of the local cluster (default: one per CPU core).")
-@click.option("--status", is_flag=True, help="Print what the store holds (done / failed per kind) and stop.")
+@click.option("--status", is_flag=True, help="Print what the store holds (done / failed per kind, and the runs in training: the step of "
+                   "their last snapshot) and stop.")
 @click.option("--export", "export", type=WritablePath("file"), default=None, metavar="CSV",
               help="Write the store as a table (one row per run) to this CSV file.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
@@ -105,6 +108,9 @@ def sweep_command(spec, store_dir, scheduler, workers, status, export, as_json):
         s = run_sweep(runs, store, scheduler=scheduler, workers=workers, progress=not as_json)
         out["sweep"] = {"runs": s.total, "skipped (already done)": s.skipped, "done": s.done, "failed": s.failed}
     out["status"] = store.summary()
+    training = [t for t in in_training(store.root) if store.status(t["key"]) != "done"]
+    if training:
+        out["in_training"] = training
     if export is not None:
         out["export"] = str(store.export_csv(export))
     if as_json:
@@ -116,5 +122,10 @@ def sweep_command(spec, store_dir, scheduler, workers, status, export, as_json):
     for r in store.records():
         if r["status"] == "failed":
             click.echo(f"  failed {r['key']} ({r['kind']}): {r['error']}")
+    for t in training:
+        at = time.strftime("%Y-%m-%d %H:%M", time.localtime(t["saved"]))
+        click.echo(f"  in training {t['key']} ({t['kind'] or 'run'}): " + (
+            f"step {t['step']} of {t['steps']}, {t['seconds'] / 60:.0f} min of training, snapshot of {at}"
+            if t["step"] is not None else f"a snapshot that cannot be read, of {at}"))
     if export is not None:
         click.echo(f"wrote {export}")

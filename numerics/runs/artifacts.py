@@ -19,7 +19,7 @@ from .key import run_key
 from mmicl.numerics.testbed.config import DataConfig, ModelConfig, TrainConfig
 
 __all__ = ["STORE_ENV", "ARTIFACTS", "SNAPSHOTS", "SNAPSHOT_EVERY_S", "StoredArtifactError", "using_store",
-           "store_root", "sha256", "stage1_record_path", "load_stage1", "snapshot_for", "discard_snapshot"]
+           "store_root", "sha256", "stage1_record_path", "load_stage1", "snapshot_for", "discard_snapshot", "in_training"]
 
 STORE_ENV = "MMICL_SWEEP_STORE"
 """The environment variable that tells a ``stage1`` or ``stage2`` run where its results store is
@@ -90,6 +90,20 @@ def discard_snapshot(root, key: str) -> None:
     """Remove the snapshot of the run ``key`` from the store at ``root``, if there is one (its record
     is stored: nothing resumes from it any more)."""
     (Path(root) / ARTIFACTS / SNAPSHOTS / f"{key}.pt").unlink(missing_ok=True)
+
+
+def in_training(root) -> list[dict]:
+    """The runs of the store at ``root`` that have a training snapshot (killed or still training),
+    each ``{"key", "kind", "step", "steps", "seconds", "saved"}`` (``saved``: the file's time, Unix
+    seconds), by key; a snapshot that cannot be read has ``step`` None."""
+    from mmicl.numerics.testbed.resume import snapshot_progress
+
+    out = []
+    for path in sorted((Path(root) / ARTIFACTS / SNAPSHOTS).glob("*.pt")):
+        p = snapshot_progress(path) or {}
+        out.append({"key": path.stem, "kind": (p.get("identity") or {}).get("kind"), "step": p.get("step"),
+                    "steps": p.get("steps"), "seconds": p.get("seconds"), "saved": path.stat().st_mtime})
+    return out
 
 
 def sha256(path: Path) -> str:

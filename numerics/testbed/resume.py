@@ -25,7 +25,7 @@ import torch
 
 from mmicl.numerics.atomic import write_bytes
 
-__all__ = ["FORMAT", "Snapshot", "save_snapshot", "load_snapshot"]
+__all__ = ["FORMAT", "Snapshot", "save_snapshot", "load_snapshot", "snapshot_progress"]
 
 FORMAT = "mmicl.testbed.snapshot/1"
 
@@ -79,3 +79,17 @@ def load_snapshot(path: Path, identity: dict) -> dict | None:
               "next snapshot)", file=sys.stderr)
         return None
     return saved["state"]
+
+
+def snapshot_progress(path: Path) -> dict | None:
+    """How far the run of the snapshot at ``path`` had trained: ``{"identity" (what it belongs to),
+    "step", "steps" (of the run), "seconds" (of training so far)}``; None for a file that is not a
+    readable snapshot."""
+    try:
+        saved = torch.load(Path(path), map_location="cpu", weights_only=True)
+        identity = json.loads(saved["identity"])
+        state = saved["state"]
+        return {"identity": identity, "step": int(state["step"]), "steps": int(identity["train"]["steps"]),
+                "seconds": float(state["seconds"])}
+    except Exception:  # noqa: BLE001 -- any unreadable file is reported the same way
+        return None

@@ -4,11 +4,14 @@ same operations on the same tensors give the same numbers); a snapshot of other 
 damaged one, is not used; a finished run's snapshot leaves the store."""
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, replace
 
 import pytest
 import torch
+from click.testing import CliRunner
 
+from mmicl.cli import main
 from mmicl.numerics.runs import Store
 from mmicl.numerics.runs.artifacts import ARTIFACTS, SNAPSHOTS, snapshot_for, using_store
 from mmicl.numerics.runs.key import RunSpec
@@ -150,3 +153,23 @@ def test_a_stored_run_keeps_a_snapshot_while_it_trains_and_none_once_its_record_
             run_here([spec], store)
     assert any(seen)  # a snapshot was there during training
     assert store.status(spec.key) == "done" and not path.exists()
+
+
+def test_the_status_of_a_store_lists_a_killed_run_at_the_step_of_its_snapshot(tmp_path, monkeypatch):
+    config = KINDS["ensemble"].normalise({
+        "model": asdict(MODEL), "train": asdict(TRAIN), "seeds": [0], "data_seed": 0,
+        "arms": [{"name": "run", "data": asdict(DATA)}]})
+    spec = RunSpec("ensemble", config)
+    store = Store(tmp_path / "store")
+    with monkeypatch.context() as m:
+        m.setattr(snapshot_for, "__defaults__", (0.0,))
+        kill_at(m, 6)
+        with pytest.raises(Killed):  # a real kill: the run leaves no record, only its snapshot
+            with using_store(store):
+                KINDS["ensemble"].compute(config)
+    r = CliRunner().invoke(main, ["sweep", "--status", "--store", str(store.root)])
+    assert r.exit_code == 0, r.output
+    assert f"in training {spec.key} (ensemble): step 5 of {TRAIN.steps}" in r.output
+    r = CliRunner().invoke(main, ["sweep", "--status", "--store", str(store.root), "--json"])
+    [t] = json.loads(r.output)["in_training"]
+    assert (t["key"], t["step"], t["steps"]) == (spec.key, 5, TRAIN.steps)
