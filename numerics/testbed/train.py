@@ -3,6 +3,8 @@
 The sum makes member e's gradient depend only on member e's weights and data, and Adam acts
 elementwise, so the ensemble trains E independent models.  Every ``eval_every`` steps (and at step
 0 and the last step) the metrics of ``metrics.evaluate`` are recorded on fixed evaluation sets.
+Given a ``resume.Snapshot``, the loop saves its state every few minutes and a restarted run goes
+on from there (``training_loop``).
 """
 from __future__ import annotations
 
