@@ -479,7 +479,7 @@ MUTATIONS: list[Mutation] = [
       "a resumed testbed run restarts Adam's moments"),
     N("snapshot_step_repeated", 'return int(state["step"]) + 1,', 'return int(state["step"]),', RESUME,
       "a resumed testbed run takes its snapshot's last step twice"),
-    N("snapshot_identity_unchecked", 'if ok and saved["identity"] != _identity_text(identity):', "if False:", RESUME,
+    N("snapshot_identity_unchecked", 'if saved is not None and saved["identity"] != _identity_text(identity):', "if False:", RESUME,
       "a snapshot saved for other settings (another learning rate) is resumed"),
     N("snapshot_kept_after_record", "        discard_snapshot(store.root, record[\"key\"])", "        pass", RESUME,
       "a finished run's snapshot stays in the store"),

@@ -58,23 +58,27 @@ def save_snapshot(path: Path, identity: dict, state: dict) -> None:
     write_bytes(path, buf.getvalue())
 
 
+def _read(path: Path) -> tuple[dict | None, str]:
+    """(the saved dict, "") of the snapshot at ``path``, or (None, why it is not a readable snapshot)."""
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # noqa: BLE001 -- any unreadable file is set aside the same way
+        return None, f"cannot be read ({type(e).__name__})"
+    if not (isinstance(saved, dict) and saved.get("format") == FORMAT and isinstance(saved.get("state"), dict)):
+        return None, "is not a training snapshot of this mmicl"
+    return saved, ""
+
+
 def load_snapshot(path: Path, identity: dict) -> dict | None:
     """The state saved at ``path`` for ``identity``; None when there is no file, and None with one
     warning line on stderr when the file cannot be read or was saved for other settings."""
     path = Path(path)
     if not path.is_file():
         return None
-    try:
-        saved = torch.load(path, map_location="cpu", weights_only=True)
-        ok = isinstance(saved, dict) and saved.get("format") == FORMAT and isinstance(saved.get("state"), dict)
-    except Exception as e:  # noqa: BLE001 -- any unreadable file is set aside the same way
-        ok, saved = False, None
-        why = f"cannot be read ({type(e).__name__})"
-    else:
-        why = "is not a training snapshot of this mmicl"
-    if ok and saved["identity"] != _identity_text(identity):
-        ok, why = False, "was saved for other settings"
-    if not ok:
+    saved, why = _read(path)
+    if saved is not None and saved["identity"] != _identity_text(identity):
+        saved, why = None, "was saved for other settings"
+    if saved is None:
         print(f"warning: the training snapshot {path} {why}; training from step 0 (it is overwritten at the "
               "next snapshot)", file=sys.stderr)
         return None
@@ -85,11 +89,12 @@ def snapshot_progress(path: Path) -> dict | None:
     """How far the run of the snapshot at ``path`` had trained: ``{"identity" (what it belongs to),
     "step", "steps" (of the run), "seconds" (of training so far)}``; None for a file that is not a
     readable snapshot."""
+    saved, _ = _read(Path(path))
+    if saved is None:
+        return None
     try:
-        saved = torch.load(Path(path), map_location="cpu", weights_only=True)
-        identity = json.loads(saved["identity"])
-        state = saved["state"]
+        identity, state = json.loads(saved["identity"]), saved["state"]
         return {"identity": identity, "step": int(state["step"]), "steps": int(identity["train"]["steps"]),
                 "seconds": float(state["seconds"])}
-    except Exception:  # noqa: BLE001 -- any unreadable file is reported the same way
+    except (KeyError, TypeError, ValueError):  # a snapshot without the loop's fields
         return None

@@ -146,13 +146,8 @@ def training_loop(params: list[torch.nn.Parameter], member_losses, evaluate_now,
         if bar is not None:
             bar[0].update(bar[1], advance=1)
         if snapshot is not None and step < train.steps and time.perf_counter() - last_save >= snapshot.every_s:
-            save_snapshot(snapshot.path, identity, {
-                "step": step, "seconds": before + time.perf_counter() - t0,
-                "params": [p.detach().cpu() for p in params], "adam": opt.state_dict(),
-                "generators": [g.get_state() for g in generators],
-                "history": {"steps": list(history.steps), "loss": list(history.loss),
-                            "metrics": {k: list(v) for k, v in history.metrics.items()}},
-                "running": None if running is None else running.cpu(), "count": count})
+            save_snapshot(snapshot.path, identity, _capture(step, before + time.perf_counter() - t0, params, opt,
+                                                            generators, history, running, count))
             last_save = time.perf_counter()
     if bar is not None:
         bar[0].stop()
@@ -160,8 +155,17 @@ def training_loop(params: list[torch.nn.Parameter], member_losses, evaluate_now,
     return history
 
 
+def _capture(step: int, seconds: float, params, opt, generators, history: History, running, count: int) -> dict:
+    """The loop's state after ``step`` (``seconds`` of training so far), as a snapshot keeps it."""
+    return {"step": step, "seconds": seconds, "params": [p.detach().cpu() for p in params], "adam": opt.state_dict(),
+            "generators": [g.get_state() for g in generators],
+            "history": {"steps": list(history.steps), "loss": list(history.loss),
+                        "metrics": {k: list(v) for k, v in history.metrics.items()}},
+            "running": None if running is None else running.cpu(), "count": count}
+
+
 def _restore(state: dict, params, opt, generators, history: History):
-    """Load a snapshot's ``state`` into the loop's parameters, optimiser, generators and history;
+    """Load a snapshot's ``state`` (``_capture``) into the loop's parameters, optimiser, generators and history;
     (first step to take, seconds already spent, running loss window, its count)."""
     with torch.no_grad():
         for p, v in zip(params, state["params"]):

@@ -276,8 +276,7 @@ def ensembles(config: RunConfig, jobs: dict, seeds: list[int], train: TrainConfi
     specs = {name: ensemble_spec(config, model, arms, seeds, train, data, analysis)
              for name, (model, arms, analysis) in jobs.items()}
     store = Store(testbed_folder(config) / "runs")
-    with using_store(store):  # a long ensemble keeps a snapshot there, and resumes from it if killed
-        run_pending(list(specs.values()), store, config.scheduler)
+    run_pending(list(specs.values()), store, config.scheduler)
     out = {}
     for name, record in finished_records(specs, store, "ensemble").items():
         history = History.from_json(record["result"]["history"])
