@@ -43,8 +43,8 @@ def main(argv=None) -> int:
             return 2
         if not link.is_symlink():
             link.symlink_to(store, target_is_directory=True)
-    cmd = ["mmicl", "verify", "--quick", "--claim", f"testbed.{a.claim}", "--out", str(out), "--threads", str(a.threads)]
-    print("running:", " ".join(cmd), flush=True)
+    cmd = [sys.executable, "-m", "mmicl", "verify", "--quick", "--claim", f"testbed.{a.claim}", "--out", str(out), "--threads", str(a.threads)]
+    print("running: mmicl", " ".join(cmd[3:]), flush=True)
     rc = subprocess.call(cmd)
     verdicts, own = out / "verdicts.json", out / "testbed" / f"{a.claim}.json"
     if not verdicts.is_file() or not own.is_file():
