@@ -312,7 +312,8 @@ DESIGNS: dict[str, Design] = {d.claim: d for d in (
                    role="corroborating")),
            ("each arm does multimodal ICL: ICL on the confounded set above B/N + 0.10 + 2 se",
             "the seed's stage-1 decoder does ICL on M1 (≥ 0.95) with an induction head (score > 0.3)"),
-           pilot_rule="(version 4) fusion's K2 and steps by pilots.V4_CLAIM6_RULE (studies/results/pilot_v4_claim6.json); "
+           pilot_rule="(version 4) fusion's K2 and steps by pilots.V4_CLAIM6_RULE (studies/results/pilot_v4_claim6.json), "
+                      "the largest of its grids where it picks none (pilots.V4_CLAIM6_FALLBACK); "
                       "the size and M2 by pilots.V4_STAGE1_RULE and V4_DISTRACTOR_RULE",
            reported=("each arm's conflict follow rates of both modalities", "confounded, M1-necessary and M2-necessary "
                      "ICL per arm", "the reversed-query arm's rate of following the modality next to the readout"),

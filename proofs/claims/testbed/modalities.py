@@ -60,7 +60,7 @@ from .common import (above_copy, arm_json, arm_results, base_hypotheses, copy_le
                      mean_entry, mean_se, multimodal_data, pooled, premise, premise_seed_counts, run_specs,
                      stage1_premise, write_result)
 from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
-from .pilots import PILOTED, V4_ICL_PLUS, v4_claim7_m2
+from .pilots import PILOTED, V4_ICL_PLUS, v4_claim6_settings, v4_claim7_m2
 from .sizes import scope
 from .transfer import area_headroom, v4_size, v4_stage1_settings
 
@@ -188,8 +188,8 @@ def claim6(config):
         raise TestbedConfigError("testbed.claim6 (version 4) reads fusion's K2 and steps from its pilot, which has not "
                                  "chosen them yet: run python studies/pilot_v4_claim6.py and record its choice in "
                                  "pilots.PILOTED['v4_claim6']")
-    chosen = PILOTED["v4_claim6"]
-    design, K2 = DESIGNS["claim6"], chosen["K2"]
+    K2, fusion_steps = v4_claim6_settings(PILOTED["v4_claim6"])
+    design = DESIGNS["claim6"]
     fams = FAMILY_SETS[4]
     seeds = family_seeds("claim6")
     arms = {name: claim6_arm(sz, K2, layout) for name, layout in LAYOUTS6.items()}
@@ -201,7 +201,7 @@ def claim6(config):
         specs[f"staged_readout_{f}"] = ("stage2", {"stage1": s1[f"diverse_{f}"], "arms": [arm_json(staged)],
                                                    "train": asdict(sz.stage2), "trainable": sz.trainable})
         for name, arm in arms.items():
-            specs[f"{name}_{f}"] = fusion_spec(config, sz, arm, fam.seeds, chosen["fusion_steps"], sz.model.heads,
+            specs[f"{name}_{f}"] = fusion_spec(config, sz, arm, fam.seeds, fusion_steps, sz.model.heads,
                                                data_seed=data_seed(config.seed, fam))
     records = run_specs(config, specs)
     runs = arm_results({k: r for k, r in records.items() if not k.startswith("stage1")})
@@ -240,14 +240,14 @@ def claim6(config):
             f"multinomial per conflict item (follows one modality, the other, or neither), {EVAL_SIZE} items per arm, "
             "arms independent (follow_difference_se)")))
     for c in checks:
-        c.numbers |= {"K2": K2, "fusion_steps": chosen["fusion_steps"]}
+        c.numbers |= {"K2": K2, "fusion_steps": fusion_steps}
         c.atol |= {"K2": EXACT, "fusion_steps": EXACT}
     # the reversed-query arm's rate of following the modality next to the readout (M1_q there): reported
     readout_follow = {f: rates["fusion_reversed", f]["m1"].tolist() for f in fams}
     icl = {(m, name): pooled({f: final(m, name, f) for f in fams}) for m in ("acc_icl", "acc_icl_m1only",
                                                                              "acc_icl_m2only") for name in layout}
     write_result(config, "claim6", {
-        "piloted": chosen, "layouts": layout, "heads": sz.model.heads, "copy_baseline": copy, "premise_level": level,
+        "piloted": PILOTED["v4_claim6"], "layouts": layout, "heads": sz.model.heads, "copy_baseline": copy, "premise_level": level,
         "m2": asdict(sz.m2), "preferences": prefs,
         "conflict_follow": {f"{name}_{f}": {m: v.tolist() for m, v in r.items()} for (name, f), r in rates.items()},
         "reversed_follows_readout_adjacent_m1": readout_follow,
@@ -259,7 +259,7 @@ def claim6(config):
         "histories": {k: r["result"]["history"] for k, r in records.items() if not k.startswith("stage1")},
         "run_keys": {k: r["key"] for k, r in records.items()},
         "seconds": {k: r["provenance"]["seconds"] for k, r in records.items()}}, scope=scope(sz))
-    numbers, atol = {"K2": K2, "fusion_steps": chosen["fusion_steps"]}, {"K2": EXACT, "fusion_steps": EXACT}
+    numbers, atol = {"K2": K2, "fusion_steps": fusion_steps}, {"K2": EXACT, "fusion_steps": EXACT}
     for (m, name), v in icl.items():
         mean_entry(numbers, atol, f"{m}_{name}", v, EVAL_SIZE)
     for name in layout:

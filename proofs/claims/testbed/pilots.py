@@ -39,7 +39,7 @@ __all__ = ["PILOTED", "STAGE1_PILOT_SEEDS", "pilot_finals", "stage1_curves",
            "V4_PILOT_SEEDS", "V4_PILOT_DATA_SEED", "V4_M1", "V4_STAGE1_STEP_GRID", "V4_STAGE1_RULE", "V4_DISTRACTOR_DIMS",
            "V4_DISTRACTOR_SCALES", "V4_STAGE2_STEPS", "V4_DISTRACTOR_RULE", "choose_v4_stage1", "choose_v4_distractors",
            "V4_CLAIM8_RULE", "choose_v4_claim8_heads", "V4_CLAIM8_8HEADS_RULE", "V4_STAGE2_MARGIN_RULE", "v4_stage2_reading", "V4_FUSION_K2_GRID", "V4_FUSION_STEP_GRID",
-           "V4_ICL_PLUS", "V4_CLAIM6_RULE", "choose_v4_claim6", "v4_claim7_m2", "V4_CLAIM7_RULE",
+           "V4_ICL_PLUS", "V4_CLAIM6_RULE", "choose_v4_claim6", "V4_CLAIM6_FALLBACK", "v4_claim6_settings", "v4_claim7_m2", "V4_CLAIM7_RULE",
            "V4_CLAIM1_RULE", "choose_v4_claim1", "V4_SETTLED_STEP_GRID", "V4_SETTLED_PILOT_SEEDS",
            "SETTLED_TOL", "settled_by_steps", "choose_settled_steps", "V4_CLAIM2_RULE", "V4_CLAIM3_RULE", "Pilot", "PILOTS", "main"]
 
@@ -468,6 +468,23 @@ def choose_v4_claim6(curves: dict[int, dict]) -> dict:
             steps = grid[-1] if first is None else grid[min(first + 1, len(grid) - 1)]
             return {"K2": k2, "fusion_steps": steps, **out}
     return {"K2": None, "fusion_steps": None, **out}
+
+
+V4_CLAIM6_FALLBACK = (
+    "where V4_CLAIM6_RULE picks no K2 (fewer than 7 of 8 pilot seeds do multimodal ICL at every K2 and step count "
+    "of its grids), claim 6's verdict run uses the grids' largest K2 and step count (4096, 20000), and its per-seed "
+    "premise (each arm does multimodal ICL) reports how many verdict seeds fusion brings off the copy plateau")
+
+
+def v4_claim6_settings(chosen: dict) -> tuple[int, int]:
+    """``(K2, fusion_steps)`` of claim 6's verdict run from the pilot's choice (``PILOTED['v4_claim6']``,
+    ``{"K2", "fusion_steps"}``): the choice, or ``V4_CLAIM6_FALLBACK``'s largest grid point where the
+    rule picked none (both None)."""
+    if (chosen["K2"] is None) != (chosen["fusion_steps"] is None):
+        raise ValueError(f"claim 6's pilot choice {chosen} names a K2 without steps or steps without a K2")
+    if chosen["K2"] is None:
+        return max(V4_FUSION_K2_GRID), max(V4_FUSION_STEP_GRID)
+    return int(chosen["K2"]), int(chosen["fusion_steps"])
 
 
 V4_CLAIM7_RULE = (

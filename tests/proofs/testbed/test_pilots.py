@@ -132,6 +132,14 @@ def test_v4_claim6s_rule_takes_one_grid_point_past_the_first_with_all_eight():
     assert none["K2"] is None and "missing" not in none
 
 
+def test_v4_claim6s_verdict_settings_are_the_choice_or_the_largest_grid_point_where_it_picks_none():
+    assert pilots.v4_claim6_settings({"K2": 1024, "fusion_steps": 15000}) == (1024, 15000)
+    assert pilots.v4_claim6_settings({"K2": None, "fusion_steps": None}) == (
+        max(pilots.V4_FUSION_K2_GRID), max(pilots.V4_FUSION_STEP_GRID))
+    with pytest.raises(ValueError, match="without"):
+        pilots.v4_claim6_settings({"K2": None, "fusion_steps": 15000})
+
+
 def test_the_v4_premise_level_is_a_tenth_above_copy_plus_two_se_at_that_level():
     from mmicl.proofs.claims.testbed.common import above_copy, copy_level
 
