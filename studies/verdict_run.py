@@ -13,7 +13,8 @@ once the claim's design, pilots and code are committed.
 ``--store DIR``: the claim's results store is DIR (WORK/CLAIM/testbed/runs links to it), so that claims
 whose runs share settings (claims 4, 5 and 9 of version 4 share their decoders and claim 4's K2 = L
 stage 2) train them once, and runs already trained there with the same settings are read back.
-Version 4's verdict runs keep theirs under ``studies/results/stores/v4_CLAIM`` and commit it while
+Version 4's verdict runs keep theirs under ``studies/results/stores/v4_CLAIM`` (claims 6 and 7, which
+share version 4's stage-1 decoders, ``studies/results/stores/v4_multimodal``) and commit it while
 they are under way (records, stage-1 checkpoints, snapshots of runs in training), so that a run
 continues on another machine from the committed store.
 """
