@@ -54,6 +54,7 @@ PILOTED = {
     "v4_claim1": {"K_edge": 1024},
     "v4_claim3": {"steps": 15000},
     "v4_claim2": {"steps": 15000},
+    "v4_claim6": {"K2": None, "fusion_steps": None},
 }
 """The settings each pilot rule chose on its pilot seeds, which the claims run on:
 
@@ -82,7 +83,11 @@ PILOTED = {
   (``pilot_v4_claim2.json``: the four shapes at K = 1024 on pilot seeds 9012–9015; no step count
   settles every shape: the 4-layer shapes settle on 0 of 4 seeds at 15000 steps and at most 2 of 4
   before, their copy rate still 0.59–0.64 against the base's 0.52–0.54, so the rule gives the largest,
-  15000; every shape's ICL stays at guessing level, 0.06–0.09, at this K)."""
+  15000; every shape's ICL stays at guessing level, 0.06–0.09, at this K);
+- ``v4_claim6``: fusion's K2 and steps by ``choose_v4_claim6`` (``pilot_v4_claim6.json``): none, so claim
+  6's verdict run takes ``V4_CLAIM6_FALLBACK``'s (4096, 20000). Fusion leaves the copy plateau on 1 of
+  8 pilot seeds at K2 = 1024 (confounded ICL 0.40–0.50 from step 10000; the others 0.08–0.14) and on
+  0 of 8 at K2 = 4096 (0.11–0.14 at every step count), against a copy baseline of 1/8."""
 
 
 # ---- reading a pilot's store ------------------------------------------------------------------

@@ -271,6 +271,12 @@ def test_the_committed_v4_pilots_give_the_piloted_v4_settings_by_their_rules():
     claim2 = _read("v4_claim2")
     assert claim2["rule"] == pilots.V4_CLAIM2_RULE and claim2["pilot_seeds"] == list(pilots.V4_SETTLED_PILOT_SEEDS)
     assert pilots.choose_settled_steps(claim2["curves"])["steps"] == PILOTED["v4_claim2"]["steps"]
+    claim6 = _read("v4_claim6")
+    assert claim6["rule"] == pilots.V4_CLAIM6_RULE and claim6["pilot_seeds"] == list(pilots.V4_PILOT_SEEDS)
+    assert claim6["data_seed"] == pilots.V4_PILOT_DATA_SEED
+    picked = pilots.choose_v4_claim6({int(k): v for k, v in claim6["curves"].items()})
+    assert {k: picked[k] for k in ("K2", "fusion_steps")} == PILOTED["v4_claim6"]
+    assert "missing" not in picked and picked["premise_counts"] == claim6["premise_counts"]
 
 
 # ---- claims 2 and 3 of version 4: settled step counts ---------------------------------------------------
