@@ -188,7 +188,9 @@ def claim6(config):
         raise TestbedConfigError("testbed.claim6 (version 4) reads fusion's K2 and steps from its pilot, which has not "
                                  "chosen them yet: run python studies/pilot_v4_claim6.py and record its choice in "
                                  "pilots.PILOTED['v4_claim6']")
-    K2, fusion_steps = v4_claim6_settings(PILOTED["v4_claim6"])
+    chosen = PILOTED["v4_claim6"]
+    K2, fusion_steps = v4_claim6_settings(chosen)
+    settings, exact = {"K2": K2, "fusion_steps": fusion_steps}, {"K2": EXACT, "fusion_steps": EXACT}
     design = DESIGNS["claim6"]
     fams = FAMILY_SETS[4]
     seeds = family_seeds("claim6")
@@ -240,14 +242,14 @@ def claim6(config):
             f"multinomial per conflict item (follows one modality, the other, or neither), {EVAL_SIZE} items per arm, "
             "arms independent (follow_difference_se)")))
     for c in checks:
-        c.numbers |= {"K2": K2, "fusion_steps": fusion_steps}
-        c.atol |= {"K2": EXACT, "fusion_steps": EXACT}
+        c.numbers |= settings
+        c.atol |= exact
     # the reversed-query arm's rate of following the modality next to the readout (M1_q there): reported
     readout_follow = {f: rates["fusion_reversed", f]["m1"].tolist() for f in fams}
     icl = {(m, name): pooled({f: final(m, name, f) for f in fams}) for m in ("acc_icl", "acc_icl_m1only",
                                                                              "acc_icl_m2only") for name in layout}
     write_result(config, "claim6", {
-        "piloted": PILOTED["v4_claim6"], "layouts": layout, "heads": sz.model.heads, "copy_baseline": copy, "premise_level": level,
+        "piloted": chosen, "layouts": layout, "heads": sz.model.heads, "copy_baseline": copy, "premise_level": level,
         "m2": asdict(sz.m2), "preferences": prefs,
         "conflict_follow": {f"{name}_{f}": {m: v.tolist() for m, v in r.items()} for (name, f), r in rates.items()},
         "reversed_follows_readout_adjacent_m1": readout_follow,
@@ -259,7 +261,7 @@ def claim6(config):
         "histories": {k: r["result"]["history"] for k, r in records.items() if not k.startswith("stage1")},
         "run_keys": {k: r["key"] for k, r in records.items()},
         "seconds": {k: r["provenance"]["seconds"] for k, r in records.items()}}, scope=scope(sz))
-    numbers, atol = {"K2": K2, "fusion_steps": fusion_steps}, {"K2": EXACT, "fusion_steps": EXACT}
+    numbers, atol = dict(settings), dict(exact)
     for (m, name), v in icl.items():
         mean_entry(numbers, atol, f"{m}_{name}", v, EVAL_SIZE)
     for name in layout:
