@@ -142,6 +142,7 @@ UNIMODAL = ["proofs/testbed/test_unimodal_claims.py", "numerics/testbed/test_bal
 PILOT_RULES = ["proofs/testbed/test_pilots.py"]
 FAMILY_VERDICTS = ["proofs/testbed/test_design.py::test_each_family_alone_is_decided_by_the_registrys_rule_on_its_own_outcomes_and_premise_counts"]
 EVAL_ON = ["numerics/testbed/test_multimodal_testbed.py::test_measuring_some_sets_gives_exactly_their_metrics_of_the_full_evaluation"]
+CHUNKED = ["numerics/testbed/test_chunked_evaluation.py"]  # sliced evaluation, sets drawn on request
 AREA_SE = ["numerics/testbed/test_sign_tests.py::test_area_under_se_is_the_area_under_the_binomial_se_curve_and_at_most_its_maximum",
            "numerics/testbed/test_sign_tests.py::test_area_under_se_bounds_the_spread_of_areas_and_is_attained_by_perfectly_correlated_evaluations"]
 
@@ -615,6 +616,23 @@ MUTATIONS: list[Mutation] = [
       "claim 6's pilot rule takes the longest steps with a pilot seed short of the premise"),
     N("eval_on_ignored", "    on = set(check_eval_on(eval_on) or METRICS_OF)", "    on = set(METRICS_OF)", tuple(EVAL_ON),
       "a run asked to measure one set measures them all (its history then holds what it was not asked for)"),
+    N("chunk_weights_unweighted", "            v = v * ((sl.stop - sl.start) / b)",
+      "            v = v / len(item_slices(*icl.target.shape, chunk))", tuple(CHUNKED),
+      "a sliced evaluation averages its slices' means with equal weights though the last slice is shorter"),
+    N("chunk_last_slice_dropped", "    return [slice(i, min(i + n, b)) for i in range(0, b, n)] or [slice(0, 0)]",
+      "    return [slice(i, i + n) for i in range(0, b - n + 1, n)] or [slice(0, 0)]", tuple(CHUNKED),
+      "the items past the last whole slice are never evaluated"),
+    N("chunk_budget_ignored", "    n = max(1, EVAL_CHUNK_SEQUENCES // max(int(E), 1)) if chunk is None else chunk",
+      "    n = b if chunk is None else chunk", tuple(CHUNKED),
+      "the default evaluates a whole set in one forward pass, whatever its size (claim 7's 18 GB)"),
+    N("lazy_draw_keeps_all_first_stream", "                if name in want:\n                    kept[name] = s",
+      "                kept[name] = s", tuple(CHUNKED),
+      "drawing one set of the first stream keeps all six (the memory a one-set run was to save)"),
+    N("lazy_draw_holds_last_set", "                del s  # a set not asked for is let go now, not when the next one replaces it\n",
+      "", tuple(CHUNKED), "the last set of the first stream stays alive while the shifts are drawn (two sets held)"),
+    N("lazy_draw_skips_stream", "            for name in first:  # one stream, in this order (the sets of the first version)",
+      "            for name in [n for n in first if n in want]:", tuple(CHUNKED),
+      "a set drawn alone skips the sets before it in its stream, so its items differ from the full draw's"),
     N("compare_seed_rule_old_se_only", "            atol, rtol = MOVE_Z * math.hypot(so, sn), 0.0",
       "            atol, rtol = MOVE_Z * so, 0.0", COMPARE_SETTINGS,
       "across seeds the bound forgets the new run's se (two independent estimates: both se's add)"),

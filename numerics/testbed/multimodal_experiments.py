@@ -112,7 +112,8 @@ def _finish(system, mixture, params, arms, seeds, train, data_seed, progress, de
     if ape is not None and ape < 3 * mixture.N + 2:
         raise TestbedConfigError(f"the decoder has {ape} APE slots, the multimodal layout needs {3 * mixture.N + 2}: "
                                  "train stage 1 with more ape_slots")
-    sets = MultimodalEvalSets.draw(mixture, train.eval_size, seed=data_seed + 1_000_003, ape_slots=ape)
+    sets = MultimodalEvalSets.draw(mixture, train.eval_size, seed=data_seed + 1_000_003, ape_slots=ape,
+                                   only=eval_on)  # the sets measured; any other, drawn when read
     history = train_multimodal(system, mixture, params, train, sets, data_seed, progress, description, extra,
                                eval_on=eval_on, snapshot=snapshot)
     run = TrainedEnsemble(system, mixture, sets, history, mixture.members)
