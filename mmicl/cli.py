@@ -200,8 +200,9 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
                           + (f", case {case}" if case is not None else "") + ")")
     with holding(out):  # a FolderBusyError (another live run) is one line, exit 2 (Command)
         folder = ResultsFolder(config, [c.id for c in chosen], started=_command_started)
-        folder.write()
-        with interrupts.watching(), folder.stopping_on_exit():  # the folder ends complete or stopped
+        # the folder ends complete or stopped: a Ctrl-C is caught from before it first says "running"
+        with interrupts.watching(), folder.stopping_on_exit():
+            folder.write()
             for claim in chosen:
                 # text from a claim, a law or a path is escaped: rich would read "[...]" in it as markup
                 console.print(f"[bold]{escape(claim.id)}[/]: {escape(claim.title)} …")
@@ -209,7 +210,9 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
                 res = folder.run_claim(claim)  # a LawError from --law becomes a usage error (Command)
                 add_result(table, res, law_spec)
         if folder.run.state == "stopped":  # Ctrl-C: the claims finished are kept
-            console.print(escape(f"stopped by Ctrl-C after {len(folder.results)} of {len(chosen)} claims; the finished "
+            # a console of its own: a Ctrl-C that lands inside ``console.print`` (between rich's entering
+            # and leaving its output buffer) leaves that console holding everything printed after it
+            Console(stderr=True).print(escape(f"stopped by Ctrl-C after {len(folder.results)} of {len(chosen)} claims; the finished "
                                  f"ones are in {out / 'verdicts.json'}"))
             sys.exit(130)
         folder.finish()
