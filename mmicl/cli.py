@@ -204,6 +204,7 @@ def verify(quick, size, claims, everything, out, seed, device, law, threads, sch
         with interrupts.watching(), folder.stopping_on_exit():
             folder.write()
             for claim in chosen:
+                interrupts.stop_if_pressed()  # a Ctrl-C whose KeyboardInterrupt was swallowed still stops
                 # text from a claim, a law or a path is escaped: rich would read "[...]" in it as markup
                 console.print(f"[bold]{escape(claim.id)}[/]: {escape(claim.title)} …")
                 _one_torch_thread(claim)

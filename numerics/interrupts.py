@@ -15,7 +15,7 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
-__all__ = ["watching", "pressed"]
+__all__ = ["watching", "pressed", "stop_if_pressed"]
 
 _watching = False
 _pressed = False
@@ -46,3 +46,12 @@ def watching() -> Iterator[None]:
     finally:
         signal.signal(signal.SIGINT, previous)
         _watching = False
+
+
+def stop_if_pressed() -> None:
+    """Raise ``KeyboardInterrupt`` if SIGINT arrived during ``watching()``.  The handler raises it
+    where the signal lands, and code there may swallow it (an exception raised inside a finaliser,
+    or caught by a library's ``except BaseException``): a run calls this between its steps, so that a
+    Ctrl-C whose exception was lost still stops it."""
+    if _watching and _pressed:
+        raise KeyboardInterrupt
