@@ -272,6 +272,13 @@ def _attention_means(attention, icl: PairSequences, layout: str) -> dict[str, to
     return out
 
 
+def _weighted(total: torch.Tensor | None, value: torch.Tensor, weight: float) -> torch.Tensor:
+    """``total + weight · value`` (``weight · value`` when ``total`` is None): one slice's step of an
+    item-weighted mean over slices.  A set in one slice has weight 1, which leaves ``value``'s bits."""
+    value = value * weight
+    return value if total is None else total + value
+
+
 def _icl_metrics(system: MultimodalSystem, sets: MultimodalEvalSets, chunk: int | None) -> tuple[torch.Tensor, dict]:
     """(E, b) predictions on the ICL set and its attention metrics (``_attention_means``), each
     the item-weighted mean of its values on the ``item_slices`` slices."""
@@ -282,13 +289,9 @@ def _icl_metrics(system: MultimodalSystem, sets: MultimodalEvalSets, chunk: int 
         part = _part(icl, sl)
         fwd = system(part, shift[:, sl], return_attention=True)
         preds.append(fwd.logits.argmax(-1))
-        part_means = _attention_means(fwd.attention, part, system.layout)
-        if sl.stop - sl.start == b:  # one slice: its means, as they are
-            means = part_means
-            break
-        for k, v in part_means.items():
-            v = v * ((sl.stop - sl.start) / b)
-            means[k] = v if k not in means else means[k] + v
+        w = (sl.stop - sl.start) / b
+        means = {k: _weighted(means.get(k), v, w) for k, v in _attention_means(fwd.attention, part,
+                                                                              system.layout).items()}
     return torch.cat(preds, dim=1), means
 
 
@@ -399,11 +402,7 @@ def head_means_multimodal(system: MultimodalSystem, sets: MultimodalEvalSets, na
     total = None
     for sl in item_slices(*s.target.shape, chunk):
         fwd = system(_part(s, sl), shift[:, sl], return_head_outputs=True)
-        mean = torch.stack([o.mean(1) for o in fwd.head_outputs], dim=1)
-        if sl.stop - sl.start == b:  # one slice: its mean, as it is
-            return mean
-        mean = mean * ((sl.stop - sl.start) / b)
-        total = mean if total is None else total + mean
+        total = _weighted(total, torch.stack([o.mean(1) for o in fwd.head_outputs], dim=1), (sl.stop - sl.start) / b)
     return total
 
 
