@@ -50,7 +50,7 @@ __all__ = ["testbed_threads", "threaded", "testbed_folder", "base_hypotheses", "
            "mean_atol", "mean_entry", "family_seeds", "family_data_seeds", "family_sign_test", "oriented", "decide_check", "decide_pairs", "premise", "FamilyRun",
            "run_family", "run_specs", "arm_results", "acc_se", "balanced_arm_se", "balanced_se", "blind_sd", "ensemble_spec", "ensembles", "copy_level", "above_copy", "headroom",
            "verdict_summary", "write_result", "STAGE1_ICL", "STAGE1_INDUCTION", "stage1_premise", "stage1_settings",
-           "multimodal_data", "arm_json", "BALANCED_SE", "pooled", "premise_seed_counts"]
+           "multimodal_data", "arm_json", "BALANCED_SE", "pooled", "premise_seed_counts", "premise_summary"]
 
 
 # ---- threads and folders ----------------------------------------------------------------------
@@ -447,6 +447,14 @@ def multimodal_data(sz, **changes) -> MultimodalConfig:
 def arm_json(arm) -> dict:
     """A ``MultimodalArm`` as the multimodal run kinds take it."""
     return arm_to_json(arm)
+
+
+def premise_summary(numbers: dict, atol: dict, premises: dict[str, dict[str, np.ndarray]], checks: list[Check],
+                    why: str) -> Summary:
+    """A claim's key numbers (``numbers`` with their tolerances ``atol``), then how many seeds of
+    each family meet each premise (``premise_seed_counts``), then each check's outcome in words."""
+    counts, count_atol = premise_seed_counts(premises)
+    return Summary({**numbers, **counts, **outcome_words(checks)}, atol={**atol, **count_atol}, why=why)
 
 
 # ---- the result ------------------------------------------------------------------------------------

@@ -54,12 +54,11 @@ from mmicl.numerics.testbed.multimodal_metrics import follow_adjacent_minus_othe
 from mmicl.numerics.testbed.multimodal_model import adjacent_modality
 from mmicl.numerics.testbed.sign_tests import area_under_se, binomial_se, slope_and_se, trapezoid_weights
 
-from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .common import (above_copy, arm_json, arm_results, base_hypotheses, copy_level, decide_check, family_seeds,
-                     mean_entry, mean_se, multimodal_data, pooled, premise, premise_seed_counts, run_specs,
+                     mean_entry, mean_se, multimodal_data, pooled, premise, premise_summary, run_specs,
                      stage1_premise, write_result)
-from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
+from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed
 from .pilots import PILOTED, V4_ICL_PLUS, v4_claim6_settings, v4_claim7_m2
 from .sizes import scope
 from .transfer import area_headroom, v4_size, v4_stage1_settings
@@ -268,10 +267,7 @@ def claim6(config):
         for m in ("m1", "m2"):
             v = pooled({f: rates[name, f][m] for f in fams})
             mean_entry(numbers, atol, f"conflict_follow_{m}_{name}", v, EVAL_SIZE)
-    counts, count_atol = premise_seed_counts({f"icl_{name}": learns[name] for name in layout})
-    numbers, atol = numbers | counts, atol | count_atol
-    numbers |= outcome_words(checks)
-    summary = Summary(numbers, atol=atol, why=(
+    summary = premise_summary(numbers, atol, {f"icl_{name}": learns[name] for name in layout}, checks, why=(
         f"the piloted K2 and steps (settings) exact; {SAMPLING_WHY}: a mean over the seeds of both families by its se "
         f"over seeds, at least the binomial se on {EVAL_SIZE} items; a count of seeds by the family's size; the "
         "outcomes are text"))
@@ -372,10 +368,7 @@ def claim7(config, eval_size: int | None = None):
             "auc_icl_m2known_by_dose": max(sampling_atol(max(mean_se(v), 0.5 / math.sqrt(n_eval * n))) for v in ally),
             "final_icl_m2known_by_dose": max(sampling_atol(mean_se(v, n_eval)) for v in allfin),
             "no_stage2_icl_m2known_by_dose": max(sampling_atol(mean_se(v, n_eval)) for v in allb)}
-    counts, count_atol = premise_seed_counts({"span": spread, "headroom": room})
-    numbers, atol = numbers | counts, atol | count_atol
-    numbers |= outcome_words(checks)
-    summary = Summary(numbers, atol=atol, why=(
+    summary = premise_summary(numbers, atol, {"span": spread, "headroom": room}, checks, why=(
         f"the piloted step counts exact; {SAMPLING_WHY}: a mean over the seeds of both families by its se over seeds (at "
         f"least the binomial se of an accuracy on {n_eval} items, or for an AUC its bound ½/√n per seed), a list by its "
         "largest; a count of seeds by the family's size; the outcomes are text"))

@@ -52,11 +52,10 @@ from mmicl.numerics.testbed.model import decoder_parameters, width_matching_para
 from mmicl.numerics.testbed.multimodal_experiments import MultimodalArm, arm_to_json
 from mmicl.numerics.testbed.sign_tests import accuracy_difference_se, area_under_se
 
-from ...claim import Summary
 from ..number_tolerances import EXACT, SAMPLING_WHY, sampling_atol
 from .common import (arm_results, base_hypotheses, decide_check, family_seeds, headroom, mean_atol, mean_entry, pooled, premise,
-                     premise_seed_counts, run_specs, stage1_premise, stage1_settings, write_result)
-from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed, outcome_words
+                     premise_summary, run_specs, stage1_premise, stage1_settings, write_result)
+from .design import DESIGNS, EVAL_SIZE, FAMILY_SETS, data_seed
 from .pilots import PILOTED
 from .sizes import MultimodalSizes, multimodal_v4, scope
 from .unimodal import INDUCTION_HEAD
@@ -431,10 +430,7 @@ def claim4(config):
             mean_entry(numbers, atol, f"{group}_{run}", v, EVAL_SIZE)
     for k, v in s1_icl.items():
         mean_entry(numbers, atol, f"stage1_ICL_{k}", v, EVAL_SIZE)
-    counts, count_atol = premise_seed_counts({"stage1": ok, "must_learn": learn, "headroom": room})
-    numbers, atol = numbers | counts, atol | count_atol
-    numbers |= outcome_words(checks)
-    summary = Summary(numbers, atol=atol, why=(
+    summary = premise_summary(numbers, atol, {"stage1": ok, "must_learn": learn, "headroom": room}, checks, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (at least the binomial se on "
         f"{EVAL_SIZE} sequences); the count of seeds meeting a premise by the family's size (each seed is a "
         "fresh draw on another machine); the verdicts are text"))
@@ -516,10 +512,7 @@ def claim5(config):
             mean_entry(numbers, atol, f"{name}_ICL_M2necessary_{k}", v[name], EVAL_SIZE)
     numbers |= {f"parameters_{k}": v for k, v in params.items()} | {"width_deep_matched": shapes["deep_matched"].width}
     atol |= {f"parameters_{k}": EXACT for k in params} | {"width_deep_matched": EXACT}
-    counts, count_atol = premise_seed_counts({"headroom": room})
-    numbers, atol = numbers | counts, atol | count_atol
-    numbers |= outcome_words(checks)
-    summary = Summary(numbers, atol=atol, why=(
+    summary = premise_summary(numbers, atol, {"headroom": room}, checks, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (a final accuracy at least the binomial "
         f"se on {EVAL_SIZE} sequences, an area at least its auc_se); parameter counts and widths exact (settings); "
         "a count of seeds by the family's size; the verdicts are text"))
@@ -617,10 +610,7 @@ def claim9(config):
             mean_entry(numbers, atol, f"raw_{m}_{a}_minus_stage1", v)
     for k, v in icl.items():
         mean_entry(numbers, atol, f"ICL_M2necessary_{k}", v, EVAL_SIZE)
-    counts, count_atol = premise_seed_counts({"has_control": has_control})
-    numbers, atol = numbers | counts, atol | count_atol
-    numbers |= outcome_words(checks)
-    summary = Summary(numbers, atol=atol, why=(
+    summary = premise_summary(numbers, atol, {"has_control": has_control}, checks, why=(
         f"{SAMPLING_WHY}: a mean over the verdict seeds by its se over seeds (accuracies at least the binomial se on "
         f"{EVAL_SIZE} sequences; attention scores, their changes and their se's without a floor); a count of seeds by the family's size; the verdicts are text"))
     return hyps, checks, summary, []
