@@ -30,6 +30,14 @@ class TestbedConfigError(InputError):
     __test__ = False  # not a pytest test class
 
 
+def _positive_integers(config, names: tuple[str, ...], what: str = "") -> None:
+    """Refuse a field of ``config`` among ``names`` that is not an integer ≥ 1 (a bool is not one)."""
+    for name in names:
+        v = getattr(config, name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise TestbedConfigError(f"{what}{name} must be a positive integer, got {v!r}")
+
+
 @dataclass(frozen=True)
 class DataConfig:
     """The Gaussian-mixture law of the testbed (docs/testbed.md).
@@ -50,10 +58,7 @@ class DataConfig:
     zipf: float = 0.0
 
     def __post_init__(self):
-        for name in ("K", "L", "D", "N", "B"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise TestbedConfigError(f"{name} must be a positive integer, got {v!r}")
+        _positive_integers(self, ("K", "L", "D", "N", "B"))
         if self.K % self.L:
             raise TestbedConfigError(
                 f"K={self.K} must be a multiple of L={self.L} (class k has label k mod L); "
@@ -96,10 +101,7 @@ class ModelConfig:
     rope_base: float = 10000.0
 
     def __post_init__(self):
-        for name in ("layers", "heads", "width", "mlp_ratio", "ape_slots"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise TestbedConfigError(f"{name} must be a positive integer, got {v!r}")
+        _positive_integers(self, ("layers", "heads", "width", "mlp_ratio", "ape_slots"))
         if self.width % self.heads:
             raise TestbedConfigError(f"width={self.width} must be divisible by heads={self.heads}")
         if self.pos not in ("ape", "rope", "alibi"):
@@ -126,10 +128,7 @@ class TrainConfig:
     warmup: int = 0
 
     def __post_init__(self):
-        for name in ("steps", "batch", "eval_every", "eval_size"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise TestbedConfigError(f"{name} must be a positive integer, got {v!r}")
+        _positive_integers(self, ("steps", "batch", "eval_every", "eval_size"))
         if not isinstance(self.warmup, int) or isinstance(self.warmup, bool) or self.warmup < 0:
             raise TestbedConfigError(f"warmup must be a whole number of steps ≥ 0, got {self.warmup!r}")
         if not (math.isfinite(self.lr) and self.lr > 0):
@@ -170,10 +169,7 @@ class SecondModality:
     distractor_scale: float = 0.0
 
     def __post_init__(self):
-        for name in ("K", "D"):
-            v = getattr(self, name)
-            if not isinstance(v, int) or v < 1:
-                raise TestbedConfigError(f"M2 {name} must be a positive integer, got {v!r}")
+        _positive_integers(self, ("K", "D"), "M2 ")
         for name in ("eps", "zipf"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):

@@ -9,7 +9,8 @@ import math
 import pytest
 import torch
 
-from mmicl.numerics.testbed.config import DataConfig, MemberSpec, ModelConfig, TestbedConfigError, TrainConfig
+from mmicl.numerics.testbed.config import (DataConfig, MemberSpec, ModelConfig, SecondModality, TestbedConfigError,
+                                           TrainConfig)
 from mmicl.numerics.testbed.data import Mixture, Sequences
 from mmicl.numerics.testbed.metrics import EvalSets, induction_strength, label_positions, previous_token_strength
 from mmicl.numerics.testbed.model import EnsembleDecoder
@@ -32,6 +33,15 @@ def mixture(*datas: DataConfig, seeds=None) -> Mixture:
 def test_bad_data_settings_are_refused_with_a_fix(bad):
     with pytest.raises(TestbedConfigError):
         DataConfig(**bad)
+
+
+@pytest.mark.parametrize("cls, field", [(DataConfig, "N"), (ModelConfig, "heads"), (TrainConfig, "batch"),
+                                        (SecondModality, "K")])
+@pytest.mark.parametrize("bad", [0, -3, 2.0, True, "4"])
+def test_a_count_that_is_not_a_positive_integer_is_refused_naming_the_field(cls, field, bad):
+    """A bool is an int to Python, not a count to a config."""
+    with pytest.raises(TestbedConfigError, match=rf"{field} must be a positive integer, got {bad!r}"):
+        cls(**{field: bad})
 
 
 def test_bad_model_and_train_settings_are_refused():
