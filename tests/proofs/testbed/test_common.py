@@ -88,6 +88,18 @@ def test_a_premise_may_fail_on_at_most_two_seeds_of_a_family():
     assert not h.met and "3005" in h.detail
 
 
+def test_a_summary_counts_each_premises_seeds_per_family_with_the_familys_size_as_tolerance():
+    ok = {"A": np.array([1, 1, 1, 1, 1, 1, 0, 0], bool), "B": np.ones(8, bool)}
+    check = decide_check(SUP, {"A": np.full(8, 0.5), "B": np.full(8, 0.4)}, SE, "binomial")
+    s = common.premise_summary({"effect": 0.45}, {"effect": 0.01}, {"headroom": ok, "stage1": {"A": ok["B"], "B": ok["A"]}},
+                               [check], why="why")
+    assert list(s) == ["effect", "premise_headroom_seeds_A", "premise_headroom_seeds_B", "premise_stage1_seeds_A",
+                               "premise_stage1_seeds_B", f"verdict: {check.name}"]
+    assert (s["premise_headroom_seeds_A"], s["premise_stage1_seeds_B"]) == (6, 6)
+    assert s[f"verdict: {check.name}"] == "passes"
+    assert s.atol == {"effect": 0.01, **{k: 8.0 for k in s if k.startswith("premise_")}} and s.why == "why"
+
+
 def test_the_copy_level_is_two_binomial_standard_errors_above_b_over_n():
     assert copy_level(0.5, 1024) == pytest.approx(0.5 + 2 * math.sqrt(0.25 / 1024))
     assert above_copy([0.5, 0.54, 0.51], 0.5, 1024).tolist() == [False, True, False]   # the level is 0.53125
