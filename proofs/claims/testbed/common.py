@@ -449,19 +449,19 @@ def arm_json(arm) -> dict:
     return arm_to_json(arm)
 
 
+# ---- the result ------------------------------------------------------------------------------------
+def verdict_summary(checks: list[Check], settings: dict) -> Summary:
+    """A claim's key numbers when they are settings: those, and each check's outcome in words."""
+    return Summary({**settings, **outcome_words(checks)},
+                   atol=EXACT, why="the settings (piloted or fixed) exact; the outcomes are text")
+
+
 def premise_summary(numbers: dict, atol: dict, premises: dict[str, dict[str, np.ndarray]], checks: list[Check],
                     why: str) -> Summary:
     """A claim's key numbers (``numbers`` with their tolerances ``atol``), then how many seeds of
     each family meet each premise (``premise_seed_counts``), then each check's outcome in words."""
     counts, count_atol = premise_seed_counts(premises)
     return Summary({**numbers, **counts, **outcome_words(checks)}, atol={**atol, **count_atol}, why=why)
-
-
-# ---- the result ------------------------------------------------------------------------------------
-def verdict_summary(checks: list[Check], settings: dict) -> Summary:
-    """A claim's key numbers when they are settings: those, and each check's outcome in words."""
-    return Summary({**settings, **outcome_words(checks)},
-                   atol=EXACT, why="the settings (piloted or fixed) exact; the outcomes are text")
 
 
 def write_result(config: RunConfig, claim: str, content: dict, eval_size: int | None = None,
